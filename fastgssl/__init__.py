@@ -1,0 +1,45 @@
+"""fastgssl: fast graph-based semi-supervised learning.
+
+Subpackages (imported on first attribute access, so ``import fastgssl`` is cheap: it loads
+no plugin, does not import pyamg and compiles no Numba kernel):
+
+- :mod:`fastgssl.registry`     entry-point registry for losses, regularizers, graphs, CV
+- :mod:`fastgssl.losses`       loss specs with Numba value / first / second derivative
+- :mod:`fastgssl.graphs`       exact kNN and epsilon graphs (Numba), approximate kNN
+- :mod:`fastgssl.regularizers` graph Laplacians L, L_norm and powers L^p
+- :mod:`fastgssl.solvers`      multigrid-preconditioned Laplacian solvers
+- :mod:`fastgssl.kernels`      RBF kernel, Nystrom factors, data-dependent kernels
+- :mod:`fastgssl.models`       KRR, SVM, LapRLS, LapSVM, label propagation, kernel k-means
+- :mod:`fastgssl.cv`           folds, exact CV, t-BIF / t-FBIF, model selection
+- :mod:`fastgssl.datasets`     bundled and LIBSVM datasets
+- :mod:`fastgssl.testing`      conformance checks for plugin authors
+"""
+
+import importlib
+
+__version__ = "0.1.0.dev0"
+
+_SUBMODULES = (
+    "cv",
+    "datasets",
+    "graphs",
+    "kernels",
+    "losses",
+    "models",
+    "registry",
+    "regularizers",
+    "solvers",
+    "testing",
+)
+
+__all__ = list(_SUBMODULES) + ["__version__"]
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"fastgssl.{name}")
+    raise AttributeError(f"module 'fastgssl' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

@@ -1,0 +1,340 @@
+"""Plugin registry: losses, regularizers, graph builders and CV approximators.
+
+Four entry-point groups make fastgssl extensible without touching its core:
+
+=========================  ===============================================================
+group                      an entry point names ...
+=========================  ===============================================================
+``fastgssl.losses``        a :class:`fastgssl.losses.LossSpec` (Numba scalar functions)
+``fastgssl.regularizers``  a factory ``(**params) -> callable W -> Q``
+``fastgssl.graphs``        a factory ``(**params) -> callable X -> W`` (sparse, symmetric)
+``fastgssl.cv``            a factory ``(**params) -> CV approximator``
+=========================  ===============================================================
+
+Built-ins sit on a fast path: a static table of ``"module:attribute"`` strings that is read
+without scanning package metadata and imported only when the name is first used. Third-party
+entry points are discovered with :func:`importlib.metadata.entry_points` on the first lookup
+that needs them, cached, and re-read by :func:`refresh`. ``import fastgssl`` loads no plugin.
+
+Rules
+-----
+* A plugin that fails to load (module import error, missing attribute, wrong object type)
+  becomes a :class:`PluginWarning` naming the distribution and the entry point; it is skipped
+  and everything else keeps working.
+* A plugin never replaces a built-in: the built-in wins, a warning names the plugin, and the
+  plugin stays reachable as ``"distribution:name"``.
+* Two plugins with the same name: looking up the bare name raises an error naming both;
+  ``"distribution:name"`` always works.
+* ``FASTGSSL_DISABLE_PLUGINS=1`` ignores third-party entry points altogether.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from dataclasses import dataclass, field
+
+__all__ = [
+    "GROUPS",
+    "PluginWarning",
+    "PluginEntry",
+    "available",
+    "get",
+    "load",
+    "refresh",
+]
+
+GROUPS = (
+    "fastgssl.losses",
+    "fastgssl.regularizers",
+    "fastgssl.graphs",
+    "fastgssl.cv",
+)
+
+# Built-in table: name -> "module:attribute". Never triggers a metadata scan or an import.
+_BUILTINS: dict[str, dict[str, str]] = {
+    "fastgssl.losses": {
+        "square": "fastgssl.losses._builtin:SQUARE",
+        "huber_hinge": "fastgssl.losses._builtin:HUBER_HINGE",
+        "squared_hinge": "fastgssl.losses._builtin:SQUARED_HINGE",
+        "logistic": "fastgssl.losses._builtin:LOGISTIC",
+    },
+    "fastgssl.regularizers": {
+        "L": "fastgssl.regularizers:LaplacianRegularizer",
+        "L_norm": "fastgssl.regularizers:NormalizedLaplacianRegularizer",
+    },
+    "fastgssl.graphs": {
+        "knn": "fastgssl.graphs:KNNGraph",
+        "epsilon": "fastgssl.graphs:EpsilonGraph",
+        "precomputed": "fastgssl.graphs:PrecomputedGraph",
+        "nndescent": "fastgssl.graphs:NNDescentGraph",
+    },
+    "fastgssl.cv": {
+        "exact": "fastgssl.cv._approximators:ExactCV",
+        "exact-quadratic": "fastgssl.cv._approximators:ExactQuadraticCV",
+        "bif": "fastgssl.cv._approximators:BIF",
+        "fbif": "fastgssl.cv._approximators:FBIF",
+    },
+}
+
+BUILTIN = "built-in"
+
+
+class PluginWarning(UserWarning):
+    """A third-party plugin could not be loaded or was shadowed; it was skipped."""
+
+
+@dataclass
+class PluginEntry:
+    """One registered name: where it comes from and whether it loaded."""
+
+    group: str
+    name: str
+    value: str
+    origin: str = BUILTIN  # "built-in" or "distribution version"
+    distribution: str | None = None
+    status: str = "not loaded"  # "not loaded", "loaded", "failed: ...", "shadowed: ..."
+    _entry_point: object = field(default=None, repr=False)
+    _object: object = field(default=None, repr=False)
+
+    @property
+    def qualified_name(self):
+        return self.name if self.distribution is None else f"{self.distribution}:{self.name}"
+
+
+# group -> {qualified or bare name -> PluginEntry}; built-ins are created lazily too.
+_builtin_entries: dict[str, dict[str, PluginEntry]] = {}
+_plugin_cache: dict[str, list[PluginEntry]] = {}
+
+
+def _check_group(group):
+    if group not in GROUPS:
+        raise ValueError(f"group must be one of {list(GROUPS)}, got {group!r}.")
+
+
+def _plugins_disabled():
+    return os.environ.get("FASTGSSL_DISABLE_PLUGINS", "").strip().lower() in {"1", "true", "yes"}
+
+
+def _iter_entry_points(group):
+    """Yield ``(entry_point, distribution_name, distribution_version)`` for a group.
+
+    The single place that reads package metadata (tests replace it with hand-built
+    :class:`importlib.metadata.EntryPoint` objects).
+    """
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=group):
+        dist = getattr(ep, "dist", None)
+        name = getattr(dist, "name", None) or "<unknown distribution>"
+        version = getattr(dist, "version", None) or "?"
+        yield ep, name, version
+
+
+def _builtins(group):
+    table = _builtin_entries.get(group)
+    if table is None:
+        table = {
+            name: PluginEntry(group=group, name=name, value=value)
+            for name, value in _BUILTINS[group].items()
+        }
+        _builtin_entries[group] = table
+    return table
+
+
+def _plugins(group):
+    """Third-party entries of a group, discovered once and cached."""
+    if _plugins_disabled():
+        return []
+    cached = _plugin_cache.get(group)
+    if cached is not None:
+        return cached
+    entries = []
+    builtins = _BUILTINS[group]
+    for ep, dist, version in _iter_entry_points(group):
+        entry = PluginEntry(
+            group=group,
+            name=ep.name,
+            value=ep.value,
+            origin=f"{dist} {version}",
+            distribution=dist,
+            _entry_point=ep,
+        )
+        if ep.name in builtins:
+            entry.status = "shadowed: a built-in has this name"
+            warnings.warn(
+                f"plugin {ep.name!r} of distribution {dist!r} (entry point {ep.name} = "
+                f"{ep.value} in group {group}) has the name of a built-in; the built-in is "
+                f"used. Reach the plugin as {dist + ':' + ep.name!r}.",
+                PluginWarning,
+                stacklevel=3,
+            )
+        entries.append(entry)
+    _plugin_cache[group] = entries
+    return entries
+
+
+def refresh(group=None):
+    """Forget discovered plugins (and loaded objects) so the next lookup re-reads metadata."""
+    groups = GROUPS if group is None else (group,)
+    for g in groups:
+        _check_group(g)
+        _plugin_cache.pop(g, None)
+        _builtin_entries.pop(g, None)
+
+
+def available(group):
+    """List the names registered in ``group`` without importing any plugin code.
+
+    Returns
+    -------
+    list of dict
+        One dict per entry with keys ``name`` (use it with :func:`get`), ``origin``
+        (``"built-in"`` or ``"<distribution> <version>"``), ``value`` (``module:attr``) and
+        ``status`` (``"not loaded"``, ``"loaded"``, ``"failed: ..."``, ``"shadowed: ..."``,
+        ``"conflict: ..."``).
+    """
+    _check_group(group)
+    rows = []
+    for entry in _builtins(group).values():
+        rows.append(_row(entry, entry.name))
+    plugins = _plugins(group)
+    counts = {}
+    for entry in plugins:
+        counts[entry.name] = counts.get(entry.name, 0) + 1
+    for entry in plugins:
+        if entry.status.startswith("shadowed") or counts[entry.name] > 1:
+            row = _row(entry, entry.qualified_name)
+            if counts[entry.name] > 1 and not entry.status.startswith("shadowed"):
+                row["status"] = f"conflict: {counts[entry.name]} plugins named {entry.name!r}"
+        else:
+            row = _row(entry, entry.name)
+        rows.append(row)
+    return rows
+
+
+def _row(entry, name):
+    return {"name": name, "origin": entry.origin, "value": entry.value, "status": entry.status}
+
+
+def _resolve(group, name):
+    """Find the entry for a bare or ``distribution:name`` name."""
+    builtins = _builtins(group)
+    if name in builtins:
+        return builtins[name]
+    plugins = _plugins(group)
+    if ":" in name:
+        dist, _, bare = name.partition(":")
+        for entry in plugins:
+            if entry.name == bare and entry.distribution == dist:
+                return entry
+        raise KeyError(name)
+    matches = [e for e in plugins if e.name == name]
+    if len(matches) > 1:
+        names = ", ".join(f"{e.distribution!r} ({e.value})" for e in matches)
+        quals = " or ".join(repr(e.qualified_name) for e in matches)
+        raise ValueError(
+            f"{len(matches)} plugins in group {group} are named {name!r}: {names}. Choose "
+            f"one with its qualified name, {quals}."
+        )
+    if matches:
+        return matches[0]
+    raise KeyError(name)
+
+
+def _import_value(value):
+    module_name, _, attr = value.partition(":")
+    obj = importlib.import_module(module_name)
+    for part in attr.split(".") if attr else []:
+        obj = getattr(obj, part)
+    return obj
+
+
+def _check_type(group, obj):
+    """Return an error message if ``obj`` cannot serve in ``group``, else None."""
+    if group == "fastgssl.losses":
+        from fastgssl.losses._spec import LossSpec
+
+        if not isinstance(obj, LossSpec):
+            return f"expected a fastgssl.losses.LossSpec, got {type(obj).__name__}"
+        return None
+    if not callable(obj):
+        return f"expected a callable factory, got {type(obj).__name__}"
+    return None
+
+
+def load(group, name):
+    """Return the object an entry names (a spec or a factory), importing it on first use.
+
+    Raises
+    ------
+    ValueError
+        Unknown name, failed plugin, or an ambiguous plugin name.
+    """
+    _check_group(group)
+    if not isinstance(name, str):
+        raise ValueError(f"a {group} name must be a string, got {type(name).__name__}.")
+    try:
+        entry = _resolve(group, name)
+    except KeyError:
+        names = sorted(row["name"] for row in available(group))
+        raise ValueError(
+            f"unknown name {name!r} in group {group}; available: {names}."
+        ) from None
+    if entry._object is not None:
+        return entry._object
+    if entry.status.startswith("failed"):
+        raise ValueError(
+            f"plugin {entry.qualified_name!r} of group {group} failed to load "
+            f"({entry.status}); fix or uninstall distribution {entry.distribution!r}."
+        )
+    if entry.distribution is None:
+        obj = _import_value(entry.value)  # built-in: an error here is a fastgssl bug
+    else:
+        try:
+            obj = entry._entry_point.load()
+        except Exception as exc:  # noqa: BLE001 - any plugin failure must not crash us
+            what = "attribute" if isinstance(exc, AttributeError) else "module"
+            return _fail(entry, f"{what} failed to load: {type(exc).__name__}: {exc}")
+    problem = _check_type(group, obj)
+    if problem is not None:
+        if entry.distribution is None:
+            raise TypeError(f"built-in {name!r} of {group}: {problem}")
+        return _fail(entry, problem)
+    entry._object = obj
+    entry.status = "loaded"
+    return obj
+
+
+def _fail(entry, reason):
+    entry.status = f"failed: {reason}"
+    warnings.warn(
+        f"skipping plugin {entry.name!r} of distribution {entry.distribution!r} "
+        f"(entry point {entry.name} = {entry.value} in group {entry.group}): {reason}",
+        PluginWarning,
+        stacklevel=3,
+    )
+    raise ValueError(
+        f"plugin {entry.qualified_name!r} of group {entry.group} failed to load ({reason}); "
+        f"fix or uninstall distribution {entry.distribution!r}."
+    )
+
+
+def get(group, name, **params):
+    """Return a ready object for ``name`` in ``group``.
+
+    A loss spec is bound to ``params`` (``spec.bind(**params)``); any other entry is a
+    factory called as ``factory(**params)``.
+
+    Examples
+    --------
+    >>> from fastgssl import registry
+    >>> loss = registry.get("fastgssl.losses", "huber_hinge", h=0.1)
+    >>> loss.params
+    {'h': 0.1}
+    """
+    obj = load(group, name)
+    if hasattr(obj, "bind"):
+        return obj.bind(**params)
+    return obj(**params)
