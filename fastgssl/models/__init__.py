@@ -1,0 +1,45 @@
+"""Estimators with scikit-learn conventions.
+
+Kernel machines with manifold regularization (seed papers 000 and 001):
+
+- :class:`KRR`     kernel ridge regression / LSSVM (square loss, supervised)
+- :class:`SVM`     Huber-smoothed hinge SVM (supervised)
+- :class:`LapRLS`  Laplacian regularized least squares (semi-supervised)
+- :class:`LapSVM`  Laplacian SVM with the Huber-smoothed hinge (semi-supervised)
+
+Label propagation with function induction (seed 004):
+
+- :class:`LabelPropagation`        SS(lambda, K) criterion, harmonic function at lambda = inf
+- :class:`LocalGlobalConsistency`  Zhou et al. (2004), normalized form
+
+Clustering with data-dependent kernels (seed 002):
+
+- :class:`KernelKMeans`
+
+Classes are imported on first access.
+"""
+
+import importlib
+
+_LOCATIONS = {
+    "KRR": "fastgssl.models._manifold",
+    "SVM": "fastgssl.models._manifold",
+    "LapRLS": "fastgssl.models._manifold",
+    "LapSVM": "fastgssl.models._manifold",
+    "LabelPropagation": "fastgssl.models._label_propagation",
+    "LocalGlobalConsistency": "fastgssl.models._label_propagation",
+    "KernelKMeans": "fastgssl.models._kernel_kmeans",
+}
+
+__all__ = sorted(_LOCATIONS)
+
+
+def __getattr__(name):
+    module = _LOCATIONS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fastgssl.models' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__():
+    return __all__
