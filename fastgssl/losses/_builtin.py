@@ -1,0 +1,219 @@
+"""Built-in losses: square, Huber-smoothed hinge, squared hinge, logistic.
+
+Formulas (derivatives in the prediction ``f``; for classification ``y`` is -1 / +1 and
+``z = y f`` is the margin):
+
+* ``square``:        ell = (y - f)^2,  ell' = 2 (f - y),  ell'' = 2.
+* ``huber_hinge`` (DESIGN 3.1, seed papers 000 / 001), parameter ``h > 0``::
+
+      ell = 0                      if z > 1 + h
+            (1 + h - z)^2 / (4 h)  if |1 - z| <= h
+            1 - z                  if z < 1 - h
+      ell' = 0, -y (1 + h - z) / (2 h), -y;     ell'' = 0, 1 / (2 h), 0
+
+  It tends to the hinge loss as ``h -> 0``; ``ell''`` jumps at ``z = 1 +- h``.
+* ``squared_hinge``: ell = max(0, 1 - z)^2, ell' = -2 y max(0, 1 - z), ell'' = 2 [z < 1].
+* ``logistic``:      ell = log(1 + exp(-z)), ell' = -y sigma(-z),
+  ell'' = sigma(z) sigma(-z) (y^2 = 1).
+
+All scalar functions are module-level ``@njit(cache=True)`` so that other kernels (Newton
+solvers, BIF) can call them; :func:`apply_builtin` evaluates any of them on arrays with one
+disk-cached, parallel kernel.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+
+from fastgssl.losses._spec import LossSpec
+
+__all__ = ["HUBER_HINGE", "LOGISTIC", "SQUARE", "SQUARED_HINGE", "apply_builtin"]
+
+_jit = numba.njit(cache=True, nogil=True)
+
+
+# --- square -------------------------------------------------------------------------------
+@_jit
+def square_value(y, f, p):
+    r = y - f
+    return r * r
+
+
+@_jit
+def square_d1(y, f, p):
+    return 2.0 * (f - y)
+
+
+@_jit
+def square_d2(y, f, p):
+    return 2.0
+
+
+# --- Huber-smoothed hinge -----------------------------------------------------------------
+@_jit
+def huber_hinge_value(y, f, p):
+    h = p[0]
+    z = y * f
+    if z > 1.0 + h:
+        return 0.0
+    if z < 1.0 - h:
+        return 1.0 - z
+    t = 1.0 + h - z
+    return t * t / (4.0 * h)
+
+
+@_jit
+def huber_hinge_d1(y, f, p):
+    h = p[0]
+    z = y * f
+    if z > 1.0 + h:
+        return 0.0
+    if z < 1.0 - h:
+        return -y
+    return -y * (1.0 + h - z) / (2.0 * h)
+
+
+@_jit
+def huber_hinge_d2(y, f, p):
+    h = p[0]
+    z = y * f
+    if z > 1.0 + h or z < 1.0 - h:
+        return 0.0
+    return y * y / (2.0 * h)
+
+
+# --- squared hinge ------------------------------------------------------------------------
+@_jit
+def squared_hinge_value(y, f, p):
+    t = 1.0 - y * f
+    return t * t if t > 0.0 else 0.0
+
+
+@_jit
+def squared_hinge_d1(y, f, p):
+    t = 1.0 - y * f
+    return -2.0 * y * t if t > 0.0 else 0.0
+
+
+@_jit
+def squared_hinge_d2(y, f, p):
+    return 2.0 * y * y if y * f < 1.0 else 0.0
+
+
+# --- logistic -----------------------------------------------------------------------------
+@_jit
+def _sigmoid(x):
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@_jit
+def logistic_value(y, f, p):
+    z = y * f
+    if z > 0.0:
+        return math.log1p(math.exp(-z))
+    return -z + math.log1p(math.exp(z))
+
+
+@_jit
+def logistic_d1(y, f, p):
+    return -y * _sigmoid(-y * f)
+
+
+@_jit
+def logistic_d2(y, f, p):
+    z = y * f
+    return y * y * _sigmoid(z) * _sigmoid(-z)
+
+
+# --- one dispatching kernel for arrays ----------------------------------------------------
+@_jit
+def _eval_builtin(code, order, y, f, p):
+    if code == 0:
+        if order == 0:
+            return square_value(y, f, p)
+        if order == 1:
+            return square_d1(y, f, p)
+        return square_d2(y, f, p)
+    if code == 1:
+        if order == 0:
+            return huber_hinge_value(y, f, p)
+        if order == 1:
+            return huber_hinge_d1(y, f, p)
+        return huber_hinge_d2(y, f, p)
+    if code == 2:
+        if order == 0:
+            return squared_hinge_value(y, f, p)
+        if order == 1:
+            return squared_hinge_d1(y, f, p)
+        return squared_hinge_d2(y, f, p)
+    if order == 0:
+        return logistic_value(y, f, p)
+    if order == 1:
+        return logistic_d1(y, f, p)
+    return logistic_d2(y, f, p)
+
+
+@numba.njit(cache=True, parallel=True)
+def apply_builtin(code, order, y, f, p, out):
+    """``out[i] = loss_code^(order)(y[i], f[i])`` for a built-in loss ``code``."""
+    for i in numba.prange(y.shape[0]):
+        out[i] = _eval_builtin(code, order, y[i], f[i], p)
+
+
+SQUARE = LossSpec(
+    name="square",
+    value=square_value,
+    d1=square_d1,
+    d2=square_d2,
+    y_domain="real",
+    convex=True,
+    smooth=True,
+    description="(y - f)^2",
+    _builtin_code=0,
+)
+
+HUBER_HINGE = LossSpec(
+    name="huber_hinge",
+    value=huber_hinge_value,
+    d1=huber_hinge_d1,
+    d2=huber_hinge_d2,
+    param_names=("h",),
+    defaults={"h": 0.05},
+    constraints={"h": "positive"},
+    y_domain="binary",
+    convex=True,
+    smooth=False,
+    kinks=lambda params: (1.0 - params["h"], 1.0 + params["h"]),
+    description="Huber-smoothed hinge: 0 / (1+h-yf)^2/(4h) / 1-yf",
+    _builtin_code=1,
+)
+
+SQUARED_HINGE = LossSpec(
+    name="squared_hinge",
+    value=squared_hinge_value,
+    d1=squared_hinge_d1,
+    d2=squared_hinge_d2,
+    y_domain="binary",
+    convex=True,
+    smooth=False,
+    kinks=lambda params: (1.0,),
+    description="max(0, 1 - y f)^2",
+    _builtin_code=2,
+)
+
+LOGISTIC = LossSpec(
+    name="logistic",
+    value=logistic_value,
+    d1=logistic_d1,
+    d2=logistic_d2,
+    y_domain="binary",
+    convex=True,
+    smooth=True,
+    description="log(1 + exp(-y f))",
+    _builtin_code=3,
+)

@@ -1,0 +1,90 @@
+"""Shared input validation: every error names the argument and the fix."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from fastgssl._validation import (
+    check_n_neighbors,
+    check_positive,
+    check_semi_supervised_y,
+    check_X,
+)
+
+
+def test_check_X_accepts_dense_and_csr():
+    X = check_X([[1, 2], [3, 4]])
+    assert X.dtype == np.float64 and X.flags.c_contiguous
+    S = check_X(sp.coo_matrix(np.eye(3)))
+    assert sp.isspmatrix_csr(S)
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([[1.0, np.nan]]), "X contains 1 NaN or infinite"),
+        (np.array([[1.0, np.inf]]), "NaN or infinite"),
+        (sp.csr_matrix(np.array([[np.nan, 1.0]])), "NaN or infinite"),
+        (np.zeros((0, 3)), "at least 1 sample"),
+        (np.zeros(3), "must be 2-D"),
+        ([["a", "b"]], "numeric"),
+    ],
+)
+def test_check_X_errors(X, match):
+    with pytest.raises(ValueError, match=match):
+        check_X(X)
+
+
+def test_check_X_rejects_sparse_when_asked():
+    with pytest.raises(ValueError, match="toarray"):
+        check_X(sp.eye(3), accept_sparse=False)
+
+
+def test_positive_and_neighbors():
+    assert check_positive(2, "sigma") == 2.0
+    with pytest.raises(ValueError, match="sigma must be > 0"):
+        check_positive(0, "sigma")
+    with pytest.raises(ValueError, match="ridge must be >= 0"):
+        check_positive(-1, "ridge", strict=False)
+    with pytest.raises(ValueError, match="finite"):
+        check_positive(np.nan, "sigma")
+    assert check_n_neighbors(3, 10) == 3
+    with pytest.raises(ValueError, match="n_neighbors=10 must be smaller"):
+        check_n_neighbors(10, 10)
+    with pytest.raises(ValueError, match=">= 1"):
+        check_n_neighbors(0, 10)
+    with pytest.raises(ValueError, match="integer"):
+        check_n_neighbors(2.5, 10)
+
+
+def test_semi_supervised_classification_targets():
+    y, labeled, classes = check_semi_supervised_y([0, 1, -1, 1, -1], 5)
+    assert labeled.tolist() == [True, True, False, True, False]
+    assert classes.tolist() == [0, 1]
+    ys, labeled, classes = check_semi_supervised_y(np.array(["a", "b", "-1"]), 3)
+    assert classes.tolist() == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "y, kwargs, match",
+    [
+        ([0, 1, -1], {"n_samples": 4}, "y has 3 entries but X has 4 rows"),
+        ([-1, -1], {}, "no labeled point"),
+        ([1, 1, -1], {}, "1 class"),
+        ([0, 1, 1, -1], {"min_per_class": 2}, r"class\(es\) \[0\]"),
+        ([0.0, np.nan], {}, "NaN"),
+        ([[0, 1], [1, 0]], {}, "1-D"),
+    ],
+)
+def test_semi_supervised_classification_errors(y, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        check_semi_supervised_y(y, **kwargs)
+
+
+def test_semi_supervised_regression_targets():
+    y, labeled, _ = check_semi_supervised_y([0.5, np.nan, 2.0], 3, task="regression")
+    assert labeled.tolist() == [True, False, True]
+    with pytest.raises(ValueError, match="all NaN"):
+        check_semi_supervised_y([np.nan, np.nan], task="regression")
+    with pytest.raises(ValueError, match="infinite"):
+        check_semi_supervised_y([np.inf, 1.0], task="regression")
