@@ -27,6 +27,7 @@ _LOCATIONS = {
     "LapRLS": "fastgssl.models._manifold",
     "LapSVM": "fastgssl.models._manifold",
     "LabelPropagation": "fastgssl.models._label_propagation",
+    "LabelPropagationRegressor": "fastgssl.models._label_propagation",
     "LocalGlobalConsistency": "fastgssl.models._label_propagation",
     "KernelKMeans": "fastgssl.models._kernel_kmeans",
 }

@@ -1,0 +1,937 @@
+"""Label propagation as sparse linear systems, with function induction and subset approximations.
+
+Implements Bengio, Delalleau & Le Roux (2004), *Efficient non-parametric function induction in
+semi-supervised learning* (seed 004; DESIGN 3.7), covering
+
+- the criterion SS(lambda, K) of seed 004: (lambda Delta_L + D - W) f = lambda Delta_L y; at
+  lambda = inf the labels are clamped and f is the harmonic function of Zhu, Ghahramani and
+  Lafferty (2003), L_uu f_u = W_ul y_l;
+- local and global consistency of Zhou et al. (2004): (I - alpha D^-1/2 W D^-1/2) F = Y;
+- the induction formula for new points (Parzen windows over the graph's kernel, restricted to
+  the ``n_neighbors`` nearest training points);
+- the subset approximations of seed 004 section 5 (with and without the C_RR term) and their
+  ensemble over disjoint subsets.
+
+Every system is solved with :class:`fastgssl.solvers.LaplacianSolver` (multigrid-preconditioned
+CG, all classes as one batched multi-right-hand-side solve), never by fixed-point iteration;
+the m x m subset systems are solved densely.
+
+Estimators: :class:`LabelPropagation`, :class:`LabelPropagationRegressor`,
+:class:`LocalGlobalConsistency`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+import warnings
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components as _cc
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from fastgssl._validation import (
+    check_n_neighbors,
+    check_positive,
+    check_random_state,
+    check_semi_supervised_y,
+    check_X,
+)
+from fastgssl.models._induction import (
+    WEIGHTS,
+    induction_operator,
+    kernel_weights,
+    subset_smoothness,
+)
+
+__all__ = [
+    "DisconnectedGraphWarning",
+    "LabelPropagation",
+    "LabelPropagationRegressor",
+    "LocalGlobalConsistency",
+]
+
+POLICIES = ("abstain", "uniform", "nearest")
+
+
+class DisconnectedGraphWarning(UserWarning):
+    """Some graph components (or subset-system components) contain no labeled point."""
+
+
+# ---------------------------------------------------------------------------------------------
+# graph handling
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_affinity(W, n, name):
+    """Return W as a symmetric nonnegative CSR matrix with an empty diagonal."""
+    if not sp.issparse(W):
+        W = np.asarray(W, dtype=np.float64)
+        if W.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D affinity matrix, got shape {W.shape}.")
+    W = sp.csr_matrix(W, dtype=np.float64)
+    if W.shape != (n, n):
+        raise ValueError(
+            f"{name} has shape {W.shape} but X has {n} samples; the graph must be the "
+            f"({n}, {n}) affinity matrix of the training points."
+        )
+    W.sum_duplicates()
+    if not np.isfinite(W.data).all():
+        raise ValueError(f"{name} contains NaN or infinite weights.")
+    if W.nnz and W.data.min() < 0:
+        raise ValueError(f"{name} has negative weights (min {W.data.min():.3g}); use "
+                         f"nonnegative similarities.")
+    asym = abs(W - W.T)
+    scale = abs(W).max() if W.nnz else 0.0
+    if asym.nnz and asym.max() > 1e-10 * max(scale, 1.0):
+        raise ValueError(
+            f"{name} is not symmetric (max |W - W.T| = {asym.max():.3g}); symmetrize it, for "
+            f"example with W.maximum(W.T) or (W + W.T) / 2."
+        )
+    if W.diagonal().any():
+        W = W - sp.diags(W.diagonal())
+    W.eliminate_zeros()
+    return W.tocsr()
+
+
+def _builder_kwargs(factory, params):
+    """Keep the keyword arguments a registered graph factory accepts."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return params
+    names = sig.parameters
+    if any(p.kind is p.VAR_KEYWORD for p in names.values()):
+        return params
+    return {k: v for k, v in params.items() if k in names}
+
+
+def _infer_gaussian_sigma(W, X, max_edges=2000):
+    """Bandwidth of a Gaussian graph recovered from its edges, w = exp(-d^2 / (2 sigma)).
+
+    Used when the builder chose sigma_w itself and did not report it: any edge with
+    0 < w < 1 gives sigma = -d^2 / (2 log w); the median over a sample of edges is returned.
+    """
+    W = sp.coo_matrix(W)
+    ok = (W.data > 0) & (W.data < 1)
+    if not ok.any() or X is None:
+        return None
+    idx = np.flatnonzero(ok)[:max_edges]
+    xi = X[W.row[idx]]
+    xj = X[W.col[idx]]
+    diff = xi - xj
+    if sp.issparse(diff):
+        d2 = np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
+    else:
+        d2 = np.einsum("ij,ij->i", diff, diff)
+    return float(np.median(d2 / (-2.0 * np.log(W.data[idx]))))
+
+
+def _components(W):
+    try:
+        from fastgssl.regularizers import connected_components
+    except ImportError:  # pragma: no cover - the regularizers package is a sibling module
+        return _cc(W, directed=False)
+    return connected_components(W)
+
+
+def _laplacian(W):
+    try:
+        from fastgssl.regularizers import laplacian
+    except ImportError:  # pragma: no cover
+        d = np.asarray(W.sum(axis=1)).ravel()
+        return (sp.diags(d) - W).tocsr()
+    return sp.csr_matrix(laplacian(W, kind="L"))
+
+
+def _reached_by_labels(W, labeled):
+    """Mask of vertices whose connected component contains a labeled vertex."""
+    _, comp = _components(W)
+    has_label = np.zeros(comp.max() + 1, dtype=bool)
+    has_label[comp[labeled]] = True
+    return has_label[comp]
+
+
+# ---------------------------------------------------------------------------------------------
+# full solves
+# ---------------------------------------------------------------------------------------------
+
+
+def _linear_solve(Q, B, solver, rtol):
+    from fastgssl.solvers import LaplacianSolver
+
+    X, info = LaplacianSolver(Q, method=solver, rtol=rtol).solve(B)
+    X = np.asarray(X, dtype=np.float64).reshape(B.shape)
+    return X, info
+
+
+def _sub(M, rows, cols):
+    return M[rows][:, cols]
+
+
+def _solve_ss_full(W, labeled, Y, lam, solver, rtol):
+    """Criterion SS(lambda) on the components that contain a labeled point."""
+    n = W.shape[0]
+    reached = _reached_by_labels(W, labeled)
+    F = np.zeros((n, Y.shape[1]))
+    L = _laplacian(W)
+    info = None
+    if np.isinf(lam):
+        lab = np.flatnonzero(labeled)
+        unl = np.flatnonzero(reached & ~labeled)
+        F[lab] = Y[lab]
+        if unl.size:
+            B = -(_sub(L, unl, lab) @ Y[lab])
+            F[unl], info = _linear_solve(_sub(L, unl, unl).tocsr(), B, solver, rtol)
+    else:
+        idx = np.flatnonzero(reached)
+        delta = lam * labeled[idx].astype(np.float64)
+        Q = (_sub(L, idx, idx) + sp.diags(delta)).tocsr()
+        F[idx], info = _linear_solve(Q, delta[:, None] * Y[idx], solver, rtol)
+    return F, reached, info
+
+
+def _solve_lgc_full(W, labeled, Y, alpha, solver, rtol):
+    """(I - alpha S) F = Y, solved as (D - alpha W) G = D^1/2 Y, F = D^1/2 G."""
+    n = W.shape[0]
+    reached = _reached_by_labels(W, labeled)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    F = np.zeros((n, Y.shape[1]))
+    active = np.flatnonzero(reached & (d > 0))
+    isolated = reached & (d == 0)  # a lone labeled vertex: S has a zero row, so F = Y
+    F[isolated] = Y[isolated]
+    info = None
+    if active.size:
+        sd = np.sqrt(d[active])
+        Q = (sp.diags(d[active]) - alpha * _sub(W, active, active)).tocsr()
+        G, info = _linear_solve(Q, sd[:, None] * Y[active], solver, rtol)
+        F[active] = sd[:, None] * G
+    return F, reached, info
+
+
+# ---------------------------------------------------------------------------------------------
+# subset approximation (seed 004 section 5)
+# ---------------------------------------------------------------------------------------------
+
+
+def _dense_spd_solve(A, B, what):
+    try:
+        c = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+        return scipy.linalg.cho_solve(c, B, check_finite=False)
+    except np.linalg.LinAlgError:
+        warnings.warn(
+            f"the {what} system of size {A.shape[0]} is not numerically positive definite; "
+            f"solved by least squares instead (check the graph weights).",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return scipy.linalg.lstsq(A, B, check_finite=False)[0]
+
+
+def _solve_subset(W, labeled, Y, S, P, *, criterion, lam, alpha, drop_rr):
+    """One subset solve. Returns F over all n points and the reached mask.
+
+    ``S`` lists the subset (labeled points included), ``P`` the (n - m) x m induction operator
+    for the rest R = complement of S in the row order ``R = setdiff1d(arange(n), S)``.
+    """
+    n = W.shape[0]
+    m = S.size
+    in_S = np.zeros(n, dtype=bool)
+    in_S[S] = True
+    R = np.flatnonzero(~in_S)
+    lab_local = labeled[S]
+    Y_S = Y[S]
+    A0 = subset_smoothness(W, S, R, P, normalized=criterion == "lgc", drop_rr=drop_rr)
+    # components of the subset system that contain no labeled point are left undetermined
+    _, comp = _cc(A0, directed=False)
+    has_label = np.zeros(comp.max() + 1, dtype=bool)
+    has_label[comp[lab_local]] = True
+    reached_S = has_label[comp]
+    F_S = np.zeros((m, Y.shape[1]))
+    if criterion == "lgc":
+        mu = (1.0 - alpha) / alpha
+        P_csr = sp.csr_matrix(P)
+        A = A0 + mu * (sp.identity(m) + (P_csr.T @ P_csr))
+        idx = np.flatnonzero(reached_S)
+        Ad = _sub(sp.csr_matrix(A), idx, idx).toarray()
+        F_S[idx] = _dense_spd_solve(Ad, mu * Y_S[idx], "subset LGC")
+    elif np.isinf(lam):
+        lab = np.flatnonzero(lab_local)
+        free = np.flatnonzero(reached_S & ~lab_local)
+        F_S[lab] = Y_S[lab]
+        if free.size:
+            A0c = sp.csr_matrix(A0)
+            B = -(_sub(A0c, free, lab) @ Y_S[lab])
+            F_S[free] = _dense_spd_solve(_sub(A0c, free, free).toarray(), B, "subset harmonic")
+    else:
+        idx = np.flatnonzero(reached_S)
+        delta = lam * lab_local[idx].astype(np.float64)
+        Ad = _sub(sp.csr_matrix(A0), idx, idx).toarray()
+        Ad[np.diag_indices_from(Ad)] += delta
+        F_S[idx] = _dense_spd_solve(Ad, delta[:, None] * Y_S[idx], "subset SS")
+    F = np.zeros((n, Y.shape[1]))
+    F[S] = F_S
+    P_csr = sp.csr_matrix(P)
+    if criterion == "lgc":
+        F[R] = P_csr @ F_S  # undetermined subset values are exactly 0 here
+        reached_R = (abs(P_csr) @ reached_S.astype(np.float64)) > 0
+    else:
+        # Parzen over the determined subset points only (renormalized)
+        Pv = P_csr @ sp.diags(reached_S.astype(np.float64))
+        mass = np.asarray(Pv.sum(axis=1)).ravel()
+        reached_R = mass > 0
+        F[R] = (Pv @ F_S) / np.where(reached_R, mass, 1.0)[:, None]
+    reached = np.zeros(n, dtype=bool)
+    reached[S] = reached_S
+    reached[R] = reached_R
+    return F, reached
+
+
+# ---------------------------------------------------------------------------------------------
+# estimators
+# ---------------------------------------------------------------------------------------------
+
+
+class _GraphPropagation(BaseEstimator):
+    """Shared machinery: graph, solve (full or subsets), component policy, induction."""
+
+    _criterion = "ss"  # "ss" or "lgc"
+    _task = "classification"
+
+    # -- parameters ----------------------------------------------------------------------
+
+    def _check_common_params(self):
+        if not (isinstance(self.graph, str) or callable(self.graph) or sp.issparse(self.graph)
+                or isinstance(self.graph, np.ndarray)):
+            raise ValueError(
+                "graph must be a registered graph-builder name (e.g. 'knn'), 'precomputed', "
+                f"a callable X -> W, or a sparse affinity matrix; got {type(self.graph).__name__}."
+            )
+        if self.graph_weight not in WEIGHTS:
+            raise ValueError(
+                f"graph_weight must be one of {list(WEIGHTS)}, got {self.graph_weight!r}."
+            )
+        if self.sigma_w is not None:
+            check_positive(self.sigma_w, "sigma_w")
+        if self.unlabeled_policy not in self._policies():
+            raise ValueError(
+                f"unlabeled_policy must be one of {list(self._policies())}, got "
+                f"{self.unlabeled_policy!r}."
+            )
+        if not isinstance(self.drop_rr, (bool, np.bool_)):
+            raise ValueError(f"drop_rr must be True or False, got {self.drop_rr!r}.")
+        if (isinstance(self.n_subsets, bool) or not isinstance(self.n_subsets, numbers.Integral)
+                or self.n_subsets < 1):
+            raise ValueError(f"n_subsets must be an integer >= 1, got {self.n_subsets!r}.")
+        if self.n_landmarks is None and self.n_subsets != 1:
+            raise ValueError(
+                f"n_subsets={self.n_subsets} needs n_landmarks (the subset size m); the full "
+                f"solve (n_landmarks=None) has no subsets."
+            )
+        if self.n_landmarks is not None and (
+            isinstance(self.n_landmarks, bool)
+            or not isinstance(self.n_landmarks, numbers.Integral)
+        ):
+            raise ValueError(f"n_landmarks must be None or an integer, got {self.n_landmarks!r}.")
+        check_positive(self.rtol, "rtol")
+        if self.solver not in ("auto", "amg", "cg", "direct"):
+            raise ValueError(
+                f"solver must be 'auto', 'amg', 'cg' or 'direct', got {self.solver!r}."
+            )
+        if self._precomputed() and self.unlabeled_policy == "nearest":
+            raise ValueError(
+                "unlabeled_policy='nearest' measures distances between points, but "
+                "graph='precomputed' gives no coordinates; use 'abstain' or 'uniform', or pass "
+                "the affinity as graph=W together with the coordinates X."
+            )
+
+    def _policies(self):
+        return POLICIES
+
+    def _precomputed(self):
+        return isinstance(self.graph, str) and self.graph == "precomputed"
+
+    # -- graph -----------------------------------------------------------------------------
+
+    def _build_graph(self, X):
+        """Return (W, coordinates or None, sigma used by the induction kernel)."""
+        graph = self.graph
+        n = X.shape[0]
+        params = {
+            "n_neighbors": self.n_neighbors,
+            "weight": self.graph_weight,
+            "sigma_w": self.sigma_w,
+            "n_jobs": self.n_jobs,
+        }
+        coords = X
+        if isinstance(graph, str) and graph == "precomputed":
+            W = _check_affinity(X, n, "X (graph='precomputed')")
+            return W, None, None
+        if sp.issparse(graph) or isinstance(graph, np.ndarray):
+            W = _check_affinity(graph, n, "graph")
+        elif callable(graph):
+            W = _check_affinity(graph(X), n, "the graph returned by the graph callable")
+        else:
+            from fastgssl import registry
+
+            factory = registry.load("fastgssl.graphs", graph)
+            builder = factory(**_builder_kwargs(factory, params))
+            W = _check_affinity(builder(X), n, f"the graph built by {graph!r}")
+            sigma = getattr(builder, "sigma_w_", None)
+            if sigma is not None:
+                return W, coords, float(sigma)
+        sigma = self.sigma_w
+        if self.graph_weight == "gaussian" and sigma is None:
+            sigma = _infer_gaussian_sigma(W, coords)
+            if sigma is None:
+                sigma = 1.0
+        return W, coords, sigma
+
+    # -- fit -------------------------------------------------------------------------------
+
+    def _fit(self, X, y):
+        self._check_common_params()
+        precomputed = self._precomputed()
+        if precomputed:
+            if not sp.issparse(X):
+                X = np.asarray(X, dtype=np.float64)
+            n = X.shape[0]
+        else:
+            X = check_X(X, "X", min_samples=2)
+            n = X.shape[0]
+        if self._task == "classification":
+            y, labeled, classes = check_semi_supervised_y(y, n, task="classification")
+            Y = np.zeros((n, classes.size))
+            pos = np.searchsorted(classes, y[labeled])
+            Y[np.flatnonzero(labeled), pos] = 1.0
+            self.classes_ = classes
+        else:
+            y, labeled, _ = check_semi_supervised_y(y, n, task="regression")
+            Y = np.where(labeled, y, 0.0)[:, None]
+        if not precomputed:
+            check_n_neighbors(self.n_neighbors, n)
+        W, coords, sigma = self._build_graph(X)
+        self._sigma_induction = sigma
+        self._X_fit = coords
+        self.n_features_in_ = X.shape[1] if not precomputed else n
+        if self.n_landmarks is None:
+            F, reached, info = self._solve_full(W, labeled, Y)
+            self.solver_info_ = info
+        else:
+            F, reached = self._solve_subsets(W, coords, labeled, Y)
+            self.solver_info_ = None
+        F, valid = self._apply_policy(F, reached, W, coords, y, labeled)
+        self.graph_ = W
+        self._F = F
+        self._valid = valid
+        self._degrees = np.asarray(W.sum(axis=1)).ravel()
+        self.n_unreached_ = int((~reached).sum())
+        return F, valid
+
+    def _solve_full(self, W, labeled, Y):
+        if self._criterion == "lgc":
+            return _solve_lgc_full(W, labeled, Y, self.alpha, self.solver, self.rtol)
+        return _solve_ss_full(W, labeled, Y, self.lam, self.solver, self.rtol)
+
+    def _subsets(self, labeled, n):
+        m = int(self.n_landmarks)
+        lab = np.flatnonzero(labeled)
+        unl = np.flatnonzero(~labeled)
+        extra = m - lab.size
+        if extra < 1:
+            raise ValueError(
+                f"n_landmarks={m} must exceed the number of labeled points ({lab.size}): the "
+                f"subset S contains every labeled point plus unlabeled ones."
+            )
+        if extra * self.n_subsets > unl.size:
+            raise ValueError(
+                f"n_subsets={self.n_subsets} disjoint subsets of {extra} unlabeled points "
+                f"(n_landmarks={m} minus {lab.size} labeled) need {extra * self.n_subsets} "
+                f"unlabeled points but there are {unl.size}; lower n_landmarks or n_subsets."
+            )
+        rng = check_random_state(self.random_state)
+        perm = rng.permutation(unl)
+        return [np.sort(np.concatenate([lab, perm[j * extra:(j + 1) * extra]]))
+                for j in range(self.n_subsets)]
+
+    def _subset_operator(self, W, coords, S, R):
+        """Induction operator f_R = P f_S over the k nearest subset points (graph kernel)."""
+        form = "lgc" if self._criterion == "lgc" else "parzen"
+        degrees = np.asarray(W.sum(axis=1)).ravel()
+        if coords is None:
+            # no coordinates (graph='precomputed'): W_RS itself, row-normalized (DESIGN 3.7)
+            W_RS = _sub(W, R, S).tocsr()
+            W_RS.sort_indices()
+            if form == "parzen":
+                mass = np.asarray(W_RS.sum(axis=1)).ravel()
+                P = sp.diags(1.0 / np.where(mass > 0, mass, 1.0)) @ W_RS
+            else:
+                a = np.asarray(W_RS.sum(axis=1)).ravel()
+                inv_sd = np.zeros_like(degrees)
+                np.divide(1.0, np.sqrt(degrees), out=inv_sd, where=degrees > 0)
+                P = (sp.diags(self.alpha / np.sqrt(np.where(a > 0, a, 1.0))) @ W_RS
+                     @ sp.diags(inv_sd[S]))
+            return sp.csr_matrix(P)
+        from fastgssl.graphs import knn_search
+
+        k = min(self.n_neighbors, S.size)
+        ind, d2 = knn_search(coords[R], k, X_ref=coords[S])
+        w = kernel_weights(d2, self.graph_weight, self._sigma_induction,
+                           shift=form == "parzen")
+        P, _ = induction_operator(ind, w, S.size, form=form, ref_degrees=degrees[S],
+                                  alpha=getattr(self, "alpha", None))
+        return P
+
+    def _solve_subsets(self, W, coords, labeled, Y):
+        from joblib import Parallel, delayed
+
+        n = W.shape[0]
+        subsets = self._subsets(labeled, n)
+        lam = getattr(self, "lam", None)
+        alpha = getattr(self, "alpha", None)
+
+        def one(S):
+            in_S = np.zeros(n, dtype=bool)
+            in_S[S] = True
+            R = np.flatnonzero(~in_S)
+            P = self._subset_operator(W, coords, S, R)
+            return _solve_subset(W, labeled, Y, S, P, criterion=self._criterion, lam=lam,
+                                 alpha=alpha, drop_rr=bool(self.drop_rr))
+
+        if len(subsets) == 1:
+            results = [one(subsets[0])]
+        else:
+            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(one)(S) for S in subsets
+            )
+        total = np.zeros_like(Y, dtype=np.float64)
+        count = np.zeros(n)
+        for F, reached in results:
+            total[reached] += F[reached]
+            count += reached
+        reached = count > 0
+        total[reached] /= count[reached][:, None]
+        return total, reached
+
+    # -- components without labels ------------------------------------------------------------
+
+    def _fill_value(self, y, labeled):
+        if self._task == "classification":
+            return np.full(self.classes_.size, 1.0 / self.classes_.size)
+        return np.array([float(np.mean(y[labeled]))])
+
+    def _apply_policy(self, F, reached, W, coords, y, labeled):
+        if reached.all():
+            return F, reached
+        policy = self.unlabeled_policy
+        orphans = np.flatnonzero(~reached)
+        n_comp, comp = _cc(_sub(W, orphans, orphans), directed=False)
+        what = {
+            "abstain": "they are left undecided (label -1, uniform distribution)",
+            "uniform": "they get the uniform class distribution (the labeled mean for "
+                       "regression)",
+            "nearest": "each takes the solution at the closest point of a labeled component",
+        }[policy]
+        warnings.warn(
+            f"{orphans.size} of {F.shape[0]} points in {n_comp} graph component(s) are not "
+            f"connected to any labeled point; unlabeled_policy={policy!r}: {what}. Increase "
+            f"n_neighbors (or n_landmarks) or label a point in each component to avoid this.",
+            DisconnectedGraphWarning,
+            stacklevel=3,
+        )
+        F = F.copy()
+        if policy == "abstain":
+            F[orphans] = 0.0
+            return F, reached
+        if policy == "uniform":
+            F[orphans] = self._fill_value(y, labeled)
+            return F, np.ones_like(reached)
+        from fastgssl.graphs import knn_search
+
+        sources = np.flatnonzero(reached)
+        ind, d2 = knn_search(coords[orphans], 1, X_ref=coords[sources])
+        ind, d2 = ind[:, 0], d2[:, 0]
+        for c in range(n_comp):
+            members = np.flatnonzero(comp == c)
+            closest = members[np.argmin(d2[members])]
+            F[orphans[members]] = F[sources[ind[closest]]]
+        return F, np.ones_like(reached)
+
+    # -- induction ----------------------------------------------------------------------------
+
+    def _induce(self, X):
+        """Induction formula at new points: (values (n_new, r), supported mask)."""
+        check_is_fitted(self, "_F")
+        form = "lgc" if self._criterion == "lgc" else "parzen"
+        n_train = self._F.shape[0]
+        if self._X_fit is None:
+            K = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else sp.csr_matrix(
+                check_X(X, "X", accept_sparse=False))
+            if K.shape[1] != n_train:
+                raise ValueError(
+                    f"with graph='precomputed', X must hold affinities of the new points to "
+                    f"the {n_train} training points: shape (n_new, {n_train}), got {K.shape}."
+                )
+            if K.nnz and K.data.min() < 0:
+                raise ValueError("precomputed affinities must be nonnegative.")
+            Kv = K @ sp.diags(self._valid.astype(np.float64))
+            if form == "parzen":
+                mass = np.asarray(Kv.sum(axis=1)).ravel()
+                out = (Kv @ self._F) / np.where(mass > 0, mass, 1.0)[:, None]
+                return out, mass > 0
+            a = np.asarray(K.sum(axis=1)).ravel()
+            inv_sd = np.zeros(n_train)
+            np.divide(1.0, np.sqrt(self._degrees), out=inv_sd, where=self._degrees > 0)
+            out = self.alpha * (Kv @ (inv_sd[:, None] * self._F))
+            out /= np.sqrt(np.where(a > 0, a, 1.0))[:, None]
+            return out, np.asarray((Kv @ sp.diags(inv_sd)).sum(axis=1)).ravel() > 0
+        from fastgssl.graphs import knn_search
+
+        X = check_X(X, "X")
+        if X.shape[1] != self._X_fit.shape[1]:
+            raise ValueError(
+                f"X has {X.shape[1]} features but the model was fitted with "
+                f"{self._X_fit.shape[1]}."
+            )
+        k = min(self.n_neighbors, n_train)
+        ind, d2 = knn_search(X, k, X_ref=self._X_fit)
+        w = kernel_weights(d2, self.graph_weight, self._sigma_induction, shift=True)
+        P, supported = induction_operator(ind, w, n_train, ref_valid=self._valid, form=form,
+                                          ref_degrees=self._degrees,
+                                          alpha=getattr(self, "alpha", None))
+        return P @ self._F, supported
+
+
+class _PropagationClassifier(ClassifierMixin, _GraphPropagation):
+    _task = "classification"
+
+    def fit(self, X, y):
+        """Fit the graph and propagate the labels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Labeled and unlabeled points; with ``graph="precomputed"`` the (n, n) affinity.
+        y : array-like of shape (n_samples,)
+            Class labels, ``-1`` for unlabeled points.
+
+        Returns
+        -------
+        self
+        """
+        F, valid = self._fit(X, y)
+        self.label_distributions_ = self._distributions(F, valid)
+        self.transduction_ = self._labels(F, valid)
+        return self
+
+    def _distributions(self, F, valid):
+        C = self.classes_.size
+        P = np.clip(F, 0.0, None)
+        s = P.sum(axis=1)
+        good = valid & (s > 0)
+        out = np.full((F.shape[0], C), 1.0 / C)
+        out[good] = P[good] / s[good][:, None]
+        # a valid row with no positive mass (possible for subset approximations): argmax
+        odd = valid & ~(s > 0)
+        if odd.any():
+            out[odd] = 0.0
+            out[odd, np.argmax(F[odd], axis=1)] = 1.0
+        return out
+
+    def _labels(self, F, valid):
+        labels = self.classes_[np.argmax(F, axis=1)]
+        if not valid.all():
+            if labels.dtype.kind not in "iuf":
+                labels = labels.astype(object)
+            labels[~valid] = -1
+        return labels
+
+    def predict_proba(self, X):
+        """Class distributions of new points by the induction formula.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_new, n_features)
+            New points (with ``graph="precomputed"``: their affinities to the training points,
+            shape (n_new, n_train)).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_new, n_classes)
+            Rows sum to 1; a point whose neighbours all abstained gets the uniform row.
+        """
+        F, supported = self._induce(X)
+        return self._distributions(F, supported)
+
+    def predict(self, X):
+        """Labels of new points by the induction formula (``-1`` where abstaining)."""
+        F, supported = self._induce(X)
+        return self._labels(F, supported)
+
+
+_COMMON_PARAMS_DOC = """
+    graph : str, callable or sparse matrix, default="knn"
+        A graph builder registered in the ``fastgssl.graphs`` group (``"knn"``, ``"epsilon"``,
+        ``"nndescent"``, a plugin name), built with ``n_neighbors``, ``graph_weight`` and
+        ``sigma_w``; ``"precomputed"`` (``X`` is then the (n, n) affinity matrix and ``predict``
+        takes affinities of new points to the training points); a callable ``X -> W``; or a
+        symmetric nonnegative (n, n) sparse matrix W over the rows of ``X``.
+    n_neighbors : int, default=10
+        k of the kNN graph, and the number of training (or subset) neighbours the induction
+        formula uses for a new point.
+    graph_weight : {"binary", "gaussian", "distance"}, default="gaussian"
+        Edge weight of the graph and kernel of the induction formula:
+        1, exp(-||x - x'||^2 / (2 sigma_w)), or the distance.
+    sigma_w : float or None, default=None
+        Gaussian bandwidth (not squared). ``None``: the graph builder's heuristic; the induction
+        formula uses the value the builder chose (recovered from the graph's edges when the
+        builder does not report it).
+    n_landmarks : int or None, default=None
+        Subset size m of the approximation of seed 004 section 5 (labeled points included);
+        ``None`` solves the full n-dimensional system.
+    drop_rr : bool, default=False
+        Leave the C_RR term (edges between two non-subset points) out of the subset system.
+    n_subsets : int, default=1
+        Ensemble size: average over this many subsets with disjoint unlabeled parts.
+    unlabeled_policy : {"abstain", "uniform", "nearest"}, default="abstain"
+        Points in graph components without a labeled point (a warning names how many):
+        ``"abstain"`` labels them -1 (uniform distribution), ``"uniform"`` gives the uniform
+        distribution, ``"nearest"`` copies the solution at the closest point of a labeled
+        component (the harmonic solution after linking the component to it by one edge).
+    solver : {"auto", "amg", "cg", "direct"}, default="auto"
+        Method of :class:`fastgssl.solvers.LaplacianSolver`.
+    rtol : float, default=1e-6
+        Relative residual tolerance of the sparse solve.
+    random_state : int, RandomState or None, default=None
+        Draws the subsets.
+    n_jobs : int or None, default=None
+        Threads for the graph build and the subset ensemble (joblib).
+"""
+
+
+class LabelPropagation(_PropagationClassifier):
+    __doc__ = (
+        """Label propagation by the criterion SS(lambda, K) of seed 004 (harmonic at lambda=inf).
+
+    Parameters
+    ----------
+    lam : float, default=numpy.inf
+        Weight lambda of the labeled-fit term. ``inf`` clamps the labels (harmonic function of
+        Zhu, Ghahramani & Lafferty 2003); a finite value lets noisy labels move.
+"""
+        + _COMMON_PARAMS_DOC
+        + """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    transduction_ : ndarray of shape (n_samples,)
+        Label of every training point (-1 where abstaining).
+    label_distributions_ : ndarray of shape (n_samples, n_classes)
+        Row-normalized scores (nonnegative; rows sum to 1).
+    graph_ : scipy.sparse.csr_matrix
+        The graph W that was used (symmetric, empty diagonal).
+    n_unreached_ : int
+        Training points in components without a labeled point (before the policy).
+    solver_info_ : object
+        The ``info`` of the sparse solve (``None`` for the subset approximation).
+
+    Notes
+    -----
+    With Delta_L = diag(1 on labeled points) and L = D - W, f minimises
+
+        C(f) = lambda sum_{i in L} (f_i - y_i)^2 + 1/2 sum_ij W_ij (f_i - f_j)^2,
+
+    i.e. (lambda Delta_L + L) f = lambda Delta_L y, one right-hand side per class (one-hot
+    Y), all classes in one batched multigrid-CG solve. At lambda = inf, f_l = y_l and
+    L_uu f_u = W_ul y_l. Both systems are symmetric positive definite on the components that
+    hold a labeled point; the other components follow ``unlabeled_policy``.
+
+    A new point x gets the minimiser of the same criterion over f(x) alone (seed 004, eq. 7),
+
+        f(x) = sum_j K(x, x_j) f_j / sum_j K(x, x_j),
+
+    over its ``n_neighbors`` nearest training points. On an unlabeled training point with its
+    own graph row this is exactly its transductive value; seed 004 reports that on held-out
+    points the gap to re-solving with x included is as small as the change from substituting
+    ~3% of the training set.
+
+    Subset approximation (``n_landmarks=m``): S = labeled points plus m - l random unlabeled
+    ones, R = the rest, f_R = P f_S with P the induction formula over the k nearest points of
+    S; f_S minimises C(Pi f_S), Pi = [I; P], i.e. (lambda Delta_L + Pi^T L Pi) f_S =
+    lambda Delta_L y (DESIGN 3.7; ``drop_rr`` removes the C_RR term), solved densely.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgssl.models import LabelPropagation
+    >>> rng = np.random.RandomState(0)
+    >>> X = np.r_[rng.normal(-3, 1, (50, 2)), rng.normal(3, 1, (50, 2))]
+    >>> y = np.full(100, -1); y[0] = 0; y[50] = 1
+    >>> model = LabelPropagation(n_neighbors=5).fit(X, y)
+    >>> int((model.transduction_[:50] == 0).sum()), int((model.transduction_[50:] == 1).sum())
+    (50, 50)
+    """
+    )
+
+    _criterion = "ss"
+
+    def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
+                 sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
+                 unlabeled_policy="abstain", solver="auto", rtol=1e-6, random_state=None,
+                 n_jobs=None):
+        self.lam = lam
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.sigma_w = sigma_w
+        self.n_landmarks = n_landmarks
+        self.drop_rr = drop_rr
+        self.n_subsets = n_subsets
+        self.unlabeled_policy = unlabeled_policy
+        self.solver = solver
+        self.rtol = rtol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _check_common_params(self):
+        check_positive(self.lam, "lam", allow_inf=True)
+        super()._check_common_params()
+
+
+class LocalGlobalConsistency(_PropagationClassifier):
+    __doc__ = (
+        """Local and global consistency (Zhou et al. 2004), solved as one sparse SPD system.
+
+    Parameters
+    ----------
+    alpha : float, default=0.99
+        Propagation weight in (0, 1); the fit term has weight mu = (1 - alpha) / alpha.
+"""
+        + _COMMON_PARAMS_DOC
+        + """
+    Attributes
+    ----------
+    classes_, transduction_, label_distributions_, graph_, n_unreached_, solver_info_
+        As in :class:`LabelPropagation`.
+
+    Notes
+    -----
+    With S = D^-1/2 W D^-1/2, F minimises sum_ij W_ij ||F_i/sqrt(d_i) - F_j/sqrt(d_j)||^2 / 2
+    + mu sum_i ||F_i - Y_i||^2, whose solution is F = (1 - alpha) (I - alpha S)^-1 Y. We solve
+    the equivalent symmetric M-matrix system (D - alpha W) G = D^1/2 Y, F = D^1/2 G (SPD for
+    alpha < 1), all classes at once; a labeled vertex without edges keeps F = Y. Unlike
+    scikit-learn's LabelSpreading this is the exact fixed point (no truncated iteration), the
+    graph has no self-loops, and components without labels follow ``unlabeled_policy``
+    instead of producing NaN.
+
+    Induction (minimising the criterion over F(x) alone):
+    F(x) = alpha sum_j K(x, x_j) F_j / sqrt(a(x) d_j), a(x) = sum_j K(x, x_j), which equals
+    the transductive F on an unlabeled training point with its graph row. The subset
+    approximation uses this operator for Pi = [I; P] and solves
+    (Pi^T (I - S) Pi + mu Pi^T Pi) F_S = mu Y_S.
+    """
+    )
+
+    _criterion = "lgc"
+
+    def __init__(self, alpha=0.99, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
+                 sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
+                 unlabeled_policy="abstain", solver="auto", rtol=1e-6, random_state=None,
+                 n_jobs=None):
+        self.alpha = alpha
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.sigma_w = sigma_w
+        self.n_landmarks = n_landmarks
+        self.drop_rr = drop_rr
+        self.n_subsets = n_subsets
+        self.unlabeled_policy = unlabeled_policy
+        self.solver = solver
+        self.rtol = rtol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _check_common_params(self):
+        a = check_positive(self.alpha, "alpha")
+        if not a < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}.")
+        super()._check_common_params()
+
+
+class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
+    __doc__ = (
+        """Criterion SS(lambda, K) of seed 004 for real targets (harmonic at lambda=inf).
+
+    Parameters
+    ----------
+    lam : float, default=numpy.inf
+        Weight of the labeled-fit term; ``inf`` clamps the targets.
+"""
+        + _COMMON_PARAMS_DOC.replace(
+            '{"abstain", "uniform", "nearest"}, default="abstain"',
+            '{"uniform", "nearest"}, default="uniform"',
+        )
+        + """
+    ``unlabeled_policy="uniform"`` gives unreached points the mean labeled target
+    (``"abstain"`` is not available: a regressor never returns NaN).
+
+    Attributes
+    ----------
+    transduction_ : ndarray of shape (n_samples,)
+        f on every training point.
+    graph_, n_unreached_, solver_info_
+        As in :class:`LabelPropagation`.
+
+    Notes
+    -----
+    Same linear systems as :class:`LabelPropagation` with the single right-hand side y
+    (``NaN`` marks unlabeled points); ``predict`` is the induction formula
+    f(x) = sum_j K(x, x_j) f_j / sum_j K(x, x_j).
+    """
+    )
+
+    _criterion = "ss"
+    _task = "regression"
+
+    def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
+                 sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
+                 unlabeled_policy="uniform", solver="auto", rtol=1e-6, random_state=None,
+                 n_jobs=None):
+        self.lam = lam
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.sigma_w = sigma_w
+        self.n_landmarks = n_landmarks
+        self.drop_rr = drop_rr
+        self.n_subsets = n_subsets
+        self.unlabeled_policy = unlabeled_policy
+        self.solver = solver
+        self.rtol = rtol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _policies(self):
+        return ("uniform", "nearest")
+
+    def _check_common_params(self):
+        check_positive(self.lam, "lam", allow_inf=True)
+        super()._check_common_params()
+
+    def fit(self, X, y):
+        """Fit the graph and propagate the targets (``NaN`` marks unlabeled points)."""
+        F, _ = self._fit(X, y)
+        self.transduction_ = F[:, 0].copy()
+        return self
+
+    def predict(self, X):
+        """Targets of new points by the induction formula."""
+        F, supported = self._induce(X)
+        out = F[:, 0]
+        if not supported.all():  # cannot happen after the fill policies; kept defensive
+            out = np.where(supported, out, float(np.mean(self._F[self._valid, 0])))
+        return out
