@@ -1,0 +1,192 @@
+"""Fold assignment for (semi-supervised) t-fold cross-validation.
+
+Seed 000 (Liu et al., *Efficient Cross-Validation for Semi-Supervised Learning*) splits the
+labeled set L into L_1..L_t and the unlabeled set U into U_1..U_t and validates fold i only on
+the labeled points of S_i = L_i u U_i.  This module builds such assignments (labeled points
+stratified by class with a ``random_state``, unlabeled points split at random) and checks
+assignments given by the user.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from fastgssl._validation import check_random_state
+
+__all__ = ["labeled_mask_from_y", "make_folds", "check_folds"]
+
+
+def labeled_mask_from_y(y, *, classification=None):
+    """Return the mask of labeled entries of ``y`` (``-1`` or ``NaN`` mark unlabeled points).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    classification : bool or None
+        ``True``: ``-1`` marks unlabeled points; ``False``: ``NaN`` does (a target equal to
+        ``-1`` is then a real label); ``None``: ``NaN`` if ``y`` contains any, else ``-1``.
+    """
+    y = np.asarray(y)
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        return ~np.isnan(y)
+    if classification is False:
+        return np.ones(len(y), dtype=bool)
+    if y.dtype.kind in "fiub":
+        return y != -1
+    return np.array([str(v) != "-1" for v in y], dtype=bool)
+
+
+def _check_n_folds(n_folds):
+    if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral):
+        raise ValueError(f"n_folds (cv) must be an integer >= 2, got {n_folds!r}.")
+    if n_folds < 2:
+        raise ValueError(
+            f"n_folds (cv) must be >= 2, got {n_folds}; t-fold cross-validation needs at "
+            f"least two folds."
+        )
+    return int(n_folds)
+
+
+def make_folds(y, n_folds=10, *, labeled=None, classification=True, random_state=None):
+    """Assign every training point to one of ``n_folds`` folds.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Targets; unlabeled points are marked as in :func:`labeled_mask_from_y`.
+    n_folds : int
+        Number of folds t >= 2.
+    labeled : array-like of bool, optional
+        Mask of labeled points (default: derived from ``y``).
+    classification : bool
+        Stratify the labeled points by class (``True``) or split them at random.
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    folds : ndarray of int of shape (n_samples,)
+        Fold id in ``0..n_folds-1`` of every point, labeled or not.
+
+    Notes
+    -----
+    Labeled points of each class are shuffled and dealt round-robin over the folds, the
+    dealing continuing from class to class (as :class:`sklearn.model_selection.StratifiedKFold`
+    balances sizes), so fold sizes differ by at most one and every fold holds every class
+    when ``n_folds`` does not exceed the smallest class count.  Unlabeled points are shuffled
+    and dealt the same way, starting where the labeled dealing stopped.
+    """
+    n_folds = _check_n_folds(n_folds)
+    y = np.asarray(y)
+    if labeled is None:
+        labeled = labeled_mask_from_y(y, classification=classification)
+    labeled = np.asarray(labeled, dtype=bool)
+    if labeled.shape != (len(y),):
+        raise ValueError(f"labeled must be a boolean mask of length {len(y)}.")
+    rng = check_random_state(random_state)
+    lab_idx = np.flatnonzero(labeled)
+    n_lab = len(lab_idx)
+    if n_lab < n_folds:
+        raise ValueError(
+            f"only {n_lab} labeled point(s) for n_folds={n_folds}: every fold needs a "
+            f"labeled point to validate on; use n_folds <= {n_lab} or label more points."
+        )
+    folds = np.empty(len(y), dtype=np.intp)
+    if classification:
+        classes, inverse, counts = np.unique(
+            y[lab_idx], return_inverse=True, return_counts=True
+        )
+        if len(classes) < 2:
+            raise ValueError(
+                f"the labeled points hold a single class ({classes.tolist()}); "
+                f"cross-validating a classifier needs at least two."
+            )
+        if counts.min() < n_folds:
+            bad = classes[counts < n_folds].tolist()
+            raise ValueError(
+                f"n_folds={n_folds} is larger than the labeled count {int(counts.min())} of "
+                f"class(es) {bad}: stratified folds need n_folds <= the smallest class "
+                f"count; lower n_folds or label more points of those classes."
+            )
+        order = []
+        for k in range(len(classes)):
+            members = lab_idx[inverse == k]
+            order.append(members[rng.permutation(len(members))])
+        order = np.concatenate(order)
+    else:
+        order = lab_idx[rng.permutation(n_lab)]
+    folds[order] = np.arange(n_lab) % n_folds
+    unl_idx = np.flatnonzero(~labeled)
+    if len(unl_idx):
+        unl_idx = unl_idx[rng.permutation(len(unl_idx))]
+        folds[unl_idx] = (np.arange(len(unl_idx)) + n_lab) % n_folds
+    return folds
+
+
+def check_folds(folds, labeled, y=None, *, classification=True):
+    """Validate a fold assignment and return it as ``(folds, n_folds)``.
+
+    Parameters
+    ----------
+    folds : array-like of int of shape (n_samples,)
+        Fold id per training point (labeled and unlabeled); ids are relabeled to 0..t-1.
+    labeled : ndarray of bool of shape (n_samples,)
+    y : array-like, optional
+        Targets; with ``classification`` every fold and every training complement is
+        checked to contain at least two classes.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two folds, a fold without labeled points, a fold (or the rest of the data
+        once a fold is held out) with a single class.
+    """
+    folds = np.asarray(folds)
+    labeled = np.asarray(labeled, dtype=bool)
+    if folds.ndim != 1 or len(folds) != len(labeled):
+        raise ValueError(
+            f"folds must give one fold id per training point ({len(labeled)} entries), "
+            f"got shape {folds.shape}."
+        )
+    if folds.dtype.kind not in "iu":
+        if folds.dtype.kind == "f" and np.all(np.isfinite(folds)) and np.all(
+            folds == np.round(folds)
+        ):
+            folds = folds.astype(np.intp)
+        else:
+            raise ValueError("folds must hold integer fold ids.")
+    ids, folds = np.unique(folds, return_inverse=True)
+    n_folds = len(ids)
+    if n_folds < 2:
+        raise ValueError(
+            f"folds holds {n_folds} fold id(s); cross-validation needs at least two folds."
+        )
+    lab_counts = np.bincount(folds[labeled], minlength=n_folds)
+    if lab_counts.min() == 0:
+        empty = ids[lab_counts == 0].tolist()
+        raise ValueError(
+            f"fold(s) {empty} contain no labeled point, so they cannot be validated; "
+            f"assign labeled points to every fold (make_folds stratifies them)."
+        )
+    if classification and y is not None:
+        y = np.asarray(y)
+        y_lab = y[labeled]
+        f_lab = folds[labeled]
+        all_classes = np.unique(y_lab)
+        for i in range(n_folds):
+            held = np.unique(y_lab[f_lab == i])
+            rest = np.unique(y_lab[f_lab != i])
+            if len(rest) < len(all_classes) or len(rest) < 2:
+                raise ValueError(
+                    f"holding out fold {ids[i]} leaves the labeled classes {rest.tolist()} "
+                    f"only (all: {all_classes.tolist()}); the refit could not learn every "
+                    f"class. Use stratified folds (fastgssl.cv.make_folds) or fewer folds."
+                )
+            if len(held) < 2:
+                raise ValueError(
+                    f"fold {ids[i]} holds labeled points of a single class {held.tolist()}; "
+                    f"use stratified folds (fastgssl.cv.make_folds) so that every fold "
+                    f"holds every class, or fewer folds."
+                )
+    return folds.astype(np.intp), n_folds
