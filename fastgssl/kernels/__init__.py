@@ -14,6 +14,7 @@ _LOCATIONS = {
     "default_sigma": "fastgssl.kernels._rbf",
     "nystrom": "fastgssl.kernels._nystrom",
     "NystromFactor": "fastgssl.kernels._nystrom",
+    "nystrom_from_gram": "fastgssl.kernels._nystrom",
     "DataDependentKernel": "fastgssl.kernels._data_dependent",
 }
 

@@ -1,0 +1,154 @@
+"""Gaussian (RBF) kernel with the seed papers' bandwidth convention.
+
+Seed papers 000 and 001 write the Gaussian kernel as
+
+    k(x, x') = exp(-||x - x'||^2 / (2 sigma)),
+
+with ``sigma`` *not* squared (scikit-learn's ``gamma`` is ``1 / (2 sigma)``). The Gram matrix
+is computed blockwise: one BLAS product ``X_b Y^T`` per row block, then a Numba kernel that
+turns the inner products into ``-(|x|^2 + |y|^2 - 2 <x, y>)^+ / (2 sigma)`` in place, in
+parallel, clipping the tiny negative squared distances that cancellation produces, and
+numpy's vectorized ``exp`` in place (faster than Numba's scalar ``exp`` without fastmath).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from fastgssl._validation import check_positive, check_random_state, check_X
+
+__all__ = ["default_sigma", "rbf_kernel"]
+
+# Rows per block: bounds the temporaries of the sparse path and keeps blocks cache friendly.
+_BLOCK_ELEMENTS = 1 << 22
+
+
+@numba.njit(parallel=True, cache=True)
+def _gram_to_log_rbf(G, xx, yy, scale):
+    """In place: G[i, j] <- -max(xx[i] + yy[j] - 2 G[i, j], 0) * scale."""
+    n, m = G.shape
+    for i in numba.prange(n):
+        xi = xx[i]
+        for j in range(m):
+            d2 = xi + yy[j] - 2.0 * G[i, j]
+            if d2 < 0.0:
+                d2 = 0.0
+            G[i, j] = -d2 * scale
+
+
+def _row_norms_sq(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _dot_t(A, B):
+    """A @ B.T as a dense C-contiguous float64 array (dense or CSR inputs)."""
+    if sp.issparse(A) or sp.issparse(B):
+        out = A @ B.T
+        out = out.toarray() if sp.issparse(out) else np.asarray(out)
+        return np.ascontiguousarray(out, dtype=np.float64)
+    return A @ B.T
+
+
+def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
+    """Gaussian kernel matrix ``K[i, j] = exp(-||x_i - y_j||^2 / (2 sigma))``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+    Y : array-like or sparse matrix of shape (m, d), optional
+        Defaults to ``X`` (then the result is exactly symmetric with a unit diagonal).
+    sigma : float > 0
+        Bandwidth in the papers' convention (not squared); scikit-learn's
+        ``rbf_kernel(gamma=1 / (2 * sigma))`` is the same kernel.
+    out : ndarray of shape (n, m), optional
+        Preallocated C-contiguous float64 output.
+
+    Returns
+    -------
+    K : ndarray of shape (n, m)
+
+    Notes
+    -----
+    Squared distances come from ``|x|^2 + |y|^2 - 2 <x, y>``: one BLAS product per block of
+    rows (the cost is that of a matrix product, ``O(n m d)``), followed by a parallel Numba
+    pass that clips the negative round-off at 0, then an in-place vectorized ``exp``. Memory
+    beyond the output is ``O(n + m)`` for dense inputs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgssl.kernels import rbf_kernel
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> np.round(rbf_kernel(X, sigma=1.0), 6)
+    array([[1.      , 0.367879],
+           [0.367879, 1.      ]])
+    """
+    sigma = check_positive(sigma, "sigma")
+    X = check_X(X, "X")
+    symmetric = Y is None
+    Y = X if symmetric else check_X(Y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(
+            f"X has {X.shape[1]} features but Y has {Y.shape[1]}; both must have the same "
+            f"number of columns."
+        )
+    n, m = X.shape[0], Y.shape[0]
+    if out is None:
+        out = np.empty((n, m), dtype=np.float64)
+    elif out.shape != (n, m) or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float64 array of shape {(n, m)}.")
+    xx = _row_norms_sq(X)
+    yy = xx if symmetric else _row_norms_sq(Y)
+    scale = 1.0 / (2.0 * sigma)
+    Yt = Y.T
+    block = max(1, _BLOCK_ELEMENTS // max(m, 1))
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        Xb = X[start:stop]
+        if sp.issparse(Xb) or sp.issparse(Y):
+            out[start:stop] = _dot_t(Xb, Y)
+        else:
+            np.matmul(Xb, Yt, out=out[start:stop])
+        _gram_to_log_rbf(out[start:stop], xx[start:stop], yy, scale)
+        np.exp(out[start:stop], out=out[start:stop])  # numpy's vectorized exp
+    if symmetric:
+        # exp(0) on the diagonal exactly, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
+        np.fill_diagonal(out, 1.0)
+    return out
+
+
+def default_sigma(X, *, max_samples=1000, random_state=0):
+    """Median heuristic for the papers' bandwidth: the median squared pairwise distance.
+
+    With ``sigma = median ||x_i - x_j||^2`` the kernel value at the median distance is
+    ``exp(-1/2)``. Computed on at most ``max_samples`` random rows.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+    max_samples : int
+        Size of the random subsample used for the median.
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    sigma : float > 0
+    """
+    X = check_X(X, "X", min_samples=2)
+    n = X.shape[0]
+    if n > max_samples:
+        rng = check_random_state(random_state)
+        X = X[np.sort(rng.choice(n, max_samples, replace=False))]
+    xx = _row_norms_sq(X)
+    G = _dot_t(X, X)
+    d2 = np.maximum(xx[:, None] + xx[None, :] - 2.0 * G, 0.0)
+    iu = np.triu_indices(X.shape[0], k=1)
+    med = float(np.median(d2[iu]))
+    if not med > 0:
+        positive = d2[iu][d2[iu] > 0]
+        med = float(positive.min()) if positive.size else 1.0
+    return med
