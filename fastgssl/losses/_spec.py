@@ -185,12 +185,25 @@ def _plugin_loop(spec, order):
     if loop is None:
         import numba
 
+        from fastgssl.losses._builtin import PARALLEL_MIN_SIZE
+
         scalar = (spec.value, spec.d1, spec.d2)[order]
 
         @numba.njit(parallel=True)
-        def loop(y, f, p, out):  # pragma: no cover - compiled
+        def parallel_loop(y, f, p, out):  # pragma: no cover - compiled
             for i in numba.prange(y.shape[0]):
                 out[i] = scalar(y[i], f[i], p)
+
+        @numba.njit
+        def serial_loop(y, f, p, out):  # pragma: no cover - compiled
+            for i in range(y.shape[0]):
+                out[i] = scalar(y[i], f[i], p)
+
+        def loop(y, f, p, out):
+            if y.shape[0] >= PARALLEL_MIN_SIZE:
+                parallel_loop(y, f, p, out)
+            else:
+                serial_loop(y, f, p, out)
 
         _PLUGIN_LOOPS[key] = (loop, spec)  # keep spec alive so id() stays unique
         return loop
