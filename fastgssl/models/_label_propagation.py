@@ -411,8 +411,10 @@ class _GraphPropagation(BaseEstimator):
         else:
             y, labeled, _ = check_semi_supervised_y(y, n, task="regression")
             Y = np.where(labeled, y, 0.0)[:, None]
-        if not precomputed:
+        if isinstance(self.graph, str) and not precomputed:
             check_n_neighbors(self.n_neighbors, n)
+        else:  # only the induction formula uses it, capped at the number of training points
+            check_n_neighbors(self.n_neighbors, np.iinfo(np.int64).max)
         W, coords, sigma = self._build_graph(X)
         self._sigma_induction = sigma
         self._X_fit = coords
@@ -461,6 +463,8 @@ class _GraphPropagation(BaseEstimator):
         """Induction operator f_R = P f_S over the k nearest subset points (graph kernel)."""
         form = "lgc" if self._criterion == "lgc" else "parzen"
         degrees = np.asarray(W.sum(axis=1)).ravel()
+        if R.size == 0:
+            return sp.csr_matrix((0, S.size))
         if coords is None:
             # no coordinates (graph='precomputed'): W_RS itself, row-normalized (DESIGN 3.7)
             W_RS = _sub(W, R, S).tocsr()
