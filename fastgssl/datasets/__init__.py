@@ -37,7 +37,7 @@ def shared_datasets_dir():
     candidates = [Path(env)] if env else []
     here = Path(__file__).resolve()
     candidates += [p / "shared" / "datasets" for p in here.parents[1:4]]
-    candidates += [Path.cwd().parent / "shared" / "datasets"]
+    candidates += [Path.cwd().parent / "shared" / "datasets", Path("/work/shared/datasets")]
     for path in candidates:
         if path.is_dir():
             return path
