@@ -6,7 +6,6 @@ objective J_eps of DESIGN 3.2/3.4; each BIF column must match the central differ
 """
 
 import numpy as np
-import pytest
 import scipy.sparse as sp
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -19,10 +18,10 @@ from fastgssl.cv._bif import (
     exact_quadratic_predictions,
     fbif_dense,
     fold_epsilons,
-    nystrom_from_columns,
     woodbury_solve,
 )
 from fastgssl.cv._folds import make_folds
+from fastgssl.kernels._nystrom import nystrom_from_gram
 
 # ----------------------------------------------------------------------------- reference losses
 
@@ -241,7 +240,7 @@ def test_fbif_with_all_columns_equals_bif(seed, loss_name, semi, exact_labeled):
     f = solve_contaminated(K, y, labeled, loss, gamma_a, gamma_i, Q)
     g, h = derivatives(loss, y, f, labeled)
     B = bif_dense(K, f, g, h, labeled, folds, 3, gamma_a, gamma_i, Q, Qs)
-    V = nystrom_from_columns(K, np.arange(len(y)), rcond=1e-13)
+    V = nystrom_from_gram(K, len(y), random_state=seed).features_
     K_lab = K[:, labeled] if exact_labeled else None
     B_f = fbif_dense(V, f, g, h, labeled, folds, 3, gamma_a, gamma_i, Q, Qs, K_labeled=K_lab)
     assert rel_err(B_f, B) < 1e-8
@@ -254,10 +253,9 @@ def test_fbif_low_rank_is_close_but_not_equal():
     f = solve_contaminated(K, y, labeled, loss, 0.05, 0.0, Q)
     g, h = derivatives(loss, y, f, labeled)
     B = bif_dense(K, f, g, h, labeled, folds, 5, 0.05)
-    perm = np.random.default_rng(0).permutation(60)
     errs = []
     for c in (10, 20, 40):
-        V = nystrom_from_columns(K[:, perm[:c]], perm[:c])
+        V = nystrom_from_gram(K, c, random_state=c).features_
         errs.append(rel_err(fbif_dense(V, f, g, h, labeled, folds, 5, 0.05), B))
     assert errs[0] > errs[1] > errs[2] > 1e-12
 
@@ -307,8 +305,7 @@ def test_wspace_bif_matches_finite_difference_refits(seed, loss_name, semi, kind
     )
     loss = RefLoss(loss_name, h=0.5)
     K = rbf(X, 1.0)
-    lm = np.random.default_rng(seed).permutation(len(y))[:10]
-    V = nystrom_from_columns(K[:, lm], lm)
+    V = nystrom_from_gram(K, 10, random_state=seed).features_
     gamma_a, gamma_i = 0.05, (2.0 if semi else 0.0)
     w = solve_w(V, y, labeled, loss, gamma_a, gamma_i, Q)
     f = V @ w
@@ -408,13 +405,22 @@ def test_exact_quadratic_multi_output():
         assert np.allclose(pred[:, k], ref, atol=1e-12)
 
 
-def test_nystrom_from_columns_recovers_low_rank_matrix():
-    rng = np.random.default_rng(0)
-    F = rng.normal(size=(30, 4))
-    K = F @ F.T
-    lm = np.arange(0, 30, 3)
-    V = nystrom_from_columns(K[:, lm], lm)
-    assert V.shape[1] == 4
-    assert np.allclose(V @ V.T, K, atol=1e-9)
-    with pytest.raises(ValueError, match="zero"):
-        nystrom_from_columns(np.zeros((5, 2)), np.array([0, 1]))
+@given(seed=st.integers(0, 10_000), semi=st.booleans())
+def test_exact_quadratic_wspace_equals_brute_force(seed, semi):
+    t = 4
+    X, y, labeled, folds, Q, _ = make_problem(seed, n=40, frac=0.6 if semi else 1.0, t=t)
+    V = nystrom_from_gram(rbf(X, 1.0), 12, random_state=seed).features_
+    mu_a, mu_i = 0.2, (0.7 if semi else 0.0)
+    from fastgssl.cv._bif import exact_quadratic_wspace
+
+    pred = exact_quadratic_wspace(V, y, labeled, folds, t, mu_a, mu_i, Q)
+    lab = np.flatnonzero(labeled)
+    ref = np.empty(len(lab))
+    P = V.T @ (Q @ V)
+    for i in range(t):
+        keep = labeled & (folds != i)
+        M = V[keep].T @ V[keep] + mu_a * np.eye(V.shape[1]) + mu_i * P
+        w = np.linalg.solve(M, V[keep].T @ y[keep])
+        held = labeled & (folds == i)
+        ref[np.isin(lab, np.flatnonzero(held))] = V[held] @ w
+    assert np.max(np.abs(pred - ref)) < 1e-10 * max(1.0, np.max(np.abs(ref)))

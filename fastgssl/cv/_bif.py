@@ -36,10 +36,10 @@ __all__ = [
     "bif_wspace",
     "exact_quadratic_eigh",
     "exact_quadratic_predictions",
+    "exact_quadratic_wspace",
     "fbif_dense",
     "fold_epsilons",
     "fold_rhs_weights",
-    "nystrom_from_columns",
     "woodbury_solve",
 ]
 
@@ -155,23 +155,6 @@ def _solve_checked(H, R, what, assume_a="gen"):
             )
             break
     return X
-
-
-def nystrom_from_columns(C, landmarks, rcond=1e-10):
-    """Nystrom factor V (n x c) with V V^T ~ K from c sampled columns C = K[:, landmarks].
-
-    ``V = C U_W Sigma_W^{+1/2}`` where ``W = C[landmarks] = U_W Sigma_W U_W^T`` (seed 001,
-    eq. 10); eigenvalues below ``rcond * max`` are dropped (pseudo-inverse), so V may have
-    fewer than c columns.  With every column sampled, ``V V^T = K`` up to round-off on the
-    kept spectrum.
-    """
-    W = C[landmarks]
-    W = 0.5 * (W + W.T)
-    evals, evecs = np.linalg.eigh(W)
-    keep = evals > rcond * max(evals.max(), 0.0)
-    if not keep.any():
-        raise ValueError("the sampled kernel block is zero; the Nystrom factor is empty.")
-    return C @ (evecs[:, keep] / np.sqrt(evals[keep]))
 
 
 def woodbury_solve(shift, X, Z, R):
@@ -374,6 +357,25 @@ def exact_quadratic_predictions(K, y, labeled, folds, n_folds, mu_a, mu_i=0.0, Q
     H_LL = K[lab_idx] @ Xs
     f_l = H_LL @ yl
     return _block_heldout(yl, f_l, H_LL, fl, n_folds, mode="hat")
+
+
+def exact_quadratic_wspace(V, y, labeled, folds, n_folds, mu_a, mu_i=0.0, Q=None):
+    """Exact t-fold CV (sum form) of the square-loss model f = V w in c Nystrom features.
+
+    ``(V_L^T V_L + mu_a I + mu_i V^T Q V) w = V_L^T y_L``; the hat block
+    ``H_LL = V_L M^{-1} V_L^T`` gives the held-out residuals ``(I - H_ii)^{-1} (y_i - f_i)``
+    as in :func:`exact_quadratic_predictions`.  Cost O(n c^2 + nnz(Q) c + l^2 c).
+    """
+    lab_idx = np.flatnonzero(labeled)
+    yl = np.asarray(y, dtype=float)[lab_idx]
+    VL = V[lab_idx]
+    M = VL.T @ VL
+    if mu_i:
+        P = V.T @ (_as_operator(Q) @ V)
+        M += mu_i * 0.5 * (P + P.T)
+    M[np.diag_indices_from(M)] += mu_a
+    H_LL = VL @ _solve_checked(M, VL.T, "Nystrom normal matrix", assume_a="pos")
+    return _block_heldout(yl, H_LL @ yl, H_LL, folds[lab_idx], n_folds, mode="hat")
 
 
 def _block_heldout(yl, v, M, fl, n_folds, mode):

@@ -1,0 +1,47 @@
+"""Cross-validation from one fit: folds, exact t-CV, t-BIF, t-FBIF, exact quadratic CV.
+
+Implements seed 000 (Liu et al., *Efficient Cross-Validation for Semi-Supervised Learning*:
+t-BIF / t-FBIF for LapRLS and LapSVM) and seed 001 (Liu et al., *Fast Cross-Validation*,
+IJCAI 2018: t-FBIF for KRR / LSSVM and SVM) with the corrected formulas of DESIGN 3.2-3.4,
+and exact t-fold CV of the square loss at the cost of one fit.
+
+Functions
+---------
+- :func:`make_folds`      stratified fold ids for labeled and unlabeled points
+- :func:`check_folds`     validate a fold assignment
+- :func:`bif_matrix`      the (n, t) BIF matrix B of a fitted estimator (``bif`` / ``fbif``)
+- :func:`cv_predictions`  out-of-fold decision values of the labeled points
+- :func:`cv_score`        mean validation loss (0-1 / squared error) over labeled points
+- :func:`cv_result`       the whole :class:`CVResult` (times, graph mode, objective form)
+
+Methods (registry group ``fastgssl.cv``)
+----------------------------------------
+- :class:`ExactCV`           ``"exact"``: t refits (graph rebuilt, or induced subgraph)
+- :class:`BIF`               ``"bif"``: DESIGN 3.2
+- :class:`FBIF`              ``"fbif"``: DESIGN 3.3 (Nystrom + Woodbury; w-space for nystrom)
+- :class:`ExactQuadraticCV`  ``"exact-quadratic"``: DESIGN 3.4, sum-of-losses form
+
+Model selection
+---------------
+- :class:`ApproxGridSearchCV`  GridSearchCV interface, work shared across the grid
+"""
+
+from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
+from fastgssl.cv._approximators import BIF, FBIF, CVResult, ExactCV, ExactQuadraticCV
+from fastgssl.cv._folds import check_folds, make_folds
+from fastgssl.cv._search import ApproxGridSearchCV
+
+__all__ = [
+    "ApproxGridSearchCV",
+    "BIF",
+    "CVResult",
+    "ExactCV",
+    "ExactQuadraticCV",
+    "FBIF",
+    "bif_matrix",
+    "check_folds",
+    "cv_predictions",
+    "cv_result",
+    "cv_score",
+    "make_folds",
+]

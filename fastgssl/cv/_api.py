@@ -1,0 +1,162 @@
+"""Public cross-validation functions: :func:`bif_matrix`, :func:`cv_predictions`,
+:func:`cv_score` and :func:`cv_result` (the whole :class:`CVResult`).
+
+Methods are looked up by name in the ``fastgssl.cv`` registry group (``exact``, ``bif``,
+``fbif``, ``exact-quadratic`` and any plugin), so a third-party approximation is used the
+same way as the built-ins.  Papers: seed 000 (semi-supervised t-BIF / t-FBIF) and seed 001
+(*Fast Cross-Validation*, supervised t-FBIF); formulas in DESIGN 3.2-3.4.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from fastgssl.cv._folds import check_folds, labeled_mask_from_y, make_folds
+
+__all__ = ["bif_matrix", "cv_predictions", "cv_result", "cv_score"]
+
+
+def _method(method, options):
+    from fastgssl import registry
+
+    if not isinstance(method, str):
+        if hasattr(method, "run"):
+            if options:
+                raise ValueError("options cannot be given with a method object.")
+            return method
+        raise ValueError(f"method must be a registered name or a method object, got {method!r}.")
+    return registry.get("fastgssl.cv", method, **options)
+
+
+def _resolve_folds(estimator, X, y, folds, random_state):
+    """An int ``folds`` means stratified folds made with ``random_state``."""
+    if isinstance(folds, numbers.Integral) and not isinstance(folds, bool):
+        from fastgssl.cv._approximators import estimator_task
+
+        y_arr = np.asarray(y)
+        classification = estimator_task(estimator, y_arr) == "classification"
+        labeled = labeled_mask_from_y(y_arr, classification=None if classification else False)
+        return make_folds(y_arr, int(folds), labeled=labeled, classification=classification,
+                          random_state=random_state)
+    return folds
+
+
+def cv_result(estimator, X, y, folds, method="fbif", *, random_state=None, **options):
+    """Run t-fold cross-validation of ``estimator`` by ``method`` and return a CVResult.
+
+    Parameters
+    ----------
+    estimator : estimator
+        An unfitted KRR, SVM, LapRLS or LapSVM (or any estimator with the same fitted
+        state); it is cloned, never modified.
+    X : array-like or sparse matrix of shape (n, d), or (n, n) Gram matrix
+        Training data (``kernel="precomputed"``: the kernel matrix).
+    y : array-like of shape (n,)
+        Targets; ``-1`` marks unlabeled points of classifiers, ``NaN`` of regressors.
+    folds : array-like of int of shape (n,), or int
+        Fold id of every training point, labeled and unlabeled; an int t makes stratified
+        folds (:func:`fastgssl.cv.make_folds`) with ``random_state``.
+    method : str
+        ``"exact"``, ``"bif"``, ``"fbif"``, ``"exact-quadratic"`` or a registered plugin.
+    random_state : int or None
+        Only used when ``folds`` is an int.
+    **options
+        Passed to the method, e.g. ``n_components=300`` (fbif), ``graph_mode="induced"``
+        or ``n_jobs=2`` (exact).
+
+    Returns
+    -------
+    CVResult
+    """
+    folds = _resolve_folds(estimator, X, y, folds, random_state)
+    return _method(method, options).run(estimator, X, y, folds)
+
+
+def cv_predictions(estimator, X, y, folds, method="fbif", **options):
+    """Out-of-fold decision values of the labeled points.
+
+    Parameters are those of :func:`cv_result`.
+
+    Returns
+    -------
+    ndarray of shape (l,) or (l, n_classes)
+        One row per labeled training point, in the order of their indices
+        (``np.flatnonzero(labeled)``; all points in the supervised case).  Approximate
+        methods return ``f_j + eps_i B[j, i]`` (DESIGN 3.2), ``exact`` the refit's
+        ``decision_function``, ``exact-quadratic`` the exact held-out predictions of the
+        sum-of-losses form.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgssl.cv import cv_predictions, make_folds
+    >>> from fastgssl.models import KRR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2)); y = X[:, 0] + 0.1 * rng.normal(size=60)
+    >>> folds = make_folds(y, 5, classification=False, random_state=0)
+    >>> a = cv_predictions(KRR(lam=0.01, sigma=1.0), X, y, folds, method="exact-quadratic")
+    >>> a.shape
+    (60,)
+    """
+    return cv_result(estimator, X, y, folds, method, **options).predictions
+
+
+def cv_score(estimator, X, y, folds, method="fbif", **options):
+    """Mean validation loss of t-fold CV over the labeled held-out points.
+
+    0-1 loss for classifiers, squared error for regressors; unlabeled points are never
+    scored.  Parameters are those of :func:`cv_result`; e.g.
+    ``cv_score(SVM(), X, y, folds, method="fbif", n_components=300)``.
+
+    Returns
+    -------
+    float
+    """
+    return cv_result(estimator, X, y, folds, method, **options).score
+
+
+def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_state=0):
+    """BIF matrix B of DESIGN 3.2 for a fitted estimator.
+
+    Parameters
+    ----------
+    fitted_estimator : fitted KRR, SVM, LapRLS or LapSVM
+    folds : array-like of int of shape (n,)
+        Fold id of every training point (labeled and unlabeled).
+    method : {"bif", "fbif"}
+        Exact dense BIF, or t-FBIF (Nystrom + Woodbury) with ``n_components`` sampled
+        kernel columns (default ``min(n, 300)``).  The nystrom backend always returns its
+        exact w-space BIF.
+    n_components : int or None
+    random_state : int, RandomState or None
+        Landmark sampling of ``fbif``.
+
+    Returns
+    -------
+    B : ndarray of shape (n, t), or (n, t, n_outputs) for multi-class one-vs-rest
+        ``B[:, i] = d f_eps / d eps`` at eps = 0 for the contamination towards fold i;
+        ``f_j + eps_i B[j, i]`` with ``eps_i = -m_i / (l - m_i)`` approximates the value at
+        x_j of the model refitted without fold i.
+
+    Notes
+    -----
+    ``H = 2 gamma_A I + (1/l) K diag(h) + 2 s K L_S`` and
+    ``r_i = -2 gamma_A f - (1/m_i) K[:, L_i] g[L_i] - 2 s_i K[:, S_i] L_{S_i} f[S_i]``,
+    ``B[:, i] = H^{-1} r_i`` (the seeds' ``J K F`` order and hinge sign are corrected).
+    """
+    from fastgssl.cv._approximators import _check_fitted, bif_of_fitted
+
+    if method not in ("bif", "fbif"):
+        raise ValueError(f"method must be 'bif' or 'fbif', got {method!r}.")
+    _check_fitted(fitted_estimator)
+    labeled = np.asarray(fitted_estimator.labeled_mask_, dtype=bool)
+    classes = getattr(fitted_estimator, "classes_", None)
+    y_check = None
+    if classes is not None:
+        yt = np.asarray(fitted_estimator.y_train_)
+        y_check = yt if yt.ndim == 1 else np.argmax(yt, axis=1)
+    folds, n_folds = check_folds(folds, labeled, y_check, classification=classes is not None)
+    return bif_of_fitted(fitted_estimator, folds, n_folds, method=method,
+                         n_components=n_components, random_state=random_state)

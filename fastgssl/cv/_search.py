@@ -1,0 +1,417 @@
+"""Grid search by approximate (or exact) t-fold CV with work shared across the grid.
+
+:class:`ApproxGridSearchCV` has scikit-learn's ``GridSearchCV`` interface and selects the
+hyper-parameters of KRR, SVM, LapRLS and LapSVM by any method of the ``fastgssl.cv`` group
+(seed 000 / seed 001 protocol: one training run per grid point instead of t).  Reuse:
+
+* one kernel matrix per kernel width ``sigma`` (dense backend; candidates are fitted on the
+  shared Gram matrix with ``kernel="precomputed"``) and one Nystrom factor of it for FBIF;
+* one graph per ``(graph, n_neighbors, sigma_w, graph_weight)`` (passed as ``graph=W``);
+* square loss without a graph (KRR / LSSVM): one eigendecomposition ``K = U diag(lam) U^T``
+  per sigma serves every regularization value: the fit in O(n^2), the BIF in O(t n^2), the
+  exact quadratic CV in O(n^3 / t) (diagonal blocks of ``U diag(1/(lam + mu)) U^T``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils.validation import check_is_fitted
+
+from fastgssl.cv._approximators import (
+    _prepare,
+    validation_loss,
+)
+from fastgssl.cv._bif import bif_predictions, exact_quadratic_eigh, fbif_dense
+from fastgssl.cv._folds import check_folds, make_folds
+
+__all__ = ["ApproxGridSearchCV"]
+
+_KERNEL_KEYS = ("sigma", "kernel", "backend", "n_components", "landmarks")
+_GRAPH_KEYS = ("graph", "n_neighbors", "sigma_w", "graph_weight", "graph_params")
+_SCORINGS = (None, "accuracy", "neg_mean_squared_error", "neg_error")
+
+
+def _freeze(value):
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+def _group_key(params, keys):
+    return tuple((k, _freeze(params[k])) for k in keys if k in params)
+
+
+def _fold_losses(pred, targets, fold_of_labeled, n_folds, classification):
+    per_point = validation_loss(pred, targets, classification)
+    return np.array([per_point[fold_of_labeled == i].mean() for i in range(n_folds)]), float(
+        per_point.mean()
+    )
+
+
+def _square_fast_path_ok(est, method):
+    p = est.get_params()
+    return (
+        method in ("bif", "fbif", "exact-quadratic")
+        and p.get("loss") == "square"
+        and p.get("backend", "dense") == "dense"
+        and float(p.get("gamma_i", 0) or 0) == 0
+        and "lam" in p
+    )
+
+
+class _Group:
+    """Candidates sharing a kernel width and a graph: evaluated in one worker."""
+
+    def __init__(self, indices, kernel_params, graph_params):
+        self.indices = indices
+        self.kernel_params = kernel_params
+        self.graph_params = graph_params
+
+
+def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group, candidates):
+    """Evaluate every candidate of one group; returns a list of (index, record)."""
+    from fastgssl import registry
+
+    base = clone(search.estimator)
+    first = base.set_params(**candidates[group.indices[0]])
+    p = first.get_params()
+    records = []
+    t0 = time.perf_counter()
+    method = search.method
+    options = {"n_components": search.n_components} if method == "fbif" else {}
+    if method == "fbif":
+        options["random_state"] = search.random_state if search.random_state is not None else 0
+    approx = registry.get("fastgssl.cv", method, **options)
+    dense = p.get("backend", "dense") == "dense"
+    precomputed = p.get("kernel", "rbf") == "precomputed"
+    semi_exact = method == "exact" and float(p.get("gamma_i", 0) or 0) > 0
+
+    K = None
+    if dense and not semi_exact:
+        if precomputed:
+            K = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+        else:
+            from fastgssl.kernels import rbf_kernel
+
+            K = rbf_kernel(X, sigma=p["sigma"])
+    W = None  # one graph per group (a precomputed graph=W is used as given)
+    if float(p.get("gamma_i", 0) or 0) > 0 and not semi_exact and not precomputed:
+        if isinstance(p.get("graph"), str):
+            W = first._build_graph(X, X.shape[0])
+    setup = time.perf_counter() - t0
+    lab_idx = np.flatnonzero(labeled)
+    fold_of_labeled = folds[lab_idx]
+
+    if K is not None and _square_fast_path_ok(first, method):
+        records = _square_path(search, K, y, folds, n_folds, labeled, classification, group,
+                               candidates, method, setup)
+        return records
+
+    V = None
+    if method == "fbif" and K is not None:
+        from fastgssl.kernels._nystrom import nystrom_from_gram
+
+        n = K.shape[0]
+        c = min(n, 300 if search.n_components is None else int(search.n_components))
+        V = nystrom_from_gram(K, c, random_state=options["random_state"]).features_
+        setup = time.perf_counter() - t0
+    share = setup / len(group.indices)
+    for idx in group.indices:
+        t1 = time.perf_counter()
+        est = clone(search.estimator).set_params(**candidates[idx])
+        if method == "exact":
+            if K is not None:
+                est.set_params(kernel="precomputed")
+                res = approx.run(est, K, y, folds)
+            else:
+                res = approx.run(est, X, y, folds)
+        else:
+            Xin = X
+            if K is not None:
+                est.set_params(kernel="precomputed")
+                Xin = K
+            if W is not None:
+                est.set_params(graph=W)
+            fitted = est.fit(Xin, y)
+            kw = {"V": V} if method == "fbif" and V is not None else {}
+            res = approx.run_fitted(fitted, folds, n_folds, **kw)
+        per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled, n_folds,
+                                      classification)
+        records.append((idx, {"error": mean, "fold_errors": per_fold,
+                              "time": time.perf_counter() - t1 + share}))
+    return records
+
+
+def _square_path(search, K, y, folds, n_folds, labeled, classification, group, candidates,
+                 method, setup):
+    """KRR / LSSVM: one eigendecomposition per sigma serves every lam."""
+    t0 = time.perf_counter()
+    est = clone(search.estimator).set_params(**candidates[group.indices[0]])
+    n = K.shape[0]
+    y_enc = np.asarray(est._targets(y, n, est._task(y))[0], dtype=np.float64)
+    l = n
+    evals, evecs = np.linalg.eigh(K)
+    evals = np.clip(evals, 0.0, None)
+    Y = y_enc[:, None] if y_enc.ndim == 1 else y_enc
+    UtY = evecs.T @ Y
+    V = None
+    if method == "fbif":
+        from fastgssl.kernels._nystrom import nystrom_from_gram
+
+        c = min(n, 300 if search.n_components is None else int(search.n_components))
+        rs = search.random_state if search.random_state is not None else 0
+        V = nystrom_from_gram(K, c, random_state=rs).features_
+    share = (setup + time.perf_counter() - t0) / len(group.indices)
+    lab_idx = np.flatnonzero(labeled)
+    fold_of_labeled = folds[lab_idx]
+    m = np.bincount(folds, minlength=n_folds).astype(float)
+    records = []
+    for idx in group.indices:
+        t1 = time.perf_counter()
+        lam = float(candidates[idx].get("lam", search.estimator.get_params()["lam"]))
+        mu = l * lam
+        if method == "exact-quadratic":
+            pred, _ = exact_quadratic_eigh(evals, evecs, Y, folds, n_folds, mu)
+        else:
+            d = 1.0 / (evals + mu)
+            F = evecs @ ((evals * d)[:, None] * UtY)  # f = K (K + mu I)^{-1} y
+            G = 2.0 * (F - Y)  # square-loss derivative
+            pred = np.empty_like(Y)
+            for k in range(Y.shape[1]):
+                Gm = np.zeros((n, n_folds))
+                Gm[np.arange(n), folds] = G[:, k] / m[folds]
+                if method == "bif":
+                    # H = (2/l)(K + mu I): B = (l/2) U diag(d) U^T (-2 lam f - K Gm)
+                    R = -2.0 * lam * F[:, [k]] - evecs @ (evals[:, None] * (evecs.T @ Gm))
+                    B = 0.5 * l * (evecs @ (d[:, None] * (evecs.T @ R)))
+                else:
+                    B = fbif_dense(V, F[:, k], G[:, k], np.full(n, 2.0), labeled, folds,
+                                   n_folds, lam)
+                pred[:, k] = bif_predictions(F[:, k], B, labeled, folds, n_folds)
+        pred = pred[:, 0] if y_enc.ndim == 1 else pred
+        per_fold, mean = _fold_losses(pred, y_enc, fold_of_labeled, n_folds, classification)
+        records.append((idx, {"error": mean, "fold_errors": per_fold,
+                              "time": time.perf_counter() - t1 + share}))
+    return records
+
+
+class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Exhaustive grid search scored by t-FBIF, t-BIF, exact quadratic or exact t-fold CV.
+
+    Parameters
+    ----------
+    estimator : KRR, SVM, LapRLS or LapSVM
+        Base estimator (cloned).
+    param_grid : dict or list of dicts
+        As :class:`sklearn.model_selection.GridSearchCV`.
+    cv : int or array-like of int, default=10
+        Number of folds t (stratified labeled points, unlabeled points split alike, seeded
+        by ``random_state``) or the fold id of every training point.
+    method : str, default="fbif"
+        A method of the ``fastgssl.cv`` group: ``"fbif"``, ``"bif"``, ``"exact-quadratic"``,
+        ``"exact"`` or a plugin.
+    n_components : int or None
+        Nystrom columns of FBIF (default ``min(n, 300)``).
+    n_jobs : int or None
+        Groups of candidates (one per kernel width and graph) evaluated in parallel (joblib).
+    refit : bool, default=True
+        Refit the best candidate on the whole data as ``best_estimator_``.
+    verbose : int
+        Progress lines per group (>= 1) and per candidate (>= 2).
+    random_state : int or None
+        Folds and Nystrom landmarks.
+    scoring : {None, "accuracy", "neg_mean_squared_error", "neg_error"}
+        Sign convention of ``mean_test_score`` (higher is better): ``None`` gives accuracy
+        (1 - 0-1 error) for classifiers and negative mean squared error for regressors;
+        ``"neg_error"`` the negative CV criterion for both.  The criterion itself is the
+        0-1 / squared error over the labeled held-out points.
+
+    Attributes
+    ----------
+    cv_results_ : dict of arrays
+        ``params``, ``param_<name>``, ``mean_test_score``, ``std_test_score``,
+        ``split<i>_test_score``, ``rank_test_score``, ``mean_cv_error`` (the criterion),
+        ``cost_seconds`` (wall time of the candidate, shared setup divided evenly).
+    best_index_, best_params_, best_score_, best_estimator_, best_cv_error_
+    n_splits_ : int
+    folds_ : ndarray of int
+    refit_time_ : float
+    search_time_ : float
+    cost_per_candidate_ : float
+        ``search_time_ / n_candidates``.
+
+    Notes
+    -----
+    Grid points that share a kernel width share the kernel matrix (and its Nystrom factor
+    for FBIF); grid points that share graph parameters share the graph.  For the square
+    loss without a graph one eigendecomposition per width gives every ``lam``.
+
+    Examples
+    --------
+    >>> from fastgssl.cv import ApproxGridSearchCV
+    >>> from fastgssl.datasets import load_default
+    >>> from fastgssl.models import SVM
+    >>> X, y = load_default()
+    >>> search = ApproxGridSearchCV(SVM(), {"sigma": [10.0, 40.0], "lam": [1e-4, 1e-2]},
+    ...                             cv=5, random_state=0).fit(X, y)
+    >>> sorted(search.best_params_)
+    ['lam', 'sigma']
+    """
+
+    def __init__(self, estimator, param_grid, *, cv=10, method="fbif", n_components=None,
+                 n_jobs=None, refit=True, verbose=0, random_state=None, scoring=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.cv = cv
+        self.method = method
+        self.n_components = n_components
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.verbose = verbose
+        self.random_state = random_state
+        self.scoring = scoring
+
+    def _folds(self, y, labeled, classification):
+        if isinstance(self.cv, (int, np.integer)) and not isinstance(self.cv, bool):
+            folds = make_folds(y, int(self.cv), labeled=labeled, classification=classification,
+                               random_state=self.random_state)
+        else:
+            folds = self.cv
+        return check_folds(folds, labeled, y, classification=classification)
+
+    def fit(self, X, y):
+        """Score every candidate of ``param_grid`` and refit the best one.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d), or (n, n) Gram matrix
+        y : array-like of shape (n,); ``-1`` / ``NaN`` mark unlabeled points
+
+        Returns
+        -------
+        self
+        """
+        if self.scoring not in _SCORINGS:
+            raise ValueError(f"scoring must be one of {list(_SCORINGS)}, got {self.scoring!r}.")
+        from fastgssl._validation import check_X
+
+        X = check_X(X, "X")
+        y_arr, labeled, classification = _prepare(self.estimator, X, y, None)
+        folds, n_folds = self._folds(y_arr, labeled, classification)
+        candidates = list(ParameterGrid(self.param_grid))
+        if not candidates:
+            raise ValueError("param_grid is empty.")
+        groups = {}
+        for i, params in enumerate(candidates):
+            merged = {**self.estimator.get_params(), **params}
+            key = (_group_key(merged, _KERNEL_KEYS), _group_key(merged, _GRAPH_KEYS))
+            groups.setdefault(key, []).append(i)
+        group_list = [_Group(idx, k[0], k[1]) for k, idx in groups.items()]
+        t_start = time.perf_counter()
+        if self.verbose:
+            print(f"[ApproxGridSearchCV] {len(candidates)} candidates in {len(group_list)} "
+                  f"kernel/graph group(s), {n_folds}-fold {self.method}", flush=True)
+        jobs = (
+            delayed(_evaluate_group)(self, X, y_arr, folds, n_folds, labeled, classification,
+                                     g, candidates)
+            for g in group_list
+        )
+        results = {}
+        done = 0
+        for g, recs in zip(group_list, Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)):
+            for idx, rec in recs:
+                results[idx] = rec
+            done += len(recs)
+            if self.verbose:
+                best = min(r["error"] for _, r in recs)
+                print(f"[ApproxGridSearchCV] {done}/{len(candidates)} "
+                      f"{dict(g.kernel_params)} best error in group {best:.4g} "
+                      f"({time.perf_counter() - t_start:.2f} s)", flush=True)
+        self.search_time_ = time.perf_counter() - t_start
+        self._store_results(candidates, results, n_folds, classification)
+        self.folds_ = folds
+        self.n_splits_ = n_folds
+        self.cost_per_candidate_ = self.search_time_ / len(candidates)
+        if self.refit:
+            t0 = time.perf_counter()
+            self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(
+                X, y
+            )
+            self.refit_time_ = time.perf_counter() - t0
+        return self
+
+    def _sign(self, classification):
+        if self.scoring == "neg_error":
+            return -1.0, 0.0
+        if self.scoring is None:
+            return (-1.0, 1.0) if classification else (-1.0, 0.0)
+        if self.scoring == "accuracy":
+            if not classification:
+                raise ValueError("scoring='accuracy' needs a classifier.")
+            return -1.0, 1.0
+        return -1.0, 0.0
+
+    def _store_results(self, candidates, results, n_folds, classification):
+        sign, offset = self._sign(classification)
+        errors = np.array([results[i]["error"] for i in range(len(candidates))])
+        fold_errors = np.array([results[i]["fold_errors"] for i in range(len(candidates))])
+        scores = offset + sign * errors
+        split = offset + sign * fold_errors
+        out = {"params": candidates}
+        for name in sorted({k for c in candidates for k in c}):
+            col = np.ma.MaskedArray(np.empty(len(candidates), dtype=object), mask=True)
+            for i, c in enumerate(candidates):
+                if name in c:
+                    col[i] = c[name]
+            out[f"param_{name}"] = col
+        for i in range(n_folds):
+            out[f"split{i}_test_score"] = split[:, i]
+        out["mean_test_score"] = scores
+        out["std_test_score"] = split.std(axis=1)
+        order = np.argsort(errors, kind="stable")
+        rank = np.empty(len(candidates), dtype=np.int32)
+        # equal errors share the best rank (scikit-learn's "min" ranking)
+        rank[order] = np.arange(1, len(candidates) + 1)
+        for i in range(len(candidates)):
+            rank[i] = 1 + int(np.sum(errors < errors[i]))
+        out["rank_test_score"] = rank
+        out["mean_cv_error"] = errors
+        out["cost_seconds"] = np.array([results[i]["time"] for i in range(len(candidates))])
+        self.cv_results_ = out
+        self.best_index_ = int(order[0])
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(scores[self.best_index_])
+        self.best_cv_error_ = float(errors[self.best_index_])
+
+    # ---- delegation to the refitted best estimator ----------------------------------------
+    def _check_refit(self):
+        check_is_fitted(self, "best_index_")
+        if not self.refit:
+            raise AttributeError("refit=False: no best_estimator_ to predict with.")
+
+    def predict(self, X):
+        """Predict with ``best_estimator_``."""
+        self._check_refit()
+        return self.best_estimator_.predict(X)
+
+    def decision_function(self, X):
+        """Decision values of ``best_estimator_``."""
+        self._check_refit()
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y):
+        """``best_estimator_.score(X, y)``."""
+        self._check_refit()
+        return self.best_estimator_.score(X, y)
+
+    @property
+    def classes_(self):
+        self._check_refit()
+        return self.best_estimator_.classes_
