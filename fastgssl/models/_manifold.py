@@ -1,0 +1,844 @@
+"""Manifold-regularized kernel machines: KRR / LSSVM, SVM, LapRLS and LapSVM.
+
+Implements the learners of seed paper 000 ("Efficient Cross-Validation for Semi-Supervised
+Learning": LapRLS and LapSVM, Belkin, Niyogi & Sindhwani 2006) and of seed paper 001 ("Fast
+Cross-Validation": KRR / LSSVM and SVM with a Huber-smoothed hinge), in the papers' scaling
+(DESIGN 3.1)::
+
+    f = argmin_{f in H_K}  (1/l) sum_{j in L} ell(y_j, f(x_j)) + gamma_a ||f||_K^2 + s f^T Q f,
+    s = gamma_i / n^2,  n = l + u,
+
+with Q the graph regularizer over all n training points. KRR and SVM are the supervised case
+(``gamma_i = 0``, every point labeled, ``gamma_a = lam``) of the same machinery: one base class
+and one pair of solvers (:mod:`fastgssl.models._kernel_solvers`), no twins.
+
+Two backends: ``"dense"`` (``f = K alpha`` over the n training points, exact, O(n^2) memory) and
+``"nystrom"`` (``f = V w`` in c Nystrom features, O(n c) memory, never an n x n matrix).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils import ClassifierTags, RegressorTags
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from fastgssl._validation import (
+    check_n_neighbors,
+    check_positive,
+    check_semi_supervised_y,
+    check_X,
+)
+from fastgssl.models._kernel_solvers import fit_dense, fit_nystrom
+
+__all__ = ["KRR", "LapRLS", "LapSVM", "SVM"]
+
+_KERNELS = ("rbf", "precomputed")
+_BACKENDS = ("dense", "nystrom")
+_LANDMARKS = ("uniform", "kmeans++")
+_TASKS = ("classification", "regression")
+# rows of new points per kernel block in decision_function (block x n_train doubles)
+_PREDICT_BLOCK_ELEMENTS = 1 << 23
+
+
+class UnlabeledComponentWarning(UserWarning):
+    """Some connected components of the graph hold no labeled point."""
+
+
+def _check_int(value, name, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}.")
+    return int(value)
+
+
+def _check_choice(value, name, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}.")
+    return value
+
+
+def _check_X_shape(X):
+    """scikit-learn's wording for 1-D, featureless and complex inputs (before check_X)."""
+    if sp.issparse(X):
+        shape = X.shape
+    else:
+        X = np.asarray(X)
+        shape = X.shape
+        if X.dtype.kind == "c":
+            raise ValueError("Complex data not supported: X has a complex dtype.")
+    if len(shape) == 1:
+        raise ValueError(
+            f"Expected a 2-D array, got a 1-D array of shape {shape}: Reshape your data either "
+            f"using X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is a "
+            f"single sample."
+        )
+    if len(shape) == 2 and shape[1] == 0:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={tuple(shape)}) while a minimum of 1 is "
+            f"required."
+        )
+
+
+def _check_affinity(W, n):
+    """Validate a user-given affinity matrix W (n x n, symmetric, nonnegative) -> CSR."""
+    if sp.issparse(W):
+        W = sp.csr_matrix(W, dtype=np.float64)
+    else:
+        W = np.asarray(W, dtype=np.float64)
+        if W.ndim != 2:
+            raise ValueError(
+                f"graph must be a registered builder name or an (n, n) affinity matrix; got "
+                f"an array of shape {W.shape}."
+            )
+        W = sp.csr_matrix(W)
+    if W.shape != (n, n):
+        raise ValueError(
+            f"graph has shape {W.shape} but X has {n} samples; a precomputed affinity must be "
+            f"({n}, {n}) over all training points (labeled and unlabeled)."
+        )
+    W.sum_duplicates()
+    if not np.isfinite(W.data).all():
+        raise ValueError("graph contains NaN or infinite weights.")
+    if W.nnz and W.data.min() < 0:
+        raise ValueError(f"graph must be nonnegative; its smallest weight is {W.data.min():g}.")
+    asym = abs(W - W.T)
+    if asym.nnz and asym.max() > 1e-12 * max(1.0, abs(W).max()):
+        raise ValueError(
+            f"graph must be symmetric (largest |W - W^T| = {asym.max():g}); symmetrize it, "
+            f"e.g. W = W.maximum(W.T)."
+        )
+    return W
+
+
+class _PickledLoss:
+    """Stand-in for a Loss inside a pickle: rebuilt with ``get_loss(name, **params)``."""
+
+    def __init__(self, name, params):
+        self.name = name
+        self.params = dict(params)
+
+
+class _KernelMachine(BaseEstimator):
+    """Shared implementation of KRR, SVM, LapRLS and LapSVM (see the module docstring)."""
+
+    _semi_supervised = False
+
+    # ---- hooks the four estimators define ------------------------------------------------
+    def _regularization(self):
+        """Return validated (gamma_a, gamma_i)."""
+        raise NotImplementedError
+
+    def _task(self, y):
+        """Return "classification" or "regression" for targets y."""
+        raise NotImplementedError
+
+    def _loss_params(self):
+        params = dict(self.loss_params or {})
+        if self.loss == "huber_hinge" and hasattr(self, "h"):
+            params.setdefault("h", check_positive(self.h, "h"))
+        return params
+
+    # ---- validation ----------------------------------------------------------------------
+    def _check_common_params(self):
+        _check_choice(self.kernel, "kernel", _KERNELS)
+        _check_choice(self.backend, "backend", _BACKENDS)
+        if self.kernel == "rbf":
+            check_positive(self.sigma, "sigma")
+        if hasattr(self, "h"):
+            check_positive(self.h, "h")
+        if self.backend == "nystrom":
+            _check_int(self.n_components, "n_components", 1)
+            _check_choice(self.landmarks, "landmarks", _LANDMARKS)
+        check_positive(self.tol, "tol")
+        _check_int(self.max_iter, "max_iter", 1)
+
+    def _make_loss(self, task):
+        from fastgssl.losses import get_loss
+
+        loss = get_loss(self.loss, **self._loss_params())
+        if task == "regression" and loss.spec.y_domain == "binary":
+            raise ValueError(
+                f"loss={loss.name!r} is a classification loss (targets -1 / +1) but the task "
+                f"is regression; use loss='square' or a real-domain loss."
+            )
+        return loss
+
+    def _check_train_X(self, X):
+        _check_X_shape(X)
+        X = check_X(X, "X", accept_sparse=True)
+        if self.kernel == "precomputed":
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(
+                    f"with kernel='precomputed', X must be the square (n, n) Gram matrix of "
+                    f"the training points; got shape {X.shape}."
+                )
+            if sp.issparse(X):
+                X = X.toarray()
+        return X
+
+    def _check_new_X(self, X):
+        _check_X_shape(X)
+        X = check_X(X, "X", accept_sparse=True)
+        expected = self.n_features_in_
+        if X.shape[1] != expected:
+            if self.kernel == "precomputed":
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{expected} features as input: with kernel='precomputed', X must be the "
+                    f"kernel between the new points and the {expected} training points."
+                )
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{expected} features as input."
+            )
+        return X
+
+    # ---- targets -------------------------------------------------------------------------
+    def _targets(self, y, n, task):
+        """Return (y_enc, labeled, classes)."""
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
+            )
+        if np.iscomplexobj(y):
+            raise ValueError("Complex data not supported: y has a complex dtype.")
+        if self._semi_supervised:
+            y_chk, labeled, classes = check_semi_supervised_y(y, n, task=task)
+            if task == "classification":
+                check_classification_targets(y_chk[labeled])
+        else:
+            y_chk = column_or_1d(y, warn=True)
+            if len(y_chk) != n:
+                raise ValueError(
+                    f"y has {len(y_chk)} entries but X has {n} rows; they must describe the "
+                    f"same samples."
+                )
+            labeled = np.ones(n, dtype=bool)
+            if task == "classification":
+                check_classification_targets(y_chk)
+                classes = np.unique(y_chk)
+                if classes.size < 2:
+                    raise ValueError(
+                        f"y has only 1 class ({classes.tolist()}); a classifier needs at "
+                        f"least 2 classes."
+                    )
+            else:
+                try:
+                    y_chk = y_chk.astype(np.float64)
+                except (TypeError, ValueError):
+                    raise ValueError("y must be numeric for regression.") from None
+                if not np.isfinite(y_chk).all():
+                    raise ValueError(
+                        "y contains NaN or infinite values; the supervised "
+                        f"{type(self).__name__} needs every target (use LapRLS for NaN = "
+                        "unlabeled)."
+                    )
+                classes = None
+        if task == "regression":
+            y_enc = np.where(labeled, np.asarray(y_chk, dtype=np.float64), 0.0)
+            return y_enc, labeled, None
+        if classes.size == 2:
+            y_enc = np.zeros(n)
+            y_enc[labeled] = np.where(y_chk[labeled] == classes[1], 1.0, -1.0)
+        else:  # one-vs-rest: one +-1 column per class
+            y_enc = np.zeros((n, classes.size))
+            y_enc[labeled] = np.where(y_chk[labeled, None] == classes[None, :], 1.0, -1.0)
+        return y_enc, labeled, classes
+
+    # ---- graph ---------------------------------------------------------------------------
+    def _build_graph(self, X, n):
+        graph = self.graph
+        if isinstance(graph, str):
+            if self.kernel == "precomputed":
+                raise ValueError(
+                    "kernel='precomputed' gives no coordinates to build a graph from; pass "
+                    "graph=W (a precomputed (n, n) sparse affinity) or set gamma_i=0."
+                )
+            from fastgssl import registry
+
+            params = {}
+            if graph == "knn":
+                params["n_neighbors"] = check_n_neighbors(self.n_neighbors, n)
+                params["weight"] = self.graph_weight
+                if self.sigma_w is not None:
+                    params["sigma_w"] = check_positive(self.sigma_w, "sigma_w")
+            params.update(self.graph_params or {})
+            W = registry.get("fastgssl.graphs", graph, **params)(X)
+            return _check_affinity(W, n)
+        return _check_affinity(graph, n)
+
+    def _build_regularizer(self, W):
+        from fastgssl import registry
+
+        power = _check_int(self.power, "power", 1)
+        Q = registry.get("fastgssl.regularizers", self.regularizer, power=power)(W)
+        return sp.csr_matrix(Q) if sp.issparse(Q) else Q
+
+    @staticmethod
+    def _warn_unlabeled_components(W, labeled):
+        from scipy.sparse.csgraph import connected_components
+
+        n_comp, comp = connected_components(W, directed=False)
+        if n_comp < 2:
+            return
+        has_label = np.zeros(n_comp, dtype=bool)
+        has_label[comp[labeled]] = True
+        if has_label.all():
+            return
+        n_points = int(np.count_nonzero(~has_label[comp]))
+        warnings.warn(
+            f"{int(np.count_nonzero(~has_label))} of the {n_comp} connected components of the "
+            f"graph ({n_points} points) contain no labeled point: there the decision is made "
+            f"by the ambient kernel term (gamma_a) alone. Increase n_neighbors or label points "
+            f"in those components.",
+            UnlabeledComponentWarning,
+            stacklevel=3,
+        )
+
+    # ---- fit / predict -------------------------------------------------------------------
+    def fit(self, X, y):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features), or (n, n)
+            Training points (labeled and unlabeled), or the Gram matrix for
+            ``kernel="precomputed"``.
+        y : array-like of shape (n_samples,)
+            Targets; semi-supervised estimators mark unlabeled points with ``-1``
+            (classification) or ``NaN`` (regression).
+
+        Returns
+        -------
+        self
+        """
+        self._check_common_params()
+        gamma_a, gamma_i = self._regularization()
+        X = self._check_train_X(X)
+        n = X.shape[0]
+        task = self._task(y)
+        y_enc, labeled, classes = self._targets(y, n, task)
+        loss = self._make_loss(task)
+
+        W = Q = None
+        if gamma_i > 0:
+            W = self._build_graph(X, n)
+            Q = self._build_regularizer(W)
+            self._warn_unlabeled_components(W, labeled)
+
+        K = fac = None
+        options = {"tol": self.tol, "max_iter": self.max_iter, "return_info": True}
+        if self.backend == "dense":
+            if self.kernel == "precomputed":
+                K = X
+            else:
+                from fastgssl.kernels import rbf_kernel
+
+                K = rbf_kernel(X, sigma=self.sigma)
+            coef, info = fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, **options)
+            decision = K @ coef
+        else:
+            from fastgssl.kernels import nystrom
+
+            fac = nystrom(X, self.n_components, sigma=self.sigma if self.kernel == "rbf" else 1.0,
+                          landmarks=self.landmarks, random_state=self.random_state,
+                          kernel=self.kernel)
+            coef, info = fit_nystrom(fac.features_, y_enc, labeled, Q, loss, gamma_a, gamma_i,
+                                     **options)
+            decision = fac.features_ @ coef
+
+        self.X_fit_ = X
+        self.n_features_in_ = X.shape[1]
+        self.labeled_mask_ = labeled
+        self.y_train_ = y_enc
+        if task == "classification":
+            self.classes_ = classes
+        self.task_ = task
+        self.loss_ = loss
+        self.kernel_train_ = K
+        self.nystrom_ = fac
+        self.graph_ = W
+        self.laplacian_ = Q
+        self.gamma_a_ = gamma_a
+        self.gamma_i_ = gamma_i
+        if self.backend == "dense":
+            self.dual_coef_ = coef
+        else:
+            self.coef_ = coef
+        self.decision_train_ = decision
+        self.n_iter_ = max((i["n_iter"] for i in info), default=1)
+        return self
+
+    def decision_function(self, X):
+        """Decision values ``f(x)`` of new points by the kernel expansion.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_new, n_features)
+            New points; with ``kernel="precomputed"`` the kernel between the new points and
+            the training points, shape (n_new, n_train).
+
+        Returns
+        -------
+        f : ndarray of shape (n_new,) or (n_new, n_classes)
+            Binary: positive values predict ``classes_[1]``. Multi-class: one column per
+            class (one-vs-rest). Regression: the predictions.
+        """
+        check_is_fitted(self, "decision_train_")
+        X = self._check_new_X(X)
+        if self.nystrom_ is not None:
+            return self.nystrom_.transform(X) @ self.coef_
+        alpha = self.dual_coef_
+        if self.kernel == "precomputed":
+            out = X @ alpha
+            return np.asarray(out)
+        from fastgssl.kernels import rbf_kernel
+
+        m, n_train = X.shape[0], self.X_fit_.shape[0]
+        out = np.empty((m,) + alpha.shape[1:])
+        block = max(1, _PREDICT_BLOCK_ELEMENTS // max(n_train, 1))
+        for start in range(0, m, block):
+            stop = min(m, start + block)
+            out[start:stop] = rbf_kernel(X[start:stop], self.X_fit_, self.sigma) @ alpha
+        return out
+
+    def predict(self, X):
+        """Predicted class labels (classification) or values (regression) of new points."""
+        f = self.decision_function(X)
+        if getattr(self, "task_", None) != "classification":
+            return f
+        if f.ndim == 1:
+            return self.classes_[(f > 0).astype(np.intp)]
+        return self.classes_[np.argmax(f, axis=1)]
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy (classification) or R^2 (regression) on the labeled entries of ``y``.
+
+        Semi-supervised estimators skip entries marked unlabeled (``-1`` / ``NaN``).
+        """
+        from sklearn.metrics import accuracy_score, r2_score
+
+        check_is_fitted(self, "decision_train_")
+        y = np.asarray(y)
+        keep = np.ones(len(y), dtype=bool)
+        if self._semi_supervised:
+            if self.task_ == "regression":
+                keep = ~np.isnan(y.astype(np.float64))
+            else:
+                keep = np.array([str(v) != "-1" for v in y], dtype=bool) if y.dtype.kind \
+                    not in "fiu" else y != -1
+        pred = self.predict(X)
+        sw = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        if self.task_ == "classification":
+            return float(accuracy_score(y[keep], pred[keep], sample_weight=sw))
+        return float(r2_score(y[keep], pred[keep], sample_weight=sw))
+
+    def __getstate__(self):
+        # Loss objects hold Numba dispatchers; pickle them by registry name and parameters.
+        from fastgssl.losses import Loss
+
+        state = super().__getstate__()
+        for key in ("loss", "loss_"):
+            value = state.get(key)
+            if isinstance(value, Loss):
+                state = dict(state)
+                state[key] = _PickledLoss(value.name, value.params)
+        return state
+
+    def __setstate__(self, state):
+        for key in ("loss", "loss_"):
+            value = state.get(key)
+            if isinstance(value, _PickledLoss):
+                from fastgssl.losses import get_loss
+
+                state[key] = get_loss(value.name, **value.params)
+        super().__setstate__(state)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel != "precomputed"
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.target_tags.required = True
+        task = self._declared_task()
+        if task == "classification":
+            tags.estimator_type = "classifier"
+            tags.classifier_tags = ClassifierTags()
+            tags.regressor_tags = None
+        elif task == "regression":
+            tags.estimator_type = "regressor"
+            tags.regressor_tags = RegressorTags()
+            tags.classifier_tags = None
+        return tags
+
+    def _declared_task(self):
+        return None
+
+
+_FITTED_STATE_DOC = """
+    Fitted-state contract (read by :mod:`fastgssl.cv`)
+    --------------------------------------------------
+    X_fit_ : ndarray or sparse matrix
+        Training points, or the Gram matrix when ``kernel="precomputed"``.
+    n_features_in_ : int
+    labeled_mask_ : ndarray of bool, shape (n,)
+    y_train_ : ndarray of shape (n,) or (n, n_classes)
+        Encoded targets: +-1 (binary; +1 is ``classes_[1]``), one +-1 column per class
+        (multi-class one-vs-rest) or real values (regression); 0 at unlabeled points.
+    classes_ : ndarray (classification only)
+    task_ : {"classification", "regression"}
+    loss_ : fastgssl.losses.Loss
+    kernel_train_ : ndarray of shape (n, n) or None
+        Kernel matrix of the training points (dense backend), None for nystrom.
+    nystrom_ : fastgssl.kernels.NystromFactor or None
+        The factor ``V`` (``nystrom_.features_``) for the nystrom backend, else None.
+    graph_ : scipy.sparse.csr_matrix or None
+        Affinity W over all training points (None when ``gamma_i == 0``).
+    laplacian_ : scipy.sparse matrix or None
+        The regularizer Q = regularizer(W) (None when ``gamma_i == 0``).
+    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
+        Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
+    coef_ : ndarray of shape (r,) or (r, n_classes)
+        Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
+    decision_train_ : ndarray, shape of ``y_train_``
+        f at the n training points.
+    gamma_a_, gamma_i_ : float
+        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
+    n_iter_ : int
+        Newton iterations (largest over output columns; 1 for a closed form: one solve).
+"""
+
+_COMMON_PARAMS_DOC = """
+    kernel : {"rbf", "precomputed"}, default="rbf"
+        ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"precomputed"``: X is the Gram matrix
+        in ``fit`` and the kernel between new and training points in ``predict`` (as
+        scikit-learn's SVC).
+    backend : {"dense", "nystrom"}, default="dense"
+        ``"dense"``: exact, ``f = K alpha`` over the training points (O(n^2) memory, O(n^3)
+        time). ``"nystrom"``: ``f = V w`` in ``n_components`` Nystrom features (O(n c) memory,
+        O(n c^2) time), never an n x n matrix.
+    n_components : int, default=300
+        Number of Nystrom landmarks (nystrom backend).
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+        Landmark sampling of the nystrom backend.
+    loss_params : dict, optional
+        Extra parameters of the loss.
+    tol : float, default=1e-10
+        Newton stops when the largest coefficient change is below ``tol`` times the largest
+        coefficient (closed forms ignore it).
+    max_iter : int, default=100
+        Newton iterations per output column; a ConvergenceWarning gives the numbers otherwise.
+    random_state : int, RandomState or None
+        Seeds the Nystrom landmarks.
+"""
+
+
+class KRR(_KernelMachine):
+    __doc__ = """Kernel ridge regression (square loss); LSSVM is the same model.
+
+    Minimizes the papers' mean form (seed paper 001)::
+
+        (1/n) sum_i (y_i - f(x_i))^2 + lam ||f||_K^2,
+
+    so that ``alpha = (K + n lam I)^{-1} y`` (one Cholesky factorization). The least-squares
+    SVM (LSSVM, Suykens) without bias is exactly this model fitted to +-1 targets: use
+    ``task="classification"``.
+
+    Parameters
+    ----------
+    lam : float > 0, default=1e-3
+        Regularization. scikit-learn's ``KernelRidge(alpha=n * lam, kernel="rbf",
+        gamma=1 / (2 * sigma))`` fits the same function (its objective is the sum form
+        ``sum_i (y_i - f_i)^2 + alpha ||f||^2``).
+    sigma : float > 0, default=1.0
+        RBF bandwidth, papers' convention (not squared).
+    loss : str or Loss, default="square"
+        Any registered loss; non-square losses are fitted by Newton's method.
+    task : {"regression", "classification"}, default="regression"
+        ``"classification"`` encodes two labels of any values as +-1 (LSSVM) and more labels
+        one-vs-rest, sharing one factorization.
+    """ + _COMMON_PARAMS_DOC + """
+    Attributes
+    ----------
+    See the fitted-state contract below.
+    """ + _FITTED_STATE_DOC + """
+    Notes
+    -----
+    The supervised case of :class:`LapRLS`: ``gamma_a = lam``, ``gamma_i = 0``, every point
+    labeled. No intercept (as in the papers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgssl.models import KRR
+    >>> X = np.linspace(0, 3, 30)[:, None]
+    >>> model = KRR(lam=1e-4, sigma=0.5).fit(X, np.sin(X).ravel())
+    >>> bool(abs(model.predict([[1.5]])[0] - np.sin(1.5)) < 1e-2)
+    True
+    """
+
+    def __init__(self, lam=1e-3, sigma=1.0, *, kernel="rbf", loss="square", loss_params=None,
+                 task="regression", backend="dense", n_components=300, landmarks="uniform",
+                 tol=1e-10, max_iter=100, random_state=None):
+        self.lam = lam
+        self.sigma = sigma
+        self.kernel = kernel
+        self.loss = loss
+        self.loss_params = loss_params
+        self.task = task
+        self.backend = backend
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _regularization(self):
+        return check_positive(self.lam, "lam"), 0.0
+
+    def _task(self, y):
+        return _check_choice(self.task, "task", _TASKS)
+
+    def _declared_task(self):
+        return self.task if self.task in _TASKS else None
+
+
+class SVM(_KernelMachine):
+    __doc__ = """Support vector machine with the Huber-smoothed hinge loss (seed paper 001).
+
+    Minimizes ``(1/n) sum_i ell_h(y_i f(x_i)) + lam ||f||_K^2`` with the Huber hinge ``ell_h``
+    (DESIGN 3.1; it tends to the hinge as ``h -> 0``) by Newton's method with a line search.
+    Two labels of any values are encoded +-1; more labels one-vs-rest.
+
+    Parameters
+    ----------
+    lam : float > 0, default=1e-3
+        Regularization. For the hinge (``h -> 0``) this is scikit-learn's
+        ``SVC(C=1 / (2 n lam), kernel="rbf", gamma=1 / (2 sigma))`` without the intercept:
+        dividing the objective by ``2 lam`` gives ``(1/2) ||f||^2 + C sum_i hinge``.
+    h : float > 0, default=0.05
+        Half-width of the quadratic zone of the Huber hinge.
+    sigma : float > 0, default=1.0
+        RBF bandwidth, papers' convention (not squared).
+    loss : str or Loss, default="huber_hinge"
+        Any registered loss (``h`` is passed to ``huber_hinge`` only).
+    """ + _COMMON_PARAMS_DOC + """
+    Attributes
+    ----------
+    See the fitted-state contract below.
+    """ + _FITTED_STATE_DOC + """
+    Notes
+    -----
+    The supervised case of :class:`LapSVM` (``gamma_a = lam``, ``gamma_i = 0``, all points
+    labeled). The dense Newton step only factorizes the block of the points with positive
+    curvature (the margin points ``|1 - y f| <= h``): O(n m + m^3) for m such points.
+    """
+
+    def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", loss="huber_hinge",
+                 loss_params=None, backend="dense", n_components=300, landmarks="uniform",
+                 tol=1e-10, max_iter=100, random_state=None):
+        self.lam = lam
+        self.h = h
+        self.sigma = sigma
+        self.kernel = kernel
+        self.loss = loss
+        self.loss_params = loss_params
+        self.backend = backend
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _regularization(self):
+        return check_positive(self.lam, "lam"), 0.0
+
+    def _task(self, y):
+        return "classification"
+
+    def _declared_task(self):
+        return "classification"
+
+
+_LAP_PARAMS_DOC = """
+    gamma_a : float > 0, default=1e-2
+        Weight of the RKHS norm (ambient regularization).
+    gamma_i : float >= 0, default=1e-2
+        Weight of the intrinsic (graph) term; the penalty is ``gamma_i / n^2 f^T Q f``.
+        ``gamma_i = 0`` skips the graph altogether.
+    sigma : float > 0, default=1.0
+        RBF bandwidth, papers' convention (not squared).
+    graph : str or sparse matrix, default="knn"
+        A registered builder of ``fastgssl.graphs`` (``"knn"`` takes ``n_neighbors``,
+        ``graph_weight`` and ``sigma_w``; other builders take ``graph_params``), or a
+        precomputed symmetric nonnegative affinity W (n, n) over all training points.
+    n_neighbors : int, default=10
+        k of the kNN graph.
+    sigma_w : float > 0 or None, default=None
+        Width of the Gaussian edge weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))`` (papers'
+        convention); None lets the builder choose its heuristic.
+    graph_weight : {"gaussian", "binary", "distance"}, default="gaussian"
+        Edge weights of the kNN graph: Gaussian as in seed paper 000, whose grid searches
+        ``sigma_w``.
+    graph_params : dict, optional
+        Extra keyword arguments of the graph builder.
+    regularizer : {"L", "L_norm"} or a registered name, default="L"
+        ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, via ``fastgssl.regularizers``.
+    power : int >= 1, default=1
+        Iterated regularizer ``Q^p``.
+"""
+
+
+class LapRLS(_KernelMachine):
+    __doc__ = """Laplacian regularized least squares (seed paper 000; Belkin et al. 2006).
+
+    Minimizes DESIGN 3.1 with the square loss::
+
+        (1/l) sum_{j in L} (y_j - f(x_j))^2 + gamma_a ||f||_K^2 + gamma_i / n^2 f^T Q f,
+
+    closed form (dense backend) ``alpha = (J K + gamma_a l I + gamma_i l / n^2 Q K)^{-1} J y``.
+    Unlabeled points: ``-1`` (classification) or ``NaN`` (regression). With every point
+    labeled the model is the supervised one plus the graph term; with ``gamma_i = 0`` it is
+    :class:`KRR` on the labeled points.
+
+    Parameters
+    ----------
+    """ + _LAP_PARAMS_DOC + """
+    loss : str or Loss, default="square"
+    task : {"auto", "classification", "regression"}, default="auto"
+        ``"auto"``: regression when y is floating point and contains NaN or non-integral
+        values, classification otherwise (integer-valued regression targets need
+        ``task="regression"``).
+    """ + _COMMON_PARAMS_DOC + """
+    Attributes
+    ----------
+    See the fitted-state contract below.
+    """ + _FITTED_STATE_DOC + """
+    Notes
+    -----
+    Graph components without a labeled point raise an ``UnlabeledComponentWarning``: the
+    intrinsic term is constant on them, so only the kernel term decides there. The dense
+    backend factorizes the n x n matrix (LU, O(n^3)); the nystrom backend solves a c x c
+    system after one product ``V^T Q V``.
+    """
+
+    _semi_supervised = True
+
+    def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, graph="knn", n_neighbors=10,
+                 sigma_w=None, graph_weight="gaussian", graph_params=None, regularizer="L",
+                 power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
+                 backend="dense", n_components=300, landmarks="uniform", tol=1e-10,
+                 max_iter=100, random_state=None):
+        self.sigma = sigma
+        self.gamma_a = gamma_a
+        self.gamma_i = gamma_i
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.sigma_w = sigma_w
+        self.graph_weight = graph_weight
+        self.graph_params = graph_params
+        self.regularizer = regularizer
+        self.power = power
+        self.loss = loss
+        self.loss_params = loss_params
+        self.task = task
+        self.kernel = kernel
+        self.backend = backend
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _regularization(self):
+        return (check_positive(self.gamma_a, "gamma_a"),
+                check_positive(self.gamma_i, "gamma_i", strict=False))
+
+    def _task(self, y):
+        task = _check_choice(self.task, "task", ("auto",) + _TASKS)
+        if task != "auto":
+            return task
+        y = np.asarray(y)
+        if y.dtype.kind == "f":
+            finite = y[~np.isnan(y)]
+            if finite.size < y.size or not np.array_equal(finite, np.round(finite)):
+                return "regression"
+        return "classification"
+
+    def _declared_task(self):
+        return self.task if self.task in _TASKS else None
+
+
+class LapSVM(_KernelMachine):
+    __doc__ = """Laplacian SVM with the Huber-smoothed hinge (seed paper 000).
+
+    Minimizes DESIGN 3.1 with the Huber hinge ``ell_h`` (half-width ``h``)::
+
+        (1/l) sum_{j in L} ell_h(y_j f(x_j)) + gamma_a ||f||_K^2 + gamma_i / n^2 f^T Q f
+
+    by Newton's method with a line search, in alpha (dense) or in the Nystrom weights w.
+    Unlabeled points are marked ``-1`` (so ``-1`` cannot be a class label); two labels of any
+    other values are encoded +-1, more labels one-vs-rest sharing the kernel, graph and
+    regularizer.
+
+    Parameters
+    ----------
+    """ + _LAP_PARAMS_DOC + """
+    h : float > 0, default=0.01
+        Half-width of the Huber zone (seed paper 000 uses 0.01).
+    loss : str or Loss, default="huber_hinge"
+    """ + _COMMON_PARAMS_DOC + """
+    Attributes
+    ----------
+    See the fitted-state contract below.
+    """ + _FITTED_STATE_DOC + """
+    Notes
+    -----
+    Dense Newton step: ``(2 gamma_a I + (D + 2 s Q) K) d = -r`` (LU, O(n^3) per step).
+    Nystrom Newton step: ``H_w d = -grad`` with
+    ``H_w = (1/l) V_L^T diag(ell'') V_L + 2 gamma_a I + 2 s V^T Q V`` (c x c Cholesky); at
+    n = 100,000, c = 300 a fit takes seconds once the graph is built.
+    With every point labeled and ``gamma_i = 0`` the model is :class:`SVM`.
+    """
+
+    _semi_supervised = True
+
+    def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, h=0.01, graph="knn",
+                 n_neighbors=10, sigma_w=None, graph_weight="gaussian", graph_params=None,
+                 regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
+                 backend="dense", n_components=300, landmarks="uniform", tol=1e-10,
+                 max_iter=100, random_state=None):
+        self.sigma = sigma
+        self.gamma_a = gamma_a
+        self.gamma_i = gamma_i
+        self.h = h
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.sigma_w = sigma_w
+        self.graph_weight = graph_weight
+        self.graph_params = graph_params
+        self.regularizer = regularizer
+        self.power = power
+        self.loss = loss
+        self.loss_params = loss_params
+        self.kernel = kernel
+        self.backend = backend
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    _regularization = LapRLS._regularization
+
+    def _task(self, y):
+        return "classification"
+
+    def _declared_task(self):
+        return "classification"
