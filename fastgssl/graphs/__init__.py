@@ -1,0 +1,42 @@
+"""Graphs on data points: exact kNN and epsilon graphs, approximate kNN, user graphs.
+
+- :func:`knn_search`     exact k nearest neighbours (BLAS filter + certified exact refinement,
+  kd-tree candidates in low dimension); ``knn_search(X_query, k, X_ref)`` for new points
+- :func:`knn_graph`      symmetric kNN graph, weights binary / gaussian / distance
+- :func:`epsilon_graph`  symmetric epsilon-neighbourhood graph
+- :func:`check_adjacency`  validation of a user-supplied W
+- :func:`knn_recall`     recall of approximate neighbour lists against exact search
+- registry factories (group ``fastgssl.graphs``): :class:`KNNGraph` (``"knn"``),
+  :class:`EpsilonGraph` (``"epsilon"``), :class:`PrecomputedGraph` (``"precomputed"``),
+  :class:`NNDescentGraph` (``"nndescent"``, needs the optional ``pynndescent``)
+
+Every builder returns a symmetric, nonnegative float64 CSR matrix with an empty diagonal.
+Names are imported on first access, so importing this package compiles no Numba kernel.
+"""
+
+import importlib
+
+_LOCATIONS = {
+    "EpsilonGraph": "fastgssl.graphs._builders",
+    "KNNGraph": "fastgssl.graphs._builders",
+    "NNDescentGraph": "fastgssl.graphs._nndescent",
+    "PrecomputedGraph": "fastgssl.graphs._builders",
+    "check_adjacency": "fastgssl.graphs._builders",
+    "epsilon_graph": "fastgssl.graphs._builders",
+    "knn_graph": "fastgssl.graphs._builders",
+    "knn_recall": "fastgssl.graphs._nndescent",
+    "knn_search": "fastgssl.graphs._knn",
+}
+
+__all__ = sorted(_LOCATIONS)
+
+
+def __getattr__(name):
+    module = _LOCATIONS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fastgssl.graphs' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,161 @@
+"""Approximate kNN graphs by nearest-neighbour descent (pynndescent), with measured recall.
+
+Implements the approximate builder of issue 3 on top of pynndescent (Dong, Moses & Li,
+"Efficient k-nearest neighbor graph construction for generic similarity measures", WWW
+2011; McInnes' implementation), an optional dependency: ``pip install fastgssl[ann]``.
+Its recall against the exact search of :func:`fastgssl.graphs.knn_search` is measured on a
+random sample of points and stored on the builder (``recall_``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._builders import _GraphBuilder
+from ._weights import check_weight, default_sigma_w, edge_weights, symmetrize
+
+
+def knn_recall(X, indices, *, sample_size=1000, random_state=None):
+    """Recall@k of approximate neighbour lists against exact search on a sample.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    indices : ndarray of shape (n_samples, k)
+        Approximate neighbours of every point (self excluded).
+    sample_size : int, default=1000
+        Number of query points checked exactly (all points if larger than n).
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    recall : float
+        Mean over sampled points of ``|approx(i) & exact(i)| / k``.  Exact ties at the
+        k-th distance count as hits (any tied point is a correct k-th neighbour).
+    """
+    from fastgssl._validation import check_random_state, check_X
+
+    from ._knn import knn_search
+
+    X = check_X(X, "X")
+    indices = np.asarray(indices)
+    n, k = indices.shape
+    rng = check_random_state(random_state)
+    m = min(int(sample_size), n)
+    sample = np.sort(rng.choice(n, m, replace=False))
+    exact_idx, exact_sq = knn_search(X[sample], k + 1, X)
+    hits = 0
+    for row, i in enumerate(sample):
+        exact = [j for j in exact_idx[row] if j != i][:k]
+        kth = exact_sq[row][[t for t, j in enumerate(exact_idx[row]) if j != i][k - 1]]
+        approx = [j for j in indices[i] if j >= 0 and j != i]
+        if not approx:
+            continue
+        x = X[i]
+        diff = X[approx] - x
+        if sp.issparse(diff):
+            sq = np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
+        else:
+            sq = np.einsum("ij,ij->i", diff, diff)
+        exact_set = set(exact)
+        hits += sum(1 for j, s in zip(approx, sq) if j in exact_set or s <= kth)
+    return hits / (m * k)
+
+
+class NNDescentGraph(_GraphBuilder):
+    """Registry factory ``"nndescent"``: approximate kNN graph by NN-descent.
+
+    Parameters
+    ----------
+    n_neighbors : int, default=10
+        ``k`` neighbours per point (self excluded).
+    weight, sigma_w, symmetrize
+        As in :func:`fastgssl.graphs.knn_graph`.
+    search_neighbors : int or None, default=None
+        Size of the NN-descent lists (larger: higher recall, slower); ``None`` uses
+        ``max(2 k, 30)``, for which recall is typically above 0.95.
+    recall_sample : int, default=1000
+        Points on which recall against exact search is measured (0 disables it).
+    random_state : int or None, default=None
+    n_jobs : int or None, default=None
+
+    Attributes
+    ----------
+    recall_ : float
+        Recall@k of the last graph built (set by ``__call__``; NaN when disabled).
+    """
+
+    _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "search_neighbors",
+                    "recall_sample", "random_state", "n_jobs")
+
+    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize="max",
+                 search_neighbors=None, recall_sample=1000, random_state=None, n_jobs=None):
+        self.n_neighbors = n_neighbors
+        self.weight = weight
+        self.sigma_w = sigma_w
+        self.symmetrize = symmetrize
+        self.search_neighbors = search_neighbors
+        self.recall_sample = recall_sample
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __call__(self, X):
+        try:
+            import pynndescent
+        except ImportError as exc:
+            raise ImportError(
+                "NNDescentGraph needs the optional dependency pynndescent: "
+                "pip install 'fastgssl[ann]' (or pip install pynndescent), or use the exact "
+                "builder 'knn'."
+            ) from exc
+        from fastgssl._validation import check_n_neighbors, check_X
+
+        X = check_X(X, "X")
+        n = X.shape[0]
+        k = check_n_neighbors(self.n_neighbors, n)
+        sigma_w = check_weight(self.weight, self.sigma_w)
+        m = self.search_neighbors if self.search_neighbors is not None else max(2 * k, 30)
+        m = min(max(int(m), k + 1), n)
+        index = pynndescent.NNDescent(
+            X, n_neighbors=m, metric="euclidean", random_state=self.random_state,
+            n_jobs=self.n_jobs,
+        )
+        idx, dist = index.neighbor_graph
+        idx = np.asarray(idx, dtype=np.int64)
+        # drop self (and missing entries, -1), keep the k closest of the rest
+        bad = (idx == np.arange(n)[:, None]) | (idx < 0)
+        order = np.argsort(np.where(bad, np.inf, dist), axis=1, kind="stable")[:, :k]
+        idx = np.take_along_axis(idx, order, axis=1)
+        missing = np.take_along_axis(bad, order, axis=1)
+        diff_sq = self._exact_sq(X, idx)
+        diff_sq[missing] = np.nan
+        if self.weight == "gaussian" and sigma_w is None:
+            sigma_w = default_sigma_w(diff_sq[~missing])
+        data = edge_weights(np.where(missing, 0.0, diff_sq).ravel(), self.weight, sigma_w)
+        data[missing.ravel()] = 0.0
+        A = sp.csr_matrix((data, np.where(missing, 0, idx).ravel(),
+                           np.arange(0, n * k + 1, k)), shape=(n, n))
+        A.eliminate_zeros()
+        if self.recall_sample:
+            self.recall_ = knn_recall(X, np.where(missing, -1, idx),
+                                      sample_size=self.recall_sample,
+                                      random_state=self.random_state)
+        else:
+            self.recall_ = float("nan")
+        return symmetrize(A, self.symmetrize)
+
+    @staticmethod
+    def _exact_sq(X, idx):
+        n, k = idx.shape
+        rows = np.repeat(np.arange(n), k)
+        cols = np.where(idx < 0, 0, idx).ravel()
+        out = np.empty(n * k)
+        step = 1 << 16
+        for s in range(0, n * k, step):
+            diff = X[rows[s:s + step]] - X[cols[s:s + step]]
+            if sp.issparse(diff):
+                out[s:s + step] = np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
+            else:
+                out[s:s + step] = np.einsum("ij,ij->i", diff, diff)
+        return out.reshape(n, k)
