@@ -206,12 +206,16 @@ def _landmark_factor(fitted, K, n_components, random_state):
 
 
 def bif_of_fitted(fitted, folds, n_folds, method="bif", n_components=None, random_state=0,
-                  V=None):
+                  V=None, info=None):
     """BIF matrix of a fitted estimator: (n, t) for one output, (n, t, k) for k outputs.
 
     ``method="bif"``: dense H of DESIGN 3.2 (nystrom backend: exact w-space BIF);
     ``method="fbif"``: Nystrom + Woodbury (DESIGN 3.3), ``n_components`` sampled columns
-    (default: ``min(n, 300)``), or a given factor ``V``; nystrom backend: w-space BIF.
+    (default: ``min(n, 300)``), or a given factor ``V`` (an array, or a callable returning
+    it, called only when a factor is needed); nystrom backend: w-space BIF.
+    Without a graph, an output whose loss has at most c points of non-zero curvature (Huber
+    margin points) gets the exact rank-|M| Woodbury BIF instead (cheaper, no Nystrom error).
+    ``info`` (a dict) receives the form used.
     """
     _check_fitted(fitted)
     Y, F, G, Hc, labeled, one_d = _fitted_state(fitted)
@@ -239,13 +243,28 @@ def bif_of_fitted(fitted, folds, n_folds, method="bif", n_components=None, rando
             out.append(bif_dense(K, F[:, k], G[:, k], Hc[:, k], labeled, folds, n_folds,
                                  gamma_a, gamma_i, Q, Qs))
     elif method == "fbif":
-        if V is None:
-            c = min(n, 300) if n_components is None else n_components
-            V = _landmark_factor(fitted, K, c, random_state)
+        c = min(n, 300 if n_components is None else int(n_components))
         K_lab = K[:, labeled] if gamma_i > 0 and labeled.sum() < n else None
+        forms = []
         for k in range(Y.shape[1]):
+            n_active = int(np.count_nonzero(Hc[labeled, k]))
+            if gamma_i == 0 and n_active <= c:
+                # Few curved points (Huber margin): the exact rank-|M| Woodbury update is
+                # cheaper than rank c and has no Nystrom error.
+                out.append(fbif_dense(np.empty((n, 0)), F[:, k], G[:, k], Hc[:, k], labeled,
+                                      folds, n_folds, gamma_a, K_labeled=K[:, labeled]))
+                forms.append("exact-active-set")
+                continue
+            if V is None:
+                V = _landmark_factor(fitted, K, c, random_state)
+            elif callable(V):  # a shared factor built on first use (the search object)
+                V = V()
             out.append(fbif_dense(V, F[:, k], G[:, k], Hc[:, k], labeled, folds, n_folds,
                                   gamma_a, gamma_i, Q, Qs, K_labeled=K_lab))
+            forms.append("nystrom-woodbury")
+        if info is not None:
+            info["form"] = sorted(set(forms))
+            info["n_components"] = None if V is None or callable(V) else int(V.shape[1])
     else:
         raise ValueError(f"method must be 'bif' or 'fbif', got {method!r}.")
     return out[0] if one_d else np.stack(out, axis=2)
@@ -384,19 +403,16 @@ class FBIF(BIF):
                              V=V)
 
     def _predict(self, fitted, folds, n_folds, V=None):
-        B = self.bif_matrix(fitted, folds, n_folds, V=V)
-        f = np.asarray(fitted.decision_train_, dtype=np.float64)
-        labeled = np.asarray(fitted.labeled_mask_, dtype=bool)
-        pred = bif_predictions(f, B, labeled, folds, n_folds)
+        info = {}
         if getattr(fitted, "nystrom_", None) is not None:
             info = {"backend": "nystrom-wspace", "rank": fitted.nystrom_.features_.shape[1]}
         else:
-            n = len(f)
-            c = V.shape[1] if V is not None else min(
-                n, 300 if self.n_components is None else self.n_components
-            )
-            info = {"backend": "dense-woodbury", "n_components": int(c)}
-        return pred, info, {}
+            info = {"backend": "dense"}
+        B = bif_of_fitted(fitted, folds, n_folds, method="fbif", n_components=self.n_components,
+                          random_state=self.random_state, V=V, info=info)
+        f = np.asarray(fitted.decision_train_, dtype=np.float64)
+        labeled = np.asarray(fitted.labeled_mask_, dtype=bool)
+        return bif_predictions(f, B, labeled, folds, n_folds), info, {}
 
 
 class ExactQuadraticCV(_OneFitMethod):

@@ -125,11 +125,20 @@ def bif_dense(K, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None,
     -----
     ``H = 2 gamma_A I + K (diag(h)/l + 2 s Q)`` (not symmetric) and
     ``r_i = -2 gamma_A f - (1/m_i) K[:, L_i] g[L_i] - 2 s_i K[:, S_i] Q_{S_i} f[S_i]``;
-    ``B = H^{-1} [r_1 .. r_t]`` with one LU factorization: O(n^3 + t n^2).
+    ``B = H^{-1} [r_1 .. r_t]`` with one LU factorization: O(n^3 + t n^2).  Without a graph
+    and with fewer than n/2 points of non-zero curvature (the Huber hinge's margin points M)
+    H is a rank-|M| update of ``2 gamma_A I`` and is solved exactly by the Woodbury identity
+    in O(n |M|^2 + |M|^3 + t n l).
     """
     n = len(f)
     l = int(labeled.sum())
-    A = np.diag(_hessian_weights(h, labeled, l))
+    hw = _hessian_weights(h, labeled, l)
+    if gamma_i == 0 and np.count_nonzero(hw) < n // 2:
+        # Supervised with few curved points (Huber margin points): H = 2 gamma_A I +
+        # K[:, M] diag(h_M)/l E_M^T is a rank-|M| update, solved exactly by Woodbury.
+        return fbif_dense(np.empty((n, 0)), f, g, h, labeled, folds, n_folds, gamma_a,
+                          K_labeled=K[:, labeled])
+    A = np.diag(hw)
     if gamma_i > 0:
         s = gamma_i / n**2
         A = A + 2.0 * s * _as_operator(Q).toarray()

@@ -66,6 +66,23 @@ def _square_fast_path_ok(est, method):
     )
 
 
+class _SharedFactor:
+    """Nystrom factor of one group's Gram matrix, sampled on first use and then shared."""
+
+    def __init__(self, K, n_components, random_state):
+        self.K, self.n_components, self.random_state = K, n_components, random_state
+        self._V = None
+
+    def __call__(self):
+        if self._V is None:
+            from fastgssl.kernels._nystrom import nystrom_from_gram
+
+            n = self.K.shape[0]
+            c = min(n, 300 if self.n_components is None else int(self.n_components))
+            self._V = nystrom_from_gram(self.K, c, random_state=self.random_state).features_
+        return self._V
+
+
 class _Group:
     """Candidates sharing a kernel width and a graph: evaluated in one worker."""
 
@@ -116,12 +133,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
 
     V = None
     if method == "fbif" and K is not None:
-        from fastgssl.kernels._nystrom import nystrom_from_gram
-
-        n = K.shape[0]
-        c = min(n, 300 if search.n_components is None else int(search.n_components))
-        V = nystrom_from_gram(K, c, random_state=options["random_state"]).features_
-        setup = time.perf_counter() - t0
+        V = _SharedFactor(K, search.n_components, options["random_state"])
     share = setup / len(group.indices)
     for idx in group.indices:
         t1 = time.perf_counter()
@@ -163,11 +175,8 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     UtY = evecs.T @ Y
     V = None
     if method == "fbif":
-        from fastgssl.kernels._nystrom import nystrom_from_gram
-
-        c = min(n, 300 if search.n_components is None else int(search.n_components))
         rs = search.random_state if search.random_state is not None else 0
-        V = nystrom_from_gram(K, c, random_state=rs).features_
+        V = _SharedFactor(K, search.n_components, rs)()
     share = (setup + time.perf_counter() - t0) / len(group.indices)
     lab_idx = np.flatnonzero(labeled)
     fold_of_labeled = folds[lab_idx]

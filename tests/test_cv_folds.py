@@ -1,0 +1,98 @@
+"""Fold assignment: stratification, semi-supervised splits, bad input."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fastgssl.cv import check_folds, make_folds
+from fastgssl.cv._folds import labeled_mask_from_y
+
+
+@given(
+    seed=st.integers(0, 10_000),
+    n_classes=st.integers(2, 4),
+    per_class=st.integers(5, 20),
+    n_unlabeled=st.integers(0, 40),
+    t=st.integers(2, 5),
+)
+def test_make_folds_is_stratified_and_balanced(seed, n_classes, per_class, n_unlabeled, t):
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.repeat(np.arange(n_classes), per_class), -np.ones(n_unlabeled, int)])
+    y = y[rng.permutation(len(y))]
+    folds = make_folds(y, t, random_state=seed)
+    labeled = y != -1
+    assert folds.shape == y.shape and set(np.unique(folds)) <= set(range(t))
+    for c in range(n_classes):
+        counts = np.bincount(folds[y == c], minlength=t)
+        assert counts.max() - counts.min() <= 1  # stratified
+    lab_counts = np.bincount(folds[labeled], minlength=t)
+    assert lab_counts.max() - lab_counts.min() <= 1
+    if n_unlabeled:
+        unl_counts = np.bincount(folds[~labeled], minlength=t)
+        assert unl_counts.max() - unl_counts.min() <= 1
+    # deterministic with a seed, different with another
+    assert np.array_equal(folds, make_folds(y, t, random_state=seed))
+    check_folds(folds, labeled, y)
+
+
+def test_make_folds_regression_and_nan_unlabeled():
+    y = np.arange(30, dtype=float)
+    y[::3] = np.nan
+    folds = make_folds(y, 4, classification=False, random_state=0)
+    labeled = ~np.isnan(y)
+    assert np.array_equal(labeled, labeled_mask_from_y(y))
+    assert np.bincount(folds[labeled], minlength=4).min() == 5
+    # a real target equal to -1 is a label in regression
+    assert labeled_mask_from_y(np.array([-1.0, 2.0]), classification=False).all()
+
+
+def test_string_labels_and_unequal_fold_sizes():
+    y = np.array(["a"] * 7 + ["b"] * 5 + ["-1"] * 3, dtype=object)
+    folds = make_folds(y, 3, random_state=1)
+    assert np.bincount(folds, minlength=3).sum() == 15
+    assert set(folds[y == "-1"]) <= {0, 1, 2}
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_folds": 1}, "n_folds .* >= 2"),
+        ({"n_folds": 2.5}, "integer"),
+        ({"n_folds": 6}, "smallest class count"),
+    ],
+)
+def test_make_folds_bad_n_folds(kwargs, match):
+    y = np.array([0] * 5 + [1] * 9)
+    with pytest.raises(ValueError, match=match):
+        make_folds(y, random_state=0, **kwargs)
+
+
+def test_fewer_labels_than_folds():
+    y = np.array([0, 1, 0, -1, -1, -1, -1, -1])
+    with pytest.raises(ValueError, match="only 3 labeled"):
+        make_folds(y, 4)
+
+
+def test_single_class_labels():
+    with pytest.raises(ValueError, match="single class"):
+        make_folds(np.array([1, 1, 1, -1]), 2)
+
+
+def test_check_folds_errors():
+    y = np.array([0, 0, 1, 1, -1, -1])
+    labeled = y != -1
+    with pytest.raises(ValueError, match="at least two folds"):
+        check_folds(np.zeros(6, int), labeled, y)
+    with pytest.raises(ValueError, match="no labeled point"):
+        check_folds(np.array([0, 0, 1, 1, 2, 2]), labeled, y)
+    with pytest.raises(ValueError, match="single class"):
+        check_folds(np.array([0, 1, 1, 1, 0, 1]), labeled, y)
+    with pytest.raises(ValueError, match="leaves the labeled classes"):
+        check_folds(np.array([0, 0, 1, 0, 0, 1]), labeled, np.array([0, 0, 1, 2, -1, -1]))
+    with pytest.raises(ValueError, match="one fold id per training point"):
+        check_folds(np.zeros(5, int), labeled, y)
+    with pytest.raises(ValueError, match="integer"):
+        check_folds(np.array([0.5, 1, 0, 1, 0, 1]), labeled, y)
+    folds, t = check_folds(np.array([7, 3, 3, 7, 7, 3]), labeled, y)
+    assert t == 2 and set(folds) == {0, 1}
