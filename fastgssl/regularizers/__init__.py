@@ -1,0 +1,28 @@
+"""Graph regularizers: Laplacians L = D - W, L_norm = I - D^{-1/2} W D^{-1/2}, powers.
+
+- :func:`laplacian`              ``Q = (L + ridge I)^p`` or with ``L_norm``; CSR for
+  ``p <= 2``, matrix-free :class:`LaplacianPower` above (or on request)
+- :func:`laplacian_null_space`   orthonormal null-space basis (one vector per component)
+- :func:`connected_components`   ``(n_components, labels)`` of a graph
+- registry factories (group ``fastgssl.regularizers``): :class:`LaplacianRegularizer`
+  (``"L"``) and :class:`NormalizedLaplacianRegularizer` (``"L_norm"``), callables
+  ``reg(W) -> Q`` with attributes ``kind``, ``power``, ``ridge``.
+"""
+
+from ._laplacian import (
+    LaplacianPower,
+    LaplacianRegularizer,
+    NormalizedLaplacianRegularizer,
+    connected_components,
+    laplacian,
+    laplacian_null_space,
+)
+
+__all__ = [
+    "LaplacianPower",
+    "LaplacianRegularizer",
+    "NormalizedLaplacianRegularizer",
+    "connected_components",
+    "laplacian",
+    "laplacian_null_space",
+]
