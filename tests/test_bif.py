@@ -108,12 +108,13 @@ def solve_contaminated(K, y, labeled, loss, gamma_a, gamma_i, Q, folds=None, i=N
     n = len(y)
     l = labeled.sum()
     c = np.where(labeled, (1 - eps) / l, 0.0)
-    Qeps = (1 - eps) * (gamma_i / n**2) * Q.toarray()
+    Qeps = np.zeros((n, n)) if Q is None else (1 - eps) * (gamma_i / n**2) * Q.toarray()
     if eps != 0.0:
         Li = labeled & (folds == i)
         c = c + np.where(Li, eps / Li.sum(), 0.0)
         Si = np.flatnonzero(folds == i)
-        Qeps[np.ix_(Si, Si)] += eps * (gamma_i / len(Si) ** 2) * Qi.toarray()
+        if Qi is not None:
+            Qeps[np.ix_(Si, Si)] += eps * (gamma_i / len(Si) ** 2) * Qi.toarray()
 
     def objective(alpha):
         f = K @ alpha
@@ -268,12 +269,13 @@ def solve_w(V, y, labeled, loss, gamma_a, gamma_i, Q, folds=None, i=None, Qi=Non
     n, c = V.shape
     l = labeled.sum()
     cw = np.where(labeled, (1 - eps) / l, 0.0)
-    Qeps = (1 - eps) * (gamma_i / n**2) * Q.toarray()
+    Qeps = np.zeros((n, n)) if Q is None else (1 - eps) * (gamma_i / n**2) * Q.toarray()
     if eps != 0.0:
         Li = labeled & (folds == i)
         cw = cw + np.where(Li, eps / Li.sum(), 0.0)
         Si = np.flatnonzero(folds == i)
-        Qeps[np.ix_(Si, Si)] += eps * (gamma_i / len(Si) ** 2) * Qi.toarray()
+        if Qi is not None:
+            Qeps[np.ix_(Si, Si)] += eps * (gamma_i / len(Si) ** 2) * Qi.toarray()
 
     def objective(w):
         f = V @ w
