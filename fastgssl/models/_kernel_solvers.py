@@ -26,9 +26,18 @@ graph the rows where ``ell'' = 0`` decouple and the step needs only a Cholesky f
 ``2 gamma_a I + S K_MM S`` (``S = D^{1/2}``, M = points with positive curvature: the margin
 points of the Huber hinge), by the identity
 ``(2 gamma_a I + D K)^{-1} b = (b - S (2 gamma_a I + S K S)^{-1} S K b) / (2 gamma_a)``.
-With a graph the full n x n system is factorized (LU) each step. The nystrom Newton step
-solves with the c x c Hessian ``H_w = (1/l) V_L^T diag(h) V_L + 2 gamma_a I + 2 s V^T Q V``:
-O(l c^2 + c^3) per step after one O(nnz(Q) c + n c^2) product ``V^T Q V``.
+With a graph, ``B = 2 gamma_a I + 2 s Q K`` is factorized once (LU) and each step is a
+rank-m update of it by Woodbury's identity, ``H = B + E_M S S K_M``::
+
+    H^{-1} b = x - B^{-1} E_M S (I + S G_MM S)^{-1} S K_M x,   x = B^{-1} b,
+
+where ``G = K B^{-1} = (2 gamma_a K^{-1} + 2 s Q)^{-1}`` is symmetric positive semi-definite
+(so the m x m system is solved by Cholesky); ``B^{-1} E_L`` and ``G_LL`` are computed once, so
+a step costs O(n^2 + m^3) after an O(n^3 + n^2 l) setup shared by all output columns.
+
+The nystrom Newton step solves with the c x c Hessian
+``H_w = (1/l) V_L^T diag(h) V_L + 2 gamma_a I + 2 s V^T Q V``: O(l c^2 + c^3) per step after
+one O(nnz(Q) c + n c^2) product ``V^T Q V``.
 
 The line search minimizes the convex ``phi(t)`` along the Newton direction exactly (a
 safeguarded one-dimensional Newton iteration on ``phi'``, bracketed in (0, 1]; the quadratic
@@ -157,7 +166,19 @@ class _DenseProblem:
         self.Q = Q
         self.gamma_a = gamma_a
         self.s = s
-        self.QK = None if Q is None else np.asarray(Q @ K)
+        if Q is not None:
+            # B = 2 gamma_a I + 2 s Q K is the same for every step and every output column:
+            # factorize it once; each step is then a rank-m update (Woodbury), m = points
+            # with positive curvature.
+            B = np.asarray(Q @ K)
+            B *= 2 * s
+            B.flat[:: B.shape[0] + 1] += 2 * gamma_a
+            self.lu = sla.lu_factor(B, overwrite_a=True, check_finite=False)
+            E_L = np.zeros((K.shape[0], self.l))
+            E_L[self.L, np.arange(self.l)] = 1.0
+            self.Binv_L = sla.lu_solve(self.lu, E_L, check_finite=False)
+            G = self.K_L @ self.Binv_L  # (K B^{-1})[L, L]: symmetric PSD in exact arithmetic
+            self.G_LL = 0.5 * (G + G.T)
 
     def labeled_predictions(self, alpha):
         return self.K_L @ alpha
@@ -185,10 +206,15 @@ class _DenseProblem:
         Qf = self.Q @ f
         r += 2 * s * Qf
         r[L] += g / l
-        H = 2 * s * self.QK
-        H[L] += (h / l)[:, None] * self.K_L
-        H.flat[:: H.shape[0] + 1] += 2 * ga
-        d = sla.solve(H, -r, overwrite_a=True, check_finite=False)
+        d = sla.lu_solve(self.lu, -r, check_finite=False)
+        M = h > 0
+        if M.any():
+            S = np.sqrt(h[M] / l)
+            C = S[:, None] * self.G_LL[np.ix_(M, M)] * S[None, :]
+            C.flat[:: C.shape[0] + 1] += 1.0
+            z = sla.cho_solve(sla.cho_factor(C, lower=True, check_finite=False),
+                              S * (self.K_L[M] @ d), check_finite=False)
+            d -= self.Binv_L[:, M] @ (S * z)
         u = K @ d
         Qu = self.Q @ u
         a = (alpha @ f, f @ d, d @ u)

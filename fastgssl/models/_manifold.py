@@ -207,9 +207,12 @@ class _KernelMachine(BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        if np.iscomplexobj(y):
-            raise ValueError("Complex data not supported: y has a complex dtype.")
+        if not sp.issparse(y):
+            y = np.asarray(y)
+            if y.dtype.kind == "c":
+                raise ValueError("Complex data not supported: y has a complex dtype.")
         if self._semi_supervised:
+            y = column_or_1d(y, warn=True)
             y_chk, labeled, classes = check_semi_supervised_y(y, n, task=task)
             if task == "classification":
                 check_classification_targets(y_chk[labeled])
