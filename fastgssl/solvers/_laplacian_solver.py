@@ -1,0 +1,373 @@
+"""Solves with graph-Laplacian regularizers: ``Q X = B`` for many right-hand sides.
+
+Implements the linear-algebra kernel of the data-dependent kernel (seed 002, DESIGN 3.5:
+``Q z_i = e_{s_i}`` for hundreds of subsample points, ``Q = R^p`` by p chained solves) and
+of the harmonic / label-propagation solutions (DESIGN 3.7), for ``Q`` = ``L``, ``L_norm``,
+``L + ridge I``, ... (symmetric positive semi-definite, sparse).
+
+Methods
+-------
+``"cg"``
+    Block Jacobi-preconditioned CG (:mod:`fastgssl.solvers._block_pcg`): all columns in
+    lock-step, one sparse-times-block product per iteration.
+``"amg"``
+    The same block CG preconditioned by one V-cycle of aggregation multigrid configured
+    for graph Laplacians (:mod:`fastgssl.solvers._multigrid`).
+``"direct"``
+    Sparse LU (SuperLU) of ``Q``, grounded (one vertex per singular component removed)
+    when ``Q`` is singular.  Fill-in makes it impractical beyond a few thousand vertices
+    on kNN graphs of high-dimensional data.
+``"auto"`` (the measured rule, see ``bench/bench_solvers.py``)
+    ``"direct"`` when ``n <= 2000``; otherwise ``"cg"`` first, because on kNN graphs of
+    high-dimensional data Jacobi-PCG needs few iterations (~60 at n = 64,000) and each
+    costs one product, whereas an AMG-PCG iteration costs about as much as ~6 of them.
+    If the first ``solve`` needs more than ``switch_iterations`` (default 150) Jacobi
+    iterations (poorly conditioned graphs, e.g. low-dimensional data or long chains), the
+    multigrid hierarchy is built and the unconverged columns continue with AMG-PCG from
+    their current iterates; later solves use ``"amg"`` directly.
+
+Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
+component: the right-hand sides are projected onto the range of ``Q`` (the orthogonal
+complement of the null space ``N``) and the solutions are made orthogonal to ``N``.
+``N`` is detected automatically for ``Q = L`` (constants per component); pass it
+(``fastgssl.regularizers.laplacian_null_space``) for ``L_norm``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["LaplacianSolver", "SolveInfo"]
+
+DIRECT_MAX_N = 2000
+SWITCH_ITERATIONS = 150
+METHODS = ("auto", "amg", "cg", "direct")
+
+
+@dataclass
+class SolveInfo:
+    """Per-column outcome of :meth:`LaplacianSolver.solve` (scipy / pyamg conventions).
+
+    Attributes
+    ----------
+    status : ndarray of int (or int for a 1-D right-hand side)
+        0 when column j converged, else the number of iterations spent (> 0).
+    iterations : ndarray of int
+        Iterations per column (summed over the ``power`` chained solves; 0 for "direct").
+    relative_residuals : ndarray of float
+        ``||B_j - Q X_j|| / ||B_j||`` of the returned solution, recomputed (for the chained
+        solves of ``Q = R^p``: the residual of the last solve).
+    method : str
+        Method that produced the solution ("cg", "amg", "cg+amg" or "direct").
+    time : float
+        Wall time of the solve in seconds.
+
+    ``bool(info)`` is True when some column did not converge, like scipy's nonzero info.
+    """
+
+    status: object
+    iterations: np.ndarray
+    relative_residuals: np.ndarray
+    method: str
+    time: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def __bool__(self):
+        return bool(np.any(np.asarray(self.status) != 0))
+
+    def __int__(self):
+        return int(np.max(self.status))
+
+
+def _as_csr(Q):
+    if sp.issparse(Q):
+        Q = sp.csr_matrix(Q, dtype=np.float64)
+    else:
+        Q = sp.csr_matrix(np.asarray(Q, dtype=np.float64))
+    Q.sum_duplicates()
+    Q.sort_indices()
+    return Q
+
+
+class LaplacianSolver:
+    """Set up once, then solve ``Q^p X = B`` for one or many right-hand sides.
+
+    Parameters
+    ----------
+    Q : sparse matrix (n, n) or fastgssl.regularizers.LaplacianPower
+        Symmetric positive semi-definite: ``L``, ``L_norm``, ``L + ridge I``...  A
+        :class:`~fastgssl.regularizers.LaplacianPower` ``R^p`` is solved as ``p`` chained
+        solves with ``R``.
+    method : {"auto", "amg", "cg", "direct"}, default="auto"
+        See the module docstring for the rule behind "auto".
+    rtol : float, default=1e-8
+        Relative residual ``||b - R x|| <= rtol ||b||`` per column and per chained solve.
+    maxiter : int or None, default=None
+        Iteration cap per chained solve (None: ``max(1000, n // 10)`` for "cg", 500 for
+        "amg").
+    power : int, default=1
+        Solve with ``Q^power`` by ``power`` chained solves (multiplies the power of a
+        :class:`LaplacianPower` input).
+    null_space : "auto", None or ndarray of shape (n, m), default="auto"
+        Null space of a singular ``Q``: "auto" detects per-component constants (exact for
+        ``L``); None declares ``Q`` nonsingular; an array gives it explicitly (orthonormal
+        columns, e.g. :func:`fastgssl.regularizers.laplacian_null_space` for ``L_norm``).
+    switch_iterations : int, default=150
+        "auto" only: Jacobi iterations after which the multigrid hierarchy is built.
+    amg_options : dict or None
+        Passed to :class:`fastgssl.solvers._multigrid.BlockMultigrid` (``smooth``,
+        ``strength_theta``, ``max_coarse``, ``sweeps``).
+
+    Attributes
+    ----------
+    method_ : str
+        Method in use ("cg", "amg" or "direct"; "auto" may switch "cg" to "amg").
+    n_ : int
+    null_space_ : ndarray of shape (n, m) or None
+    setup_time_ : float
+    multigrid_ : BlockMultigrid or None
+        The hierarchy (``operator_complexity``, ``sizes``) when built.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from fastgssl.solvers import LaplacianSolver
+    >>> W = sp.diags([np.ones(4), np.ones(4)], [-1, 1], shape=(5, 5))  # a path
+    >>> L = sp.diags(np.asarray(W.sum(1)).ravel()) - W
+    >>> solver = LaplacianSolver(L, method="cg")
+    >>> b = np.array([1.0, 0.0, 0.0, 0.0, -1.0])
+    >>> x, info = solver.solve(b)
+    >>> bool(info), round(float(x.sum()), 12)
+    (False, 0.0)
+    """
+
+    def __init__(self, Q, method="auto", rtol=1e-8, maxiter=None, power=1, *,
+                 null_space="auto", switch_iterations=SWITCH_ITERATIONS, amg_options=None):
+        from fastgssl._validation import check_positive
+        from fastgssl.regularizers._laplacian import LaplacianPower, component_basis
+
+        t0 = time.perf_counter()
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}.")
+        if isinstance(power, bool) or not isinstance(power, (int, np.integer)) or power < 1:
+            raise ValueError(f"power must be an integer >= 1, got {power!r}.")
+        self.rtol = check_positive(rtol, "rtol")
+        if maxiter is not None and (not isinstance(maxiter, (int, np.integer)) or maxiter < 1):
+            raise ValueError(f"maxiter must be a positive integer or None, got {maxiter!r}.")
+        self.maxiter = maxiter
+        self.method = method
+        self.switch_iterations = int(switch_iterations)
+        self.amg_options = dict(amg_options or {})
+        if isinstance(Q, LaplacianPower):
+            power = power * Q.power
+            Q = Q.base
+        self.power = int(power)
+        Q = _as_csr(Q)
+        n = Q.shape[0]
+        if Q.ndim != 2 or Q.shape[0] != Q.shape[1] or n == 0:
+            raise ValueError(f"Q must be a nonempty square matrix, got shape {Q.shape}.")
+        if not np.isfinite(Q.data).all():
+            raise ValueError("Q contains NaN or infinite entries.")
+        diag = Q.diagonal()
+        if (diag < 0).any():
+            raise ValueError(
+                f"Q has {int((diag < 0).sum())} negative diagonal entries; it must be "
+                f"positive semi-definite (a Laplacian, possibly shifted)."
+            )
+        asym = abs(Q - Q.T)
+        if asym.nnz and asym.max() > 1e-10 * abs(Q).max():
+            raise ValueError(f"Q is not symmetric (max |Q - Q^T| = {asym.max():.3g}).")
+        self.Q_ = Q
+        self.n_ = n
+        # null space
+        if isinstance(null_space, str):
+            if null_space != "auto":
+                raise ValueError(f"null_space must be 'auto', None or an array, got "
+                                 f"{null_space!r}.")
+            from scipy.sparse.csgraph import connected_components
+
+            n_comp, labels = connected_components(Q, directed=False)
+            N = component_basis(labels, n_comp, np.ones(n))
+            scale = max(abs(Q).max(), 1e-300)
+            QN = Q @ N
+            null = np.linalg.norm(QN, axis=0) <= 1e3 * np.finfo(float).eps * scale * np.sqrt(n)
+            self.null_space_ = np.ascontiguousarray(N[:, null]) if null.any() else None
+        elif null_space is None:
+            self.null_space_ = None
+        else:
+            N = np.asarray(null_space, dtype=np.float64)
+            if N.ndim == 1:
+                N = N[:, None]
+            if N.shape[0] != n:
+                raise ValueError(f"null_space has {N.shape[0]} rows; Q has {n}.")
+            Nq, _ = np.linalg.qr(N)
+            self.null_space_ = np.ascontiguousarray(Nq)
+        self.multigrid_ = None
+        self.lu_ = None
+        if method == "auto":
+            self.method_ = "direct" if n <= DIRECT_MAX_N else "cg"
+        else:
+            self.method_ = method
+        d = diag.copy()
+        self._dinv = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
+        if self.method_ == "direct":
+            self._setup_direct()
+        elif self.method_ == "amg":
+            self._setup_amg()
+        self.setup_time_ = time.perf_counter() - t0
+
+    # ------------------------------------------------------------------ setup
+    def _setup_direct(self):
+        from scipy.sparse.linalg import splu
+
+        keep = np.ones(self.n_, dtype=bool)
+        if self.null_space_ is not None:
+            # ground one vertex per null vector: the largest entry of each basis vector
+            for c in range(self.null_space_.shape[1]):
+                keep[np.argmax(np.abs(self.null_space_[:, c]) * keep)] = False
+        self._keep = np.flatnonzero(keep)
+        Qr = self.Q_[self._keep][:, self._keep].tocsc()
+        if Qr.shape[0]:
+            self.lu_ = splu(Qr, permc_spec="COLAMD")
+
+    def _setup_amg(self):
+        from ._multigrid import BlockMultigrid
+
+        near_null = self.null_space_ if self.null_space_ is not None else np.ones((self.n_, 1))
+        self.multigrid_ = BlockMultigrid(self.Q_, near_null, **self.amg_options)
+
+    # ------------------------------------------------------------------ solve
+    def _project(self, B):
+        N = self.null_space_
+        if N is None:
+            return B
+        return np.ascontiguousarray(B - N @ (N.T @ B))
+
+    def _jacobi(self, R, Z):
+        from . import _kernels as K
+
+        return K.diag_scale_dot(self._dinv, R, Z)
+
+    def _amg_precond(self, R, Z):
+        from . import _kernels as K
+
+        Z[...] = self._project(self.multigrid_(R))
+        return K.column_dot(R, Z)
+
+    def _solve_once(self, B):
+        """One solve with ``Q``; B is (n, r) C-contiguous, already projected."""
+        from ._block_pcg import block_pcg
+
+        r = B.shape[1]
+        project = self._project if self.null_space_ is not None else None
+        if self.method_ == "direct":
+            X = np.zeros_like(B)
+            if self.lu_ is not None:
+                X[self._keep] = self.lu_.solve(np.asarray(B[self._keep], order="F"))
+            return X, np.zeros(r, dtype=np.int64), np.ones(r, dtype=bool), "direct"
+        if self.method_ == "amg":
+            maxiter = self.maxiter or 500
+            X, its, conv = block_pcg(self.Q_, B, self._amg_precond, rtol=self.rtol,
+                                     maxiter=maxiter, project=project)
+            return X, its, conv, "amg"
+        maxiter = self.maxiter or max(1000, self.n_ // 10)
+        auto = self.method == "auto"
+        first = min(maxiter, self.switch_iterations) if auto else maxiter
+        X, its, conv = block_pcg(self.Q_, B, self._jacobi, rtol=self.rtol, maxiter=first,
+                                 project=project)
+        if conv.all() or not auto:
+            return X, its, conv, "cg"
+        # "auto": too many Jacobi iterations -> build the hierarchy, continue with AMG-PCG
+        t0 = time.perf_counter()
+        self._setup_amg()
+        self.setup_time_ += time.perf_counter() - t0
+        self.method_ = "amg"
+        todo = np.flatnonzero(~conv)
+        Xt, its_t, conv_t = block_pcg(
+            self.Q_, np.ascontiguousarray(B[:, todo]), self._amg_precond,
+            X0=np.ascontiguousarray(X[:, todo]), rtol=self.rtol,
+            maxiter=self.maxiter or 500, project=project,
+        )
+        X[:, todo] = Xt
+        its[todo] += its_t
+        conv[todo] = conv_t
+        return X, its, conv, "cg+amg"
+
+    def solve(self, B):
+        """Solve ``Q^power X = B``.
+
+        Parameters
+        ----------
+        B : ndarray of shape (n,) or (n, r)
+
+        Returns
+        -------
+        X : ndarray, same shape as B
+            For singular ``Q``: the pseudo-inverse solution ``(Q^+)^power B`` (B projected
+            onto the range, X orthogonal to the null space).
+        info : SolveInfo
+            Per-column status (0 converged, else iterations spent), iterations and
+            relative residuals.
+
+        Warns
+        -----
+        sklearn.exceptions.ConvergenceWarning
+            When some column misses ``rtol`` (numbers given).
+        """
+        from sklearn.exceptions import ConvergenceWarning
+
+        t0 = time.perf_counter()
+        B = np.asarray(B, dtype=np.float64)
+        one_d = B.ndim == 1
+        if one_d:
+            B = B[:, None]
+        if B.ndim != 2 or B.shape[0] != self.n_:
+            raise ValueError(
+                f"B must have shape ({self.n_},) or ({self.n_}, r), got {B.shape}."
+            )
+        if not np.isfinite(B).all():
+            raise ValueError("B contains NaN or infinite values.")
+        r = B.shape[1]
+        X = self._project(np.ascontiguousarray(B))
+        iterations = np.zeros(r, dtype=np.int64)
+        converged = np.ones(r, dtype=bool)
+        methods = []
+        rhs = X
+        for _ in range(self.power):
+            rhs = X
+            X, its, conv, used = self._solve_once(np.ascontiguousarray(rhs))
+            X = self._project(X)
+            iterations += its
+            converged &= conv
+            methods.append(used)
+        res = rhs - self.Q_ @ X
+        rnorm = np.linalg.norm(res, axis=0)
+        bnorm = np.linalg.norm(rhs, axis=0)
+        rel = np.where(bnorm > 0, rnorm / np.where(bnorm > 0, bnorm, 1.0), rnorm)
+        if self.method_ == "direct":
+            converged = rel <= max(self.rtol, 1e3 * np.finfo(float).eps)
+        status = np.where(converged, 0, np.maximum(iterations, 1))
+        used = "+".join(dict.fromkeys(methods))
+        if not converged.all():
+            bad = np.flatnonzero(~converged)
+            warnings.warn(
+                f"LaplacianSolver ({used}): {bad.size} of {r} right-hand side(s) did not "
+                f"reach rtol={self.rtol:g}; worst relative residual {rel[bad].max():.3g} "
+                f"after {iterations[bad].max()} iterations. Increase maxiter, add a ridge, "
+                f"or use method='amg'.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        info = SolveInfo(
+            status=int(status[0]) if one_d else status,
+            iterations=iterations,
+            relative_residuals=rel,
+            method=used,
+            time=time.perf_counter() - t0,
+        )
+        return (X[:, 0] if one_d else X), info
