@@ -184,7 +184,9 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     records = []
     for idx in group.indices:
         t1 = time.perf_counter()
-        lam = float(candidates[idx].get("lam", search.estimator.get_params()["lam"]))
+        cand = clone(search.estimator).set_params(**candidates[idx])
+        cand._check_common_params()  # the same validation as fit (lam > 0, sigma > 0, ...)
+        lam = cand._regularization()[0]
         mu = l * lam
         if method == "exact-quadratic":
             pred, _ = exact_quadratic_eigh(evals, evecs, Y, folds, n_folds, mu)

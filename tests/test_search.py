@@ -1,0 +1,106 @@
+"""ApproxGridSearchCV against brute force (one cv_score per grid point)."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid
+
+from fastgssl.cv import ApproxGridSearchCV, cv_score, make_folds
+from fastgssl.models import KRR, SVM, LapRLS
+
+
+def brute_force(est, grid, X, y, folds, method, **opts):
+    errors = []
+    params = list(ParameterGrid(grid))
+    for p in params:
+        errors.append(cv_score(clone(est).set_params(**p), X, y, folds, method=method, **opts))
+    return params, np.array(errors)
+
+
+def regression_data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("method", ["exact-quadratic", "bif", "fbif", "exact"])
+def test_krr_search_equals_brute_force(method):
+    X, y = regression_data()
+    grid = {"sigma": [0.5, 2.0], "lam": [1e-4, 1e-2, 1.0]}
+    folds = make_folds(y, 5, classification=False, random_state=0)
+    opts = {"n_components": 25, "random_state": 0} if method == "fbif" else {}
+    params, errors = brute_force(KRR(), grid, X, y, folds, method, **opts)
+    search = ApproxGridSearchCV(KRR(), grid, cv=folds, method=method,
+                                n_components=opts.get("n_components"), random_state=0).fit(X, y)
+    assert search.cv_results_["params"] == params
+    assert np.allclose(search.cv_results_["mean_cv_error"], errors, rtol=1e-7, atol=1e-12)
+    assert search.best_params_ == params[int(np.argmin(errors))]
+    assert search.best_score_ == pytest.approx(-errors.min())
+    assert search.best_estimator_.get_params()["lam"] == search.best_params_["lam"]
+
+
+@pytest.mark.parametrize("method", ["fbif", "exact"])
+def test_svm_search_equals_brute_force_and_parallel(method):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, "pos", "neg")
+    grid = {"sigma": [0.5, 4.0], "lam": [1e-3, 1e-1]}
+    folds = make_folds(y, 4, random_state=0)
+    _, errors = brute_force(SVM(), grid, X, y, folds, method)
+    search = ApproxGridSearchCV(SVM(), grid, cv=folds, method=method).fit(X, y)
+    assert np.allclose(search.cv_results_["mean_cv_error"], errors)
+    par = ApproxGridSearchCV(SVM(), grid, cv=folds, method=method, n_jobs=2).fit(X, y)
+    assert np.allclose(par.cv_results_["mean_cv_error"], errors)
+    assert par.best_params_ == search.best_params_
+    # accuracy convention: higher is better
+    assert search.best_score_ == pytest.approx(1 - errors.min())
+    assert set(search.predict(X)) <= {"pos", "neg"}
+    assert search.classes_.tolist() == ["neg", "pos"]
+
+
+def test_semi_supervised_search_shares_the_graph_and_equals_brute_force():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(50, 2))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    y[rng.permutation(50)[:30]] = -1
+    grid = {"gamma_a": [1e-3, 1e-1], "gamma_i": [0.1, 10.0], "n_neighbors": [4, 8]}
+    est = LapRLS(sigma=1.0, task="classification")
+    folds = make_folds(y, 4, random_state=0)
+    for method in ("bif", "fbif"):
+        opts = {"n_components": 20, "random_state": 0} if method == "fbif" else {}
+        _, errors = brute_force(est, grid, X, y, folds, method, **opts)
+        search = ApproxGridSearchCV(est, grid, cv=folds, method=method,
+                                    n_components=opts.get("n_components"),
+                                    random_state=0).fit(X, y)
+        assert np.allclose(search.cv_results_["mean_cv_error"], errors)
+
+
+def test_cv_results_layout_progress_and_refit_false(capsys):
+    X, y = regression_data(40)
+    grid = [{"sigma": [1.0], "lam": [1e-3, 1e-1]}, {"sigma": [3.0], "lam": [1e-2]}]
+    search = ApproxGridSearchCV(KRR(), grid, cv=4, method="exact-quadratic", verbose=1,
+                                refit=False, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "3 candidates" in out and "3/3" in out
+    r = search.cv_results_
+    for key in ("params", "param_sigma", "param_lam", "mean_test_score", "std_test_score",
+                "rank_test_score", "split0_test_score", "split3_test_score", "mean_cv_error",
+                "cost_seconds"):
+        assert key in r
+    assert r["rank_test_score"][search.best_index_] == 1
+    assert np.all(r["mean_test_score"] == -r["mean_cv_error"])  # neg MSE for regressors
+    assert search.n_splits_ == 4 and search.folds_.shape == (40,)
+    assert search.cost_per_candidate_ > 0
+    assert not hasattr(search, "best_estimator_")
+    with pytest.raises(AttributeError, match="refit=False"):
+        search.predict(X)
+
+
+def test_search_bad_input():
+    X, y = regression_data(30)
+    with pytest.raises(ValueError, match="scoring"):
+        ApproxGridSearchCV(KRR(), {"lam": [1.0]}, scoring="r2").fit(X, y)
+    with pytest.raises(ValueError, match=">= 2"):
+        ApproxGridSearchCV(KRR(), {"lam": [1.0]}, cv=1).fit(X, y)
+    with pytest.raises(ValueError, match="lam"):
+        ApproxGridSearchCV(KRR(), {"lam": [-1.0]}, cv=3, method="bif").fit(X, y)
