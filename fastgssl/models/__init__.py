@@ -12,6 +12,10 @@ Label propagation with function induction (seed 004):
 - :class:`LabelPropagation`        SS(lambda, K) criterion, harmonic function at lambda = inf
 - :class:`LocalGlobalConsistency`  Zhou et al. (2004), normalized form
 
+Graph trimming (seed 003):
+
+- :class:`ALGT`  adaptive Laplacian graph trimming around LapSVM / LapRLS
+
 Clustering with data-dependent kernels (seed 002):
 
 - :class:`KernelKMeans`
@@ -30,6 +34,7 @@ _LOCATIONS = {
     "LabelPropagationRegressor": "fastgssl.models._label_propagation",
     "LocalGlobalConsistency": "fastgssl.models._label_propagation",
     "KernelKMeans": "fastgssl.models._kernel_kmeans",
+    "ALGT": "fastgssl.models._algt",
 }
 
 __all__ = sorted(_LOCATIONS)
