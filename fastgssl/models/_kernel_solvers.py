@@ -52,6 +52,8 @@ import numpy as np
 import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
 
+from fastgssl.kernels._nystrom import small_blas
+
 __all__ = ["fit_dense", "fit_nystrom", "objective_dense", "objective_nystrom"]
 
 def _as_columns(y_enc):
@@ -162,7 +164,7 @@ class _DenseProblem:
         self.K = K
         self.L = np.flatnonzero(labeled)
         self.l = self.L.size
-        self.K_L = K[self.L]
+        self.K_L = K if self.l == K.shape[0] else K[self.L]
         self.Q = Q
         self.gamma_a = gamma_a
         self.s = s
@@ -196,8 +198,9 @@ class _DenseProblem:
                 S = np.sqrt(h[M] / l)
                 C = S[:, None] * K[np.ix_(LM, LM)] * S[None, :]
                 C.flat[:: C.shape[0] + 1] += 2 * ga
-                z = sla.cho_solve(sla.cho_factor(C, lower=True, check_finite=False),
-                                  S * (self.K_L[M] @ b), check_finite=False)
+                with small_blas(C.shape[0] ** 3 / 3):
+                    z = sla.cho_solve(sla.cho_factor(C, lower=True, check_finite=False),
+                                      S * (self.K_L[M] @ b), check_finite=False)
                 d[LM] -= S * z / (2 * ga)
             f = K @ alpha
             u = K @ d
@@ -212,8 +215,9 @@ class _DenseProblem:
             S = np.sqrt(h[M] / l)
             C = S[:, None] * self.G_LL[np.ix_(M, M)] * S[None, :]
             C.flat[:: C.shape[0] + 1] += 1.0
-            z = sla.cho_solve(sla.cho_factor(C, lower=True, check_finite=False),
-                              S * (self.K_L[M] @ d), check_finite=False)
+            with small_blas(C.shape[0] ** 3 / 3):
+                z = sla.cho_solve(sla.cho_factor(C, lower=True, check_finite=False),
+                                  S * (self.K_L[M] @ d), check_finite=False)
             d -= self.Binv_L[:, M] @ (S * z)
         u = K @ d
         Qu = self.Q @ u
@@ -283,9 +287,10 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
         if Q is None:
             A = K[np.ix_(L, L)] if l < n else K.copy()
             A.flat[:: l + 1] += gamma_a * l
-            alpha[L] = sla.cho_solve(sla.cho_factor(A, lower=True, overwrite_a=True,
-                                                    check_finite=False),
-                                     Y[L], check_finite=False)
+            with small_blas(l**3 / 3):
+                alpha[L] = sla.cho_solve(sla.cho_factor(A, lower=True, overwrite_a=True,
+                                                        check_finite=False),
+                                         Y[L], check_finite=False)
         else:
             A = np.asarray(Q @ K)
             A *= s * l
@@ -293,9 +298,11 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
             A.flat[:: n + 1] += gamma_a * l
             rhs = np.zeros_like(Y)
             rhs[L] = Y[L]
-            alpha = sla.solve(A, rhs, overwrite_a=True, check_finite=False)
+            with small_blas(2 * n**3 / 3):
+                alpha = sla.solve(A, rhs, overwrite_a=True, check_finite=False)
     else:
-        problem = _DenseProblem(K, labeled, Q, gamma_a, s)
+        with small_blas(n**3 if Q is not None else 0.0):
+            problem = _DenseProblem(K, labeled, Q, gamma_a, s)
         init = None if init is None else _as_columns(init)[0]
         alpha = np.empty_like(Y)
         for k in range(Y.shape[1]):
@@ -335,14 +342,16 @@ class _NystromProblem:
         grad = V_L.T @ g / l + 2 * ga * w
         M = h > 0
         VM = V_L[M]
-        H = (VM.T * (h[M] / l)) @ VM
-        H.flat[:: self.c + 1] += 2 * ga
-        if P is not None:
-            Pw = P @ w
-            grad += 2 * s * Pw
-            H += 2 * s * P
-        d = -sla.cho_solve(sla.cho_factor(H, lower=True, overwrite_a=True, check_finite=False),
-                           grad, check_finite=False)
+        c = self.c
+        with small_blas(VM.shape[0] * c**2 + c**3 / 3):
+            H = (VM.T * (h[M] / l)) @ VM
+            H.flat[:: c + 1] += 2 * ga
+            if P is not None:
+                Pw = P @ w
+                grad += 2 * s * Pw
+                H += 2 * s * P
+            d = -sla.cho_solve(sla.cho_factor(H, lower=True, overwrite_a=True,
+                                              check_finite=False), grad, check_finite=False)
         a = (w @ w, w @ d, d @ d)
         if P is None:
             q = (0.0, 0.0, 0.0)
@@ -402,8 +411,10 @@ def fit_nystrom(V, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_
         H.flat[:: c + 1] += 2 * gamma_a
         if P is not None:
             H += 2 * s * P
-        w = sla.cho_solve(sla.cho_factor(H, lower=True, overwrite_a=True, check_finite=False),
-                          (2.0 / l) * (V_L.T @ Y[labeled]), check_finite=False)
+        with small_blas(c**3 / 3):
+            w = sla.cho_solve(sla.cho_factor(H, lower=True, overwrite_a=True,
+                                             check_finite=False),
+                              (2.0 / l) * (V_L.T @ Y[labeled]), check_finite=False)
     else:
         problem = _NystromProblem(V, labeled, Q, gamma_a, s, P)
         init = None if init is None else _as_columns(init)[0]
