@@ -630,3 +630,17 @@ def test_kernel_weights_definitions():
                                np.exp(-d2 / 4) / np.exp(-d2 / 4).sum(1, keepdims=True))
     with pytest.raises(ValueError, match="sigma_w"):
         kernel_weights(d2, "gaussian", None)
+
+
+def test_induction_kernel_uses_the_bandwidth_the_graph_builder_chose():
+    from fastgssl.graphs import knn_search
+
+    rng = np.random.default_rng(18)
+    X, _ = two_blobs(60, rng, gap=3.0, d=5)
+    y = np.full(120, -1)
+    y[[0, 60]] = [0, 1]
+    model = LabelPropagation(n_neighbors=5, graph_weight="gaussian").fit(X, y)
+    _, sq = knn_search(X, 5)
+    np.testing.assert_allclose(model._sigma_induction, sq.mean(), rtol=1e-10)
+    fixed = LabelPropagation(n_neighbors=5, sigma_w=0.7).fit(X, y)
+    assert fixed._sigma_induction == 0.7

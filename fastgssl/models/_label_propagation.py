@@ -67,34 +67,16 @@ class DisconnectedGraphWarning(UserWarning):
 
 
 def _check_affinity(W, n, name):
-    """Return W as a symmetric nonnegative CSR matrix with an empty diagonal."""
-    if not sp.issparse(W):
-        W = np.asarray(W, dtype=np.float64)
-        if W.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D affinity matrix, got shape {W.shape}.")
-    W = sp.csr_matrix(W, dtype=np.float64)
+    """Return W as a symmetric nonnegative CSR matrix with an empty diagonal, n x n."""
+    from fastgssl.graphs import check_adjacency
+
+    W = check_adjacency(W, name)
     if W.shape != (n, n):
         raise ValueError(
             f"{name} has shape {W.shape} but X has {n} samples; the graph must be the "
             f"({n}, {n}) affinity matrix of the training points."
         )
-    W.sum_duplicates()
-    if not np.isfinite(W.data).all():
-        raise ValueError(f"{name} contains NaN or infinite weights.")
-    if W.nnz and W.data.min() < 0:
-        raise ValueError(f"{name} has negative weights (min {W.data.min():.3g}); use "
-                         f"nonnegative similarities.")
-    asym = abs(W - W.T)
-    scale = abs(W).max() if W.nnz else 0.0
-    if asym.nnz and asym.max() > 1e-10 * max(scale, 1.0):
-        raise ValueError(
-            f"{name} is not symmetric (max |W - W.T| = {asym.max():.3g}); symmetrize it, for "
-            f"example with W.maximum(W.T) or (W + W.T) / 2."
-        )
-    if W.diagonal().any():
-        W = W - sp.diags(W.diagonal())
-    W.eliminate_zeros()
-    return W.tocsr()
+    return W
 
 
 def _builder_kwargs(factory, params):
@@ -130,26 +112,17 @@ def _infer_gaussian_sigma(W, X, max_edges=2000):
     return float(np.median(d2 / (-2.0 * np.log(W.data[idx]))))
 
 
-def _components(W):
-    try:
-        from fastgssl.regularizers import connected_components
-    except ImportError:  # pragma: no cover - the regularizers package is a sibling module
-        return _cc(W, directed=False)
-    return connected_components(W)
-
-
 def _laplacian(W):
-    try:
-        from fastgssl.regularizers import laplacian
-    except ImportError:  # pragma: no cover
-        d = np.asarray(W.sum(axis=1)).ravel()
-        return (sp.diags(d) - W).tocsr()
+    from fastgssl.regularizers import laplacian
+
     return sp.csr_matrix(laplacian(W, kind="L"))
 
 
 def _reached_by_labels(W, labeled):
     """Mask of vertices whose connected component contains a labeled vertex."""
-    _, comp = _components(W)
+    from fastgssl.regularizers import connected_components
+
+    _, comp = connected_components(W)
     has_label = np.zeros(comp.max() + 1, dtype=bool)
     has_label[comp[labeled]] = True
     return has_label[comp]
@@ -163,7 +136,8 @@ def _reached_by_labels(W, labeled):
 def _linear_solve(Q, B, solver, rtol):
     from fastgssl.solvers import LaplacianSolver
 
-    X, info = LaplacianSolver(Q, method=solver, rtol=rtol).solve(B)
+    # every system here is nonsingular (unlabeled components were taken out)
+    X, info = LaplacianSolver(Q, method=solver, rtol=rtol, null_space=None).solve(B)
     X = np.asarray(X, dtype=np.float64).reshape(B.shape)
     return X, info
 
