@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from fastgssl.models import LabelPropagation, LabelPropagationRegressor, LocalGlobalConsistency
 from fastgssl.models._induction import induction_operator, kernel_weights, subset_smoothness
@@ -644,3 +645,23 @@ def test_induction_kernel_uses_the_bandwidth_the_graph_builder_chose():
     np.testing.assert_allclose(model._sigma_induction, sq.mean(), rtol=1e-10)
     fixed = LabelPropagation(n_neighbors=5, sigma_w=0.7).fit(X, y)
     assert fixed._sigma_induction == 0.7
+
+
+def _expected_failed_checks(estimator):
+    if isinstance(estimator, LabelPropagationRegressor):
+        return {}
+    return {
+        "check_classifiers_classes": "the check uses -1 as a class label; -1 marks unlabeled "
+        "points (scikit-learn's semi-supervised convention)",
+    }
+
+
+@parametrize_with_checks(
+    [LabelPropagation(n_neighbors=3), LocalGlobalConsistency(n_neighbors=3),
+     LabelPropagationRegressor(n_neighbors=3)],
+    expected_failed_checks=_expected_failed_checks,
+)
+def test_sklearn_check_estimator(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DisconnectedGraphWarning)
+        check(estimator)

@@ -31,7 +31,8 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components as _cc
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from fastgssl._validation import (
     check_n_neighbors,
@@ -77,6 +78,27 @@ def _check_affinity(W, n, name):
             f"({n}, {n}) affinity matrix of the training points."
         )
     return W
+
+
+def _check_input_shape(X, name="X"):
+    """scikit-learn's wording for complex, object, 1-D, featureless and 1-sample inputs."""
+    if not sp.issparse(X):
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: {name} has a complex dtype.")
+        if X.dtype.kind == "O":
+            X = X.astype(np.float64)  # a TypeError names the offending element
+    if X.ndim != 2:
+        raise ValueError(
+            f"Expected a 2-D array, got an array of shape {X.shape}: Reshape your data either "
+            f"using {name}.reshape(-1, 1) if it has a single feature or {name}.reshape(1, -1) "
+            f"if it is a single sample."
+        )
+    if X.shape[1] == 0:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+        )
+    return X
 
 
 def _builder_kwargs(factory, params):
@@ -325,6 +347,13 @@ class _GraphPropagation(BaseEstimator):
     def _policies(self):
         return POLICIES
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self._precomputed()
+        tags.target_tags.required = True
+        return tags
+
     def _precomputed(self):
         return isinstance(self.graph, str) and self.graph == "precomputed"
 
@@ -369,6 +398,11 @@ class _GraphPropagation(BaseEstimator):
     def _fit(self, X, y):
         self._check_common_params()
         precomputed = self._precomputed()
+        X = _check_input_shape(X)
+        if X.shape[0] < 2:
+            raise ValueError(
+                f"n_samples={X.shape[0]}: graph propagation needs at least 2 samples."
+            )
         if precomputed:
             if not sp.issparse(X):
                 X = np.asarray(X, dtype=np.float64)
@@ -376,8 +410,17 @@ class _GraphPropagation(BaseEstimator):
         else:
             X = check_X(X, "X", min_samples=2)
             n = X.shape[0]
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None; "
+                f"mark unlabeled points with {'-1' if self._task == 'classification' else 'NaN'}."
+            )
+        if not sp.issparse(y) and np.asarray(y).dtype.kind == "c":
+            raise ValueError("Complex data not supported: y has a complex dtype.")
+        y = column_or_1d(y, warn=True)
         if self._task == "classification":
             y, labeled, classes = check_semi_supervised_y(y, n, task="classification")
+            check_classification_targets(y[labeled])
             Y = np.zeros((n, classes.size))
             pos = np.searchsorted(classes, y[labeled])
             Y[np.flatnonzero(labeled), pos] = 1.0
@@ -568,11 +611,11 @@ class _GraphPropagation(BaseEstimator):
             return out, np.asarray((Kv @ sp.diags(inv_sd)).sum(axis=1)).ravel() > 0
         from fastgssl.graphs import knn_search
 
-        X = check_X(X, "X")
-        if X.shape[1] != self._X_fit.shape[1]:
+        X = check_X(_check_input_shape(X), "X")
+        if X.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {X.shape[1]} features but the model was fitted with "
-                f"{self._X_fit.shape[1]}."
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input."
             )
         k = min(self.n_neighbors, n_train)
         ind, d2 = knn_search(X, k, X_ref=self._X_fit)
