@@ -252,3 +252,13 @@ def test_registry_and_result_object():
     assert set(res.times) == {"fit", "cv"}
     assert res.score == pytest.approx(np.mean(np.where(res.predictions > 0, 1, -1)
                                               != res.targets))
+
+
+def test_supervised_minus_one_is_a_class():
+    X, y = data(30)
+    y = np.where(y == 1, 1, -1)  # LIBSVM coding: -1 is a label for supervised estimators
+    folds = make_folds(y, 3, labeled=np.ones(30, bool), random_state=0)
+    res = cv_result(SVM(lam=0.01), X, y, folds, method="bif")
+    assert len(res.labeled_index) == 30
+    res = cv_result(SVM(lam=0.01), X, y, 3, method="exact", random_state=0)
+    assert len(res.labeled_index) == 30

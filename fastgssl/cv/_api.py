@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from fastgssl.cv._folds import check_folds, labeled_mask_from_y, make_folds
+from fastgssl.cv._folds import check_folds, make_folds
 
 __all__ = ["bif_matrix", "cv_predictions", "cv_result", "cv_score"]
 
@@ -33,11 +33,11 @@ def _method(method, options):
 def _resolve_folds(estimator, X, y, folds, random_state):
     """An int ``folds`` means stratified folds made with ``random_state``."""
     if isinstance(folds, numbers.Integral) and not isinstance(folds, bool):
-        from fastgssl.cv._approximators import estimator_task
+        from fastgssl.cv._approximators import estimator_task, labeled_mask_for
 
         y_arr = np.asarray(y)
         classification = estimator_task(estimator, y_arr) == "classification"
-        labeled = labeled_mask_from_y(y_arr, classification=None if classification else False)
+        labeled = labeled_mask_for(estimator, y_arr, classification)
         return make_folds(y_arr, int(folds), labeled=labeled, classification=classification,
                           random_state=random_state)
     return folds

@@ -42,7 +42,8 @@ from fastgssl.cv._bif import (
 )
 from fastgssl.cv._folds import check_folds, labeled_mask_from_y
 
-__all__ = ["BIF", "FBIF", "CVResult", "ExactCV", "ExactQuadraticCV", "estimator_task"]
+__all__ = ["BIF", "FBIF", "CVResult", "ExactCV", "ExactQuadraticCV", "estimator_task",
+           "labeled_mask_for"]
 
 
 @dataclass
@@ -288,10 +289,18 @@ def estimator_task(estimator, y):
     return "regression" if is_regressor(estimator) else "classification"
 
 
+def labeled_mask_for(estimator, y, classification):
+    """Labeled points as the estimator sees them: every point for supervised estimators
+    (a class named -1 is a class), ``-1`` / ``NaN`` marks for semi-supervised ones."""
+    if not getattr(estimator, "_semi_supervised", True):
+        return np.ones(len(y), dtype=bool)
+    return labeled_mask_from_y(y, classification=None if classification else False)
+
+
 def _prepare(estimator, X, y, folds):
     y_arr = np.asarray(y)
     classification = estimator_task(estimator, y_arr) == "classification"
-    labeled = labeled_mask_from_y(y_arr, classification=None if classification else False)
+    labeled = labeled_mask_for(estimator, y_arr, classification)
     n = X.shape[0]
     if len(y_arr) != n:
         raise ValueError(f"X has {n} rows but y has {len(y_arr)} entries.")

@@ -233,18 +233,24 @@ def fbif_dense(V, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None
         lab_idx = np.flatnonzero(labeled)
         active = hw[lab_idx] != 0
         act_idx = lab_idx[active]
-        X1 = K_labeled[:, active] * hw[act_idx]  # K[:, L_h] diag(h)/l
         if s > 0:
+            X1 = K_labeled[:, active] * hw[act_idx]  # K[:, L_h] diag(h)/l
             QV = 2.0 * s * (Qop @ V)  # (2 s Q V), so 2 s V^T Q = QV^T (Q symmetric)
             X = np.hstack([X1, V])
             ZX = np.block([[X1[act_idx], V[act_idx]], [QV.T @ X1, QV.T @ V]])
             ZR = np.vstack([R[act_idx], QV.T @ R])
         else:
-            X = X1
-            ZX = X1[act_idx]
-            ZR = R[act_idx]
-        if X.shape[1] == 0:
-            return R / (2.0 * gamma_a)
+            if len(act_idx) == 0:
+                return R / (2.0 * gamma_a)
+            # symmetric form of the capacitance matrix: with S = diag(h_M / l)^(1/2),
+            # (2 gamma_A I + K_MM S^2)^{-1} = S^{-1} (2 gamma_A I + S K_MM S)^{-1} S (SPD)
+            sq = np.sqrt(hw[act_idx])
+            KM = K_labeled[:, active]
+            cap = sq[:, None] * KM[act_idx] * sq[None, :]
+            cap[np.diag_indices_from(cap)] += 2.0 * gamma_a
+            inner = _solve_checked(cap, sq[:, None] * R[act_idx], "Woodbury capacitance matrix",
+                                   assume_a="pos")
+            return (R - KM @ (sq[:, None] * inner)) / (2.0 * gamma_a)
         return woodbury_solve(2.0 * gamma_a, X, (ZX, ZR), R)
     # low-rank form: Z = V^T diag(hw) + 2 s V^T Q
     Zt = V * hw[:, None]
