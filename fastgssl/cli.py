@@ -91,6 +91,9 @@ def _load(name):
     if task == "regression":
         # center and scale the targets (the errors are reported in these units)
         y = (y - y.mean()) / (y.std() or 1.0)
+    else:
+        # class ids 0..K-1: LIBSVM's "-1" class would read as "unlabeled" for laprls / lapsvm
+        y = np.unique(y, return_inverse=True)[1]
     return X, y, task, f"{base} (LIBSVM)"
 
 
