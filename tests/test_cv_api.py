@@ -262,3 +262,26 @@ def test_supervised_minus_one_is_a_class():
     assert len(res.labeled_index) == 30
     res = cv_result(SVM(lam=0.01), X, y, 3, method="exact", random_state=0)
     assert len(res.labeled_index) == 30
+
+
+@needs_graph
+@pytest.mark.parametrize("method", ["exact", "bif", "fbif", "exact-quadratic"])
+def test_precomputed_kernel_and_graph_semi_supervised(method):
+    from fastgssl.models import LapRLS
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(36, 2))
+    y = X[:, 0] + 0.2 * rng.normal(size=36)
+    y[rng.permutation(36)[:20]] = np.nan
+    folds = make_folds(y, 3, classification=False, random_state=0)
+    est = LapRLS(sigma=1.5, gamma_a=0.01, gamma_i=1.0, n_neighbors=5, task="regression")
+    W = est.fit(X, y).graph_
+    K = rbf_kernel(X, sigma=1.5)
+    pre = LapRLS(kernel="precomputed", graph=W, gamma_a=0.01, gamma_i=1.0, task="regression")
+    opts = {"n_components": 36} if method == "fbif" else {}
+    if method == "exact":
+        opts["graph_mode"] = "induced"
+    a = cv_result(est, X, y, folds, method=method, **opts)
+    b = cv_result(pre, K, y, folds, method=method, **opts)
+    assert np.allclose(a.predictions, b.predictions, rtol=1e-8, atol=1e-10)
+    assert a.graph_mode == b.graph_mode

@@ -112,8 +112,7 @@ def validation_loss(pred, targets, classification):
     return err if err.ndim == 1 else err.sum(axis=1)
 
 
-def _result(method, fitted_like, pred, targets, lab_idx, folds, n_folds, classification,
-            classes, **kw):
+def _result(method, pred, targets, lab_idx, folds, n_folds, classification, classes, **kw):
     score = float(np.mean(validation_loss(pred, targets, classification)))
     return CVResult(
         method=method,
@@ -346,7 +345,7 @@ class _OneFitMethod(_Method):
         times = dict(times or {})
         times["cv"] = time.perf_counter() - t1
         graph_mode = extra.pop("graph_mode", "induced" if _uses_graph(fitted) else None)
-        return _result(self.name, fitted, pred, targets, lab_idx, folds, n_folds,
+        return _result(self.name, pred, targets, lab_idx, folds, n_folds,
                        classification, getattr(fitted, "classes_", None), times=times,
                        info=info, graph_mode=graph_mode, **extra)
 
@@ -494,7 +493,8 @@ class ExactCV(_Method):
     graph_mode : {"rebuild", "induced"}
         Semi-supervised estimators: build the graph again on the remaining points with the
         estimator's builder (default), or use the subgraph of the full-data graph induced on
-        them.  Ignored without a graph.
+        them.  Ignored without a graph; a precomputed affinity (``graph=W``) always uses its
+        induced subgraphs.
     n_jobs : int or None
         Folds fitted in parallel with joblib.
 
@@ -523,10 +523,15 @@ class ExactCV(_Method):
         if precomputed and sp.issparse(X):
             X = X.toarray()
         t0 = time.perf_counter()
-        has_graph = float(estimator.get_params().get("gamma_i", 0) or 0) > 0
+        params = estimator.get_params()
+        has_graph = float(params.get("gamma_i", 0) or 0) > 0
         graph_mode = self.graph_mode if has_graph else None
         W = None
-        if graph_mode == "induced":
+        if has_graph and not isinstance(params.get("graph", "knn"), str):
+            # a precomputed affinity cannot be rebuilt: the folds use its induced subgraphs
+            graph_mode = "induced"
+            W = sp.csr_matrix(params["graph"])
+        elif graph_mode == "induced":
             W = sp.csr_matrix(clone(estimator).fit(X, y).graph_)
         lab_idx = np.flatnonzero(labeled)
         tasks = []
@@ -546,7 +551,7 @@ class ExactCV(_Method):
             rows = [pos[j] for j in val]
             pred[rows] = dec
         t1 = time.perf_counter()
-        return _result(self.name, None, pred, targets, lab_idx, folds, n_folds,
+        return _result(self.name, pred, targets, lab_idx, folds, n_folds,
                        classification, classes, times={"fit": 0.0, "cv": t1 - t0},
                        graph_mode=graph_mode, info={"refits": n_folds})
 
