@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -543,3 +545,48 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # unlabeled components, n_components > n
         check(estimator)
+
+
+def test_precomputed_kernel_with_nystrom_backend():
+    X, y, mask = two_moons_semi(n=50, seed=9)
+    W = knn_affinity(X)
+    K = rbf_kernel(X, sigma=0.5)
+    Xt = np.random.default_rng(2).normal(size=(6, 2))
+    common = {"gamma_a": 1e-3, "gamma_i": 1.0, "graph": W, "kernel": "precomputed"}
+    dense = LapSVM(**common).fit(K, semi_targets(y, mask))
+    ny = LapSVM(**common, backend="nystrom", n_components=50, random_state=0)
+    ny.fit(K, semi_targets(y, mask))
+    assert ny.nystrom_.kernel == "precomputed"
+    np.testing.assert_allclose(ny.decision_train_, dense.decision_train_, atol=1e-8)
+    Kt = rbf_kernel(Xt, X, sigma=0.5)
+    np.testing.assert_allclose(ny.decision_function(Kt), dense.decision_function(Kt), atol=1e-7)
+
+
+@given(
+    seed=st.integers(0, 10_000),
+    loss=st.sampled_from(LOSSES),
+    gamma_a=st.floats(1e-4, 1e-1),
+    gamma_i=st.sampled_from([0.0, 0.5, 20.0]),
+    frac=st.floats(0.2, 1.0),
+)
+@settings(max_examples=15)
+def test_newton_stationary_property(seed, loss, gamma_a, gamma_i, frac):
+    rng = np.random.default_rng(seed)
+    n = 30
+    X = rng.normal(size=(n, 2))
+    mask = rng.random(n) < frac
+    mask[:2] = True
+    ye = np.where(mask, np.sign(X[:, 0] + 0.5 * rng.normal(size=n)) + (X[:, 0] == 0), 0.0)
+    K = rbf_kernel(X, sigma=float(rng.uniform(0.2, 3.0)))
+    Q = laplacian(knn_affinity(X, 4))
+    lossobj = get_loss(loss[0], **loss[1])
+    alpha = fit_dense(K, ye, mask, Q, lossobj, gamma_a, gamma_i)
+    r = stationarity_residual(K, alpha, ye, mask, Q if gamma_i else None, lossobj, gamma_a,
+                              gamma_i)
+    assert np.abs(r).max() <= 1e-9 * max(1.0, np.abs(alpha).max())
+    fac = nystrom(X, n, sigma=1.0, random_state=0)
+    w = fit_nystrom(fac.features_, ye, mask, Q, lossobj, gamma_a, gamma_i)
+    f = fac.features_ @ w
+    g = fac.features_[mask].T @ lossobj.d1(ye[mask], f[mask]) / mask.sum() + 2 * gamma_a * w
+    g += 2 * gamma_i / n**2 * fac.features_.T @ (Q @ f)
+    assert np.abs(g).max() <= 1e-10

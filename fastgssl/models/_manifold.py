@@ -803,10 +803,12 @@ class LapSVM(_KernelMachine):
     """ + _FITTED_STATE_DOC + """
     Notes
     -----
-    Dense Newton step: ``(2 gamma_a I + (D + 2 s Q) K) d = -r`` (LU, O(n^3) per step).
-    Nystrom Newton step: ``H_w d = -grad`` with
-    ``H_w = (1/l) V_L^T diag(ell'') V_L + 2 gamma_a I + 2 s V^T Q V`` (c x c Cholesky); at
-    n = 100,000, c = 300 a fit takes seconds once the graph is built.
+    Dense Newton step: ``(2 gamma_a I + (D + 2 s Q) K) d = -r`` with ``D = diag(ell'')/l`` on
+    the labeled points: ``B = 2 gamma_a I + 2 s Q K`` is factorized once per fit (LU, O(n^3),
+    shared by all classes) and each step is a Woodbury update of rank m = number of margin
+    points (O(n^2 + m^3)). Nystrom Newton step: ``H_w d = -grad`` with
+    ``H_w = (1/l) V_L^T diag(ell'') V_L + 2 gamma_a I + 2 s V^T Q V`` (c x c Cholesky,
+    O(l c^2 + c^3) per step after one O(nnz(Q) c + n c^2) product), never an n x n matrix.
     With every point labeled and ``gamma_i = 0`` the model is :class:`SVM`.
     """
 
