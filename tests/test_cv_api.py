@@ -285,3 +285,44 @@ def test_precomputed_kernel_and_graph_semi_supervised(method):
     b = cv_result(pre, K, y, folds, method=method, **opts)
     assert np.allclose(a.predictions, b.predictions, rtol=1e-8, atol=1e-10)
     assert a.graph_mode == b.graph_mode
+
+
+def test_bif_with_the_example_plugin_loss_matches_finite_differences():
+    from fastgssl.losses import get_loss
+
+    try:
+        loss = get_loss("pseudo_huber", delta=0.5)
+    except ValueError:
+        pytest.skip("the example plugin fastgssl-pseudohuber is not installed")
+    X, y = data(30, seed=9, regression=True)
+    est = KRR(lam=0.02, sigma=1.0, loss="pseudo_huber", loss_params={"delta": 0.5}).fit(X, y)
+    folds = make_folds(y, 3, classification=False, random_state=0)
+    B = bif_matrix(est, folds)
+    B_fd = fd_bif(est.kernel_train_, est.y_train_, np.ones(30, bool), loss, est.gamma_a_, 0.0,
+                  None, folds, [None] * 3, 3)
+    assert rel_err(B, B_fd) < 1e-6
+
+
+@needs_graph
+@pytest.mark.parametrize("regularizer", ["L", "L_norm"])
+def test_lapsvm_bif_matches_finite_differences(regularizer):
+    from test_bif import margins_clear
+
+    from fastgssl.models import LapSVM
+
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(40, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1, 0)
+    y[rng.permutation(40)[:16]] = -1
+    folds = make_folds(y, 3, random_state=0)
+    est = LapSVM(sigma=1.0, gamma_a=0.05, gamma_i=1.0, h=0.5, n_neighbors=6,
+                 regularizer=regularizer).fit(X, y)
+    loss = RefLoss("huber_hinge", 0.5)
+    labeled = y != -1
+    assert margins_clear(loss, est.y_train_, est.decision_train_, labeled)
+    W = est.graph_
+    Qs = [est._build_regularizer(W[folds == i][:, folds == i]) for i in range(3)]
+    B_fd = fd_bif(est.kernel_train_, est.y_train_, labeled, loss, est.gamma_a_, est.gamma_i_,
+                  est.laplacian_, folds, Qs, 3)
+    assert rel_err(bif_matrix(est, folds), B_fd) < 1e-6
+    assert rel_err(bif_matrix(est, folds, "fbif", n_components=40), B_fd) < 1e-6
