@@ -119,6 +119,11 @@ class LaplacianSolver:
         columns, e.g. :func:`fastgssl.regularizers.laplacian_null_space` for ``L_norm``).
     switch_iterations : int, default=150
         "auto" only: Jacobi iterations after which the multigrid hierarchy is built.
+    block_size : int or None, default=None
+        Right-hand sides solved together in one block (a panel); None: all of them, capped
+        so that one (n, block) array holds at most 2^24 numbers (the block iteration keeps
+        five such arrays).  Wider blocks amortize each pass over the matrix over more
+        columns (measured: 500 columns at once beat panels of 1-64 columns at n = 64,000).
     amg_options : dict or None
         Passed to :class:`fastgssl.solvers._multigrid.BlockMultigrid` (``smooth``,
         ``strength_theta``, ``max_coarse``, ``sweeps``).
@@ -147,7 +152,8 @@ class LaplacianSolver:
     """
 
     def __init__(self, Q, method="auto", rtol=1e-8, maxiter=None, power=1, *,
-                 null_space="auto", switch_iterations=SWITCH_ITERATIONS, amg_options=None):
+                 null_space="auto", switch_iterations=SWITCH_ITERATIONS, block_size=None,
+                 amg_options=None):
         from fastgssl._validation import check_positive
         from fastgssl.regularizers._laplacian import LaplacianPower, component_basis
 
@@ -162,6 +168,11 @@ class LaplacianSolver:
         self.maxiter = maxiter
         self.method = method
         self.switch_iterations = int(switch_iterations)
+        if block_size is not None and (not isinstance(block_size, (int, np.integer))
+                                       or block_size < 1):
+            raise ValueError(f"block_size must be a positive integer or None, got "
+                             f"{block_size!r}.")
+        self.block_size = block_size
         self.amg_options = dict(amg_options or {})
         if isinstance(Q, LaplacianPower):
             power = power * Q.power
@@ -338,13 +349,18 @@ class LaplacianSolver:
         converged = np.ones(r, dtype=bool)
         methods = []
         rhs = X
+        width = self.block_size or max(1, min(r, (1 << 24) // self.n_))
         for _ in range(self.power):
             rhs = X
-            X, its, conv, used = self._solve_once(np.ascontiguousarray(rhs))
+            X = np.empty_like(rhs)
+            for c0 in range(0, r, width):
+                cols = slice(c0, min(r, c0 + width))
+                Xc, its, conv, used = self._solve_once(np.ascontiguousarray(rhs[:, cols]))
+                X[:, cols] = Xc
+                iterations[cols] += its
+                converged[cols] &= conv
+                methods.append(used)
             X = self._project(X)
-            iterations += its
-            converged &= conv
-            methods.append(used)
         res = rhs - self.Q_ @ X
         rnorm = np.linalg.norm(res, axis=0)
         bnorm = np.linalg.norm(rhs, axis=0)

@@ -53,12 +53,26 @@ class BlockMultigrid:
 
     def __init__(self, A, near_null=None, *, smooth=None, strength_theta=0.0,
                  max_coarse=500, sweeps=1, max_levels=25):
+        self.sweeps = int(sweeps)
+        n = A.shape[0]
+        if n <= max_coarse or A.nnz == 0:
+            # small (or empty) problem: the "hierarchy" is the coarse solve alone
+            L = _Level()
+            L.A, L.P, L.R, L.omega_dinv = _csr(A), None, None, None
+            self.levels = [L]
+            self.operator_complexity = self.grid_complexity = 1.0
+        else:
+            self._build(A, near_null, smooth, strength_theta, max_coarse, max_levels)
+        coarse = self.levels[-1].A.toarray()
+        self.coarse_pinv = np.linalg.pinv(coarse, rcond=1e-12, hermitian=True)
+        self.sizes = [lvl.A.shape[0] for lvl in self.levels]
+
+    def _build(self, A, near_null, smooth, strength_theta, max_coarse, max_levels):
         import pyamg
         from pyamg.util.linalg import approximate_spectral_radius
 
-        n = A.shape[0]
         if near_null is None:
-            near_null = np.ones((n, 1))
+            near_null = np.ones((A.shape[0], 1))
         ml = pyamg.smoothed_aggregation_solver(
             A, B=near_null, symmetry="hermitian",
             strength=("symmetric", {"theta": strength_theta}),
@@ -83,10 +97,6 @@ class BlockMultigrid:
             else:
                 L.omega_dinv = None
             self.levels.append(L)
-        coarse = self.levels[-1].A.toarray()
-        self.coarse_pinv = np.linalg.pinv(coarse, rcond=1e-12, hermitian=True)
-        self.sweeps = int(sweeps)
-        self.sizes = [lvl.A.shape[0] for lvl in self.levels]
 
     def __call__(self, B):
         return self._cycle(0, np.ascontiguousarray(B))

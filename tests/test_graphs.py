@@ -1,0 +1,290 @@
+"""Tests of fastgssl.graphs against brute-force numpy references."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fastgssl import registry
+from fastgssl.graphs import (
+    EpsilonGraph,
+    KNNGraph,
+    NNDescentGraph,
+    PrecomputedGraph,
+    check_adjacency,
+    epsilon_graph,
+    knn_graph,
+    knn_recall,
+    knn_search,
+)
+
+
+def reference_knn(X, k, R=None):
+    """Obviously-correct kNN: full squared distances, lexicographic (distance, index)."""
+    self_search = R is None
+    R = X if R is None else R
+    X = X.toarray() if sp.issparse(X) else X
+    R = R.toarray() if sp.issparse(R) else R
+    idx, dist = [], []
+    for i in range(X.shape[0]):
+        d = ((X[i] - R) ** 2).sum(axis=1)
+        cand = np.arange(R.shape[0])
+        if self_search:
+            d, cand = np.delete(d, i), np.delete(cand, i)
+        order = np.lexsort((cand, d))[:k]
+        idx.append(cand[order])
+        dist.append(d[order])
+    return np.array(idx), np.array(dist)
+
+
+def integer_data(rng, n, d, n_dup):
+    """Small-integer coordinates (exact distances, many ties) plus exact duplicate rows."""
+    X = rng.integers(0, 3, size=(n, d)).astype(float)
+    return np.vstack([X, X[rng.choice(n, n_dup)]])
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 8, 40])
+@pytest.mark.parametrize("algorithm", ["brute", "kd_tree", "auto"])
+def test_knn_search_matches_reference_with_ties_and_duplicates(d, algorithm):
+    rng = np.random.default_rng(d)
+    X = integer_data(rng, 150, d, 40)
+    idx, sq = knn_search(X, 6, algorithm=algorithm)
+    ref_idx, ref_sq = reference_knn(X, 6)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(sq, ref_sq)
+
+
+@pytest.mark.parametrize("d", [2, 30])
+def test_knn_search_continuous_data(d):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, d)) * 5 + 100.0  # offset: tests the centring / error bound
+    idx, sq = knn_search(X, 9)
+    ref_idx, ref_sq = reference_knn(X, 9)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(sq, ref_sq, rtol=1e-12)
+
+
+def test_knn_search_sparse_matches_dense_reference():
+    rng = np.random.default_rng(2)
+    X = sp.random(200, 60, density=0.08, random_state=3, format="csr")
+    X.data = np.round(X.data * 3)  # ties
+    X.eliminate_zeros()
+    X = sp.vstack([X, X[:30]]).tocsr()
+    idx, sq = knn_search(X, 5)
+    ref_idx, ref_sq = reference_knn(X, 5)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(sq, ref_sq)
+    # query mode, sparse queries against dense reference points
+    Y = sp.csr_matrix(rng.integers(0, 2, size=(20, 60)).astype(float))
+    idx, _ = knn_search(Y, 4, X.toarray())
+    np.testing.assert_array_equal(idx, reference_knn(Y, 4, X)[0])
+
+
+def test_knn_search_new_points_against_reference_set():
+    rng = np.random.default_rng(3)
+    R = integer_data(rng, 100, 3, 20)
+    Xq = rng.integers(0, 3, size=(30, 3)).astype(float)  # queries coincide with points
+    for algorithm in ["brute", "kd_tree"]:
+        idx, sq = knn_search(Xq, 5, R, algorithm=algorithm)
+        ref_idx, ref_sq = reference_knn(Xq, 5, R)
+        np.testing.assert_array_equal(idx, ref_idx)
+        np.testing.assert_array_equal(sq, ref_sq)
+
+
+def test_knn_search_all_points_identical_uses_fallback():
+    X = np.ones((60, 4))
+    idx, sq, stats = knn_search(X, 3, algorithm="brute", return_stats=True)
+    np.testing.assert_array_equal(idx, reference_knn(X, 3)[0])
+    assert stats["n_fallback_rows"] == 60
+    assert (sq == 0).all()
+
+
+@given(
+    n=st.integers(3, 40), d=st.integers(1, 6), k=st.integers(1, 5),
+    seed=st.integers(0, 10_000), sparse=st.booleans(),
+)
+def test_knn_search_property(n, d, k, seed, sparse):
+    k = min(k, n - 1)
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-2, 3, size=(n, d)).astype(float)
+    Xin = sp.csr_matrix(X) if sparse else X
+    idx, sq = knn_search(Xin, k)
+    ref_idx, ref_sq = reference_knn(X, k)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(sq, ref_sq)
+
+
+def dense_knn_graph(X, k, weight, sigma_w, how):
+    idx, sq = reference_knn(X, k)
+    n = X.shape[0]
+    A = np.zeros((n, n))
+    for i in range(n):
+        w = {"binary": np.ones(k), "gaussian": np.exp(-sq[i] / (2 * sigma_w)),
+             "distance": np.sqrt(sq[i])}[weight]
+        A[i, idx[i]] = w
+    return {"max": np.maximum(A, A.T), "mean": (A + A.T) / 2, "mutual": np.minimum(A, A.T)}[how]
+
+
+@pytest.mark.parametrize("weight", ["binary", "gaussian", "distance"])
+@pytest.mark.parametrize("how", ["max", "mean", "mutual"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_knn_graph_matches_dense_reference(weight, how, sparse):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(120, 7))
+    W = knn_graph(sp.csr_matrix(X) if sparse else X, 5, weight=weight, sigma_w=2.5,
+                  symmetrize=how)
+    assert sp.isspmatrix_csr(W) and W.dtype == np.float64
+    np.testing.assert_allclose(W.toarray(), dense_knn_graph(X, 5, weight, 2.5, how),
+                               rtol=1e-12, atol=0)
+    assert (W != W.T).nnz == 0
+    assert W.diagonal().sum() == 0 and (W.data > 0).all()
+
+
+def test_knn_graph_default_sigma_is_mean_squared_knn_distance():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(80, 3))
+    _, sq = reference_knn(X, 4)
+    W = knn_graph(X, 4, weight="gaussian")
+    np.testing.assert_allclose(W.toarray(), dense_knn_graph(X, 4, "gaussian", sq.mean(), "max"),
+                               rtol=1e-12)
+
+
+def test_knn_graph_docstring_example_and_registry():
+    X = np.array([[0.0], [1.0], [3.0], [7.0]])
+    expected = np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0]], float)
+    np.testing.assert_array_equal(knn_graph(X, 1).toarray(), expected)
+    builder = registry.get("fastgssl.graphs", "knn", n_neighbors=1)
+    assert isinstance(builder, KNNGraph)
+    np.testing.assert_array_equal(builder(X).toarray(), expected)
+
+
+@pytest.mark.parametrize("d, sparse", [(2, False), (12, False), (12, True)])
+def test_epsilon_graph_matches_reference(d, sparse):
+    rng = np.random.default_rng(6)
+    X = rng.integers(0, 4, size=(150, d)).astype(float)  # exact distances on the boundary
+    eps = 2.0 if d == 2 else 4.0
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    expected = (D2 <= eps**2) & ~np.eye(150, dtype=bool)
+    assert expected.any(axis=1).all()
+    W = epsilon_graph(sp.csr_matrix(X) if sparse else X, eps, weight="gaussian", sigma_w=3.0)
+    np.testing.assert_allclose(W.toarray(), np.where(expected, np.exp(-D2 / 6.0), 0.0),
+                               rtol=1e-13)
+    assert (W != W.T).nnz == 0
+    W2 = registry.get("fastgssl.graphs", "epsilon", eps=eps)(X)
+    np.testing.assert_array_equal(W2.toarray() > 0, expected)
+    assert isinstance(EpsilonGraph(eps), EpsilonGraph)
+
+
+def test_epsilon_graph_warns_isolated_count():
+    X = np.array([[0.0, 0.0], [0.5, 0.0], [10.0, 0.0], [20.0, 0.0]])
+    with pytest.warns(UserWarning, match="2 of 4 vertices"):
+        W = epsilon_graph(X, 1.0)
+    assert W.nnz == 2
+
+
+def test_precomputed_graph_validation():
+    W = sp.random(30, 30, density=0.2, random_state=0)
+    W = W + W.T
+    W.setdiag(3.0)
+    G = registry.get("fastgssl.graphs", "precomputed", W=W)
+    assert isinstance(G, PrecomputedGraph)
+    out = G(np.zeros((30, 2)))
+    assert out.diagonal().sum() == 0 and (out != out.T).nnz == 0
+    with pytest.raises(ValueError, match="square"):
+        check_adjacency(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="not symmetric"):
+        check_adjacency(np.triu(np.ones((3, 3))))
+    with pytest.raises(ValueError, match="negative"):
+        check_adjacency(-np.ones((3, 3)))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        check_adjacency(np.full((3, 3), np.nan))
+    with pytest.raises(ValueError, match="30 vertices"):
+        G(np.zeros((5, 2)))
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda X: knn_graph(X, 20), "n_neighbors=20"),
+        (lambda X: knn_graph(X, 0), "n_neighbors must be >= 1"),
+        (lambda X: knn_graph(X, 2.5), "n_neighbors must be an integer"),
+        (lambda X: knn_graph(X, 3, weight="heat"), "weight must be one of"),
+        (lambda X: knn_graph(X, 3, weight="gaussian", sigma_w=0.0), "sigma_w must be > 0"),
+        (lambda X: knn_graph(X, 3, weight="gaussian", sigma_w=-1), "sigma_w must be > 0"),
+        (lambda X: knn_graph(X, 3, symmetrize="min"), "symmetrize must be one of"),
+        (lambda X: epsilon_graph(X, 0.0), "eps must be > 0"),
+        (lambda X: epsilon_graph(X, -1.0), "eps must be > 0"),
+        (lambda X: knn_search(X, 3, np.zeros((4, 5))), "features"),
+        (lambda X: knn_search(X, 3, algorithm="ball"), "algorithm must be"),
+    ],
+)
+def test_bad_parameters(call, match):
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match=match):
+        call(X)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_bad_values_and_empty_input(bad):
+    X = np.ones((10, 2))
+    X[3, 1] = bad
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        knn_graph(X, 2)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        epsilon_graph(X, 1.0)
+    with pytest.raises(ValueError, match="shape"):
+        knn_graph(np.zeros((0, 3)), 1)
+
+
+def test_nndescent_graph_reports_recall():
+    pytest.importorskip("pynndescent")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(600, 8))
+    builder = registry.get("fastgssl.graphs", "nndescent", n_neighbors=5, random_state=0)
+    assert isinstance(builder, NNDescentGraph)
+    W = builder(X)
+    assert (W != W.T).nnz == 0 and W.diagonal().sum() == 0
+    assert 0.9 <= builder.recall_ <= 1.0
+    # recall of the exact lists is 1, of random lists about k / n
+    idx, _ = knn_search(X, 5)
+    assert knn_recall(X, idx, sample_size=200, random_state=0) == 1.0
+    assert knn_recall(X, rng.integers(0, 600, size=(600, 5)), sample_size=200) < 0.2
+
+
+def test_nndescent_missing_dependency_message(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "pynndescent":
+            raise ImportError("no pynndescent")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    with pytest.raises(ImportError, match=r"fastgssl\[ann\]"):
+        NNDescentGraph(n_neighbors=3)(np.zeros((10, 2)))
+
+
+def test_import_graphs_is_lazy():
+    import subprocess
+    import sys
+
+    code = ("import sys, fastgssl.graphs; "
+            "print('fastgssl.graphs._knn' in sys.modules, 'pyamg' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+@pytest.mark.datasets
+def test_knn_graph_on_a1a_sparse(datasets_dir):
+    from fastgssl.datasets import load_libsvm
+
+    X, _ = load_libsvm("a1a")
+    X = sp.csr_matrix(X)[:400]
+    idx, sq = knn_search(X, 10)
+    ref_idx, ref_sq = reference_knn(X, 10)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(sq, ref_sq)

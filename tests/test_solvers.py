@@ -1,0 +1,180 @@
+"""Tests of fastgssl.solvers.LaplacianSolver: residuals per column, pseudo-inverse solutions."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
+
+from fastgssl.graphs import knn_graph
+from fastgssl.regularizers import laplacian, laplacian_null_space
+from fastgssl.solvers import LaplacianSolver, SolveInfo
+
+METHODS = ["direct", "cg", "amg", "auto"]
+
+
+@pytest.fixture(scope="module")
+def two_cluster_graph():
+    """kNN graph with 3 connected components (three far-apart clusters)."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(700, 4)), rng.normal(size=(700, 4)) + 30,
+                   rng.normal(size=(30, 4)) + 100])
+    return knn_graph(X, 5)
+
+
+def pinv_reference(Q, B):
+    return np.linalg.pinv(Q.toarray(), hermitian=True, rcond=1e-10) @ B
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("ridge", [0.0, 1e-3])
+def test_every_column_meets_rtol(two_cluster_graph, method, ridge):
+    W = two_cluster_graph
+    Q = laplacian(W, ridge=ridge)
+    rng = np.random.default_rng(1)
+    B = rng.normal(size=(W.shape[0], 6))
+    B[:, 0] = 0.0  # a zero column converges at once
+    solver = LaplacianSolver(Q, method=method, rtol=1e-8)
+    X, info = solver.solve(B)
+    assert isinstance(info, SolveInfo) and not info
+    assert (info.status == 0).all() and info.relative_residuals.shape == (6,)
+    if ridge == 0.0:
+        N = solver.null_space_
+        assert N is not None and N.shape[1] == 3
+        Bp = B - N @ (N.T @ B)
+        np.testing.assert_allclose(N.T @ X, 0, atol=1e-10)  # orthogonal to the null space
+    else:
+        assert solver.null_space_ is None
+        Bp = B
+    np.testing.assert_array_equal(X[:, 0], 0.0)
+    rel = np.linalg.norm(Bp - Q @ X, axis=0)[1:] / np.linalg.norm(Bp, axis=0)[1:]
+    assert (rel <= 1e-8 * (1 + 1e-6)).all()
+    np.testing.assert_allclose(rel, info.relative_residuals[1:], rtol=1e-6, atol=1e-18)
+
+
+@pytest.mark.parametrize("method", ["direct", "cg", "amg"])
+def test_pseudo_inverse_solution_singular_laplacian(method):
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(size=(150, 3)), rng.normal(size=(150, 3)) + 40])
+    W = knn_graph(X, 4, weight="gaussian")
+    L = laplacian(W)
+    B = rng.normal(size=(300, 3))
+    Xs, info = LaplacianSolver(L, method=method, rtol=1e-12).solve(B)
+    np.testing.assert_allclose(Xs, pinv_reference(L, B), rtol=1e-7, atol=1e-9)
+
+
+def test_normalized_laplacian_with_given_null_space():
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(size=(200, 3)), rng.normal(size=(200, 3)) + 40])
+    W = knn_graph(X, 5, weight="gaussian")
+    Ln = laplacian(W, "L_norm")
+    N = laplacian_null_space(W, "L_norm")
+    B = rng.normal(size=(400, 4))
+    for method in ["cg", "amg", "direct"]:
+        Xs, info = LaplacianSolver(Ln, method=method, null_space=N, rtol=1e-12).solve(B)
+        np.testing.assert_allclose(Xs, pinv_reference(Ln, B), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["cg", "amg", "direct"])
+def test_power_by_chained_solves(method):
+    rng = np.random.default_rng(4)
+    W = knn_graph(rng.normal(size=(300, 3)), 6)
+    R = laplacian(W, ridge=0.1)
+    B = rng.normal(size=(300, 2))
+    ref = np.linalg.solve(np.linalg.matrix_power(R.toarray(), 3), B)
+    for solver in [LaplacianSolver(R, method=method, power=3, rtol=1e-12),
+                   LaplacianSolver(laplacian(W, power=3, ridge=0.1), method=method,
+                                   rtol=1e-12)]:
+        assert solver.power == 3
+        X, info = solver.solve(B)
+        np.testing.assert_allclose(X, ref, rtol=1e-6)
+
+
+def test_one_dimensional_rhs_and_docstring_example():
+    W = sp.diags([np.ones(4), np.ones(4)], [-1, 1], shape=(5, 5))
+    L = sp.diags(np.asarray(W.sum(1)).ravel()) - W
+    b = np.array([1.0, 0.0, 0.0, 0.0, -1.0])
+    for method in METHODS:
+        x, info = LaplacianSolver(L, method=method).solve(b)
+        assert x.shape == (5,) and info.status == 0 and not info
+        np.testing.assert_allclose(L @ x, b, atol=1e-8)
+        assert abs(x.sum()) < 1e-10
+
+
+def test_auto_switches_to_multigrid_on_poorly_conditioned_graph():
+    # a long chain of 3000 vertices: Jacobi-PCG needs ~n iterations, multigrid few
+    n = 3000
+    W = sp.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], shape=(n, n))
+    Q = laplacian(W, ridge=1e-8)
+    solver = LaplacianSolver(Q, method="auto", switch_iterations=50)
+    assert solver.method_ == "cg"
+    X, info = solver.solve(np.random.default_rng(5).normal(size=(n, 3)))
+    assert info.method == "cg+amg" and solver.method_ == "amg" and not info
+    assert solver.multigrid_.operator_complexity < 2
+    X2, info2 = solver.solve(np.ones((n, 2)))
+    assert info2.method == "amg" and not info2
+
+
+def test_convergence_warning_with_numbers():
+    rng = np.random.default_rng(6)
+    W = knn_graph(rng.normal(size=(500, 2)), 4)
+    solver = LaplacianSolver(laplacian(W, ridge=1e-9), method="cg", maxiter=3)
+    with pytest.warns(ConvergenceWarning, match=r"did not reach rtol=1e-08"):
+        X, info = solver.solve(rng.normal(size=(500, 2)))
+    assert info and (info.status == 3).all()
+
+
+def test_multigrid_hierarchy_is_cheap_on_knn_graph():
+    rng = np.random.default_rng(7)
+    W = knn_graph(rng.normal(size=(4000, 20)), 5)
+    solver = LaplacianSolver(laplacian(W, ridge=1e-6), method="amg")
+    assert solver.multigrid_.operator_complexity < 2.0
+    X, info = solver.solve(rng.normal(size=(4000, 3)))
+    assert not info and info.iterations.max() < 60
+
+
+@given(n=st.integers(2, 25), density=st.floats(0.05, 0.7), ridge=st.sampled_from([0.0, 0.5]),
+       method=st.sampled_from(["direct", "cg", "amg"]), seed=st.integers(0, 10_000))
+def test_solver_property_random_small_graphs(n, density, ridge, method, seed):
+    rng = np.random.default_rng(seed)
+    A = np.triu(rng.random((n, n)) * (rng.random((n, n)) < density), 1)
+    W = A + A.T
+    Q = laplacian(W, ridge=ridge)
+    B = rng.normal(size=(n, 2))
+    X, info = LaplacianSolver(Q, method=method, rtol=1e-10).solve(B)
+    np.testing.assert_allclose(X, pinv_reference(Q, B), rtol=1e-6, atol=1e-7 * (1 + abs(X).max()))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"method": "lu"}, "method must be"), ({"rtol": 0.0}, "rtol must be > 0"),
+     ({"power": 0}, "power must be"), ({"maxiter": 0}, "maxiter must be"),
+     ({"block_size": 0}, "block_size must be")],
+)
+def test_bad_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        LaplacianSolver(sp.eye(3), **kwargs)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="square"):
+        LaplacianSolver(sp.csr_matrix(np.ones((3, 4))))
+    with pytest.raises(ValueError, match="not symmetric"):
+        LaplacianSolver(sp.csr_matrix(np.triu(np.ones((3, 3)))))
+    solver = LaplacianSolver(sp.eye(3) * 2.0, method="cg")
+    with pytest.raises(ValueError, match="B must have shape"):
+        solver.solve(np.ones(4))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        solver.solve(np.array([1.0, np.nan, 0.0]))
+
+
+def test_import_solvers_does_not_import_pyamg():
+    import subprocess
+    import sys
+
+    code = ("import sys, fastgssl.solvers; from fastgssl.solvers import LaplacianSolver; "
+            "print('pyamg' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "False"
