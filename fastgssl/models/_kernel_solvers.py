@@ -39,7 +39,8 @@ The nystrom Newton step solves with the c x c Hessian
 ``H_w = (1/l) V_L^T diag(h) V_L + 2 gamma_a I + 2 s V^T Q V``: O(l c^2 + c^3) per step after
 one O(nnz(Q) c + n c^2) product ``V^T Q V``.
 
-The line search minimizes the convex ``phi(t)`` along the Newton direction exactly (a
+Newton starts from the square-loss solution unless a warm start is given. The line search
+minimizes the convex ``phi(t)`` along the Newton direction exactly (a
 safeguarded one-dimensional Newton iteration on ``phi'``, bracketed in (0, 1]; the quadratic
 terms are precomputed, so each trial costs O(l)); the full step is taken when ``phi'(1) <= 0``.
 """
@@ -131,8 +132,16 @@ def _line_search(loss, y_L, f_L, u_L, l, gamma_a, s, a, q, slope0):
 
 
 def _newton(problem, loss, y_L, gamma_a, s, theta, tol, max_iter):
-    """Damped Newton iteration; returns (theta, info)."""
+    """Damped Newton iteration; returns (theta, info).
+
+    ``theta=None`` starts from the square-loss solution (one Newton step from 0 with the
+    square loss's derivatives ``-2 y`` and ``2``): on the Huber hinge with a small ``h`` it
+    roughly halves the iterations needed from 0, where no point has curvature yet.
+    """
     l = y_L.shape[0]
+    if theta is None:
+        zero = np.zeros(problem.n_coef)
+        theta = problem.direction(zero, np.zeros(l), -2.0 * y_L, np.full(l, 2.0))[0]
     f_L = problem.labeled_predictions(theta)
     info = {"n_iter": 0, "converged": False, "step": np.inf, "t": 1.0, "slope": np.nan}
     for it in range(1, max_iter + 1):
@@ -165,6 +174,7 @@ class _DenseProblem:
         self.L = np.flatnonzero(labeled)
         self.l = self.L.size
         self.K_L = K if self.l == K.shape[0] else K[self.L]
+        self.n_coef = K.shape[0]
         self.Q = Q
         self.gamma_a = gamma_a
         self.s = s
@@ -259,7 +269,8 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
     max_iter : int
         Newton iterations per output column (a ConvergenceWarning with the numbers otherwise).
     init : ndarray, optional
-        Warm start for Newton (same shape as the result).
+        Warm start for Newton (same shape as the result); default: the square-loss solution
+        (one Newton step from 0), which halves the iterations of the Huber hinge.
     return_info : bool
         Also return a list with one Newton report per column (empty for the closed form).
 
@@ -306,7 +317,7 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
         init = None if init is None else _as_columns(init)[0]
         alpha = np.empty_like(Y)
         for k in range(Y.shape[1]):
-            theta0 = np.zeros(n) if init is None else init[:, k].copy()
+            theta0 = None if init is None else init[:, k].copy()
             alpha[:, k], info = _newton(problem, loss, Y[L, k], gamma_a, s, theta0, tol,
                                         max_iter)
             if not info["converged"]:
@@ -329,7 +340,7 @@ class _NystromProblem:
     def __init__(self, V, labeled, Q, gamma_a, s, P=None):
         self.V_L = np.ascontiguousarray(V[labeled])
         self.l = self.V_L.shape[0]
-        self.c = V.shape[1]
+        self.c = self.n_coef = V.shape[1]
         self.gamma_a = gamma_a
         self.s = s
         self.P = None if Q is None else (_laplacian_gram(V, Q) if P is None else P)
@@ -421,7 +432,7 @@ def fit_nystrom(V, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_
         L = np.flatnonzero(labeled)
         w = np.empty((c, Y.shape[1]))
         for k in range(Y.shape[1]):
-            theta0 = np.zeros(c) if init is None else init[:, k].copy()
+            theta0 = None if init is None else init[:, k].copy()
             w[:, k], info = _newton(problem, loss, Y[L, k], gamma_a, s, theta0, tol, max_iter)
             if not info["converged"]:
                 _warn_not_converged(info, max_iter, k)
