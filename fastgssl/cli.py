@@ -8,7 +8,7 @@ selected model on a held-out 30 % split, and the time of the approximate CV agai
 t-fold CV::
 
     fastgssl select                                  # SVM on breast cancer, 10-FBIF
-    fastgssl select --dataset housing_scale --model krr --method exact-quadratic
+    fastgssl select --dataset housing_scale          # KRR, exact quadratic 10-fold CV
     fastgssl select --model lapsvm --labeled-fraction 0.1 --folds 5 --json
     fastgssl select --quick --compare-exact          # also run the exact grid search
 """
@@ -52,8 +52,10 @@ def build_parser():
     sel.add_argument("--model", choices=_MODELS, default=None,
                      help="default: svm for classification, krr for regression; laprls / "
                           "lapsvm are semi-supervised (see --labeled-fraction)")
-    sel.add_argument("--method", choices=_METHODS, default="fbif",
-                     help="CV criterion of the search (default fbif)")
+    sel.add_argument("--method", choices=_METHODS, default=None,
+                     help="CV criterion of the search (default: exact-quadratic for the "
+                          "square-loss models krr / laprls, which is exact and cheaper than "
+                          "any approximation; fbif for svm / lapsvm)")
     sel.add_argument("--folds", type=int, default=10, help="number of folds t (default 10)")
     sel.add_argument("--labeled-fraction", type=float, default=0.1,
                      help="fraction of training points keeping their label for laprls / "
@@ -156,7 +158,7 @@ def _test_error(est, X, y, task):
     return float(np.mean((pred - y) ** 2))
 
 
-def select(dataset="breast_cancer", model=None, method="fbif", folds=10, labeled_fraction=0.1,
+def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_fraction=0.1,
            n_components=None, quick=False, compare_exact=False, n_jobs=None, random_state=0,
            verbose=0):
     """Run the ``select`` job and return its report as a dict (what ``--json`` prints)."""
@@ -167,6 +169,8 @@ def select(dataset="breast_cancer", model=None, method="fbif", folds=10, labeled
     X, y, task, description = _load(dataset)
     if model is None:
         model = "svm" if task == "classification" else "krr"
+    if method is None:
+        method = "exact-quadratic" if model in ("krr", "laprls") else "fbif"
     if method == "exact-quadratic" and model in ("svm", "lapsvm"):
         raise ValueError("--method exact-quadratic needs the square loss: use --model krr or "
                          "laprls.")
