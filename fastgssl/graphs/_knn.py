@@ -41,9 +41,8 @@ __all__ = ["knn_search"]
 # (measured in bench/bench_graphs.py: the tree wins clearly at d = 2 and d = 3 and loses
 # to the blocked product from d ~ 8 on; 5 is a conservative crossing point).
 KDTREE_MAX_DIM = 5
-_QUERY_BLOCK = 1024
+_QUERY_BLOCK = 512
 _REF_BLOCK = 8192
-_SYM_BLOCK = 2048
 _U32 = float(np.finfo(np.float32).eps) / 2
 _U64 = float(np.finfo(np.float64).eps) / 2
 
@@ -74,64 +73,33 @@ def _sift_down(heap_d, heap_i, pos, size):
             return
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _heap_update_block(gram, q_norms, r_norms, q_offset, r_offset, exclude_self,
                        heap_d, heap_i):
     """Merge one block of approximate squared distances into the per-query max-heaps.
 
     ``gram[a, b]`` is the inner product of query ``q_offset + a`` with reference
     ``r_offset + b``; ``heap_d``/``heap_i`` are the heaps of this query block only.
+    Serial and GIL-free: the driver runs one such kernel per worker thread on disjoint
+    query blocks (see ``_candidates_blocked``).
     """
     nq, nr = gram.shape
     size = heap_d.shape[1]
-    for a in prange(nq):
-        qn = q_norms[a]
+    for a in range(nq):
         hd = heap_d[a]
         hi = heap_i[a]
-        worst = hd[0]
+        # compare r_norms[b] - 2 g against worst - q_norms[a]: one subtraction per entry
+        threshold = hd[0] - q_norms[a]
         self_col = q_offset + a - r_offset
         for b in range(nr):
-            dist = qn + r_norms[b] - 2.0 * gram[a, b]
-            if dist < worst:
+            partial = r_norms[b] - 2.0 * gram[a, b]
+            if partial < threshold:
                 if exclude_self and b == self_col:
                     continue
-                hd[0] = dist
+                hd[0] = partial + q_norms[a]
                 hi[0] = r_offset + b
                 _sift_down(hd, hi, 0, size)
-                worst = hd[0]
-
-
-@njit(cache=True, parallel=True)
-def _heap_update_block_transposed(gram, q_norms, r_norms, q_offset, r_offset, heap_d, heap_i):
-    """Like :func:`_heap_update_block` for the queries along the *columns* of ``gram``.
-
-    Used by the symmetric self-search: one product ``X_a X_b^T`` (a < b) serves the heaps
-    of block a (rows) and of block b (columns), halving the matrix-product work.  Each
-    thread owns a contiguous range of columns, so reads of a row of ``gram`` are reused
-    from cache for the next columns.
-    """
-    nr, nq = gram.shape
-    size = heap_d.shape[1]
-    width = 64
-    n_chunks = (nq + width - 1) // width
-    for chunk in prange(n_chunks):
-        c0 = chunk * width
-        c1 = min(nq, c0 + width)
-        worst = np.empty(c1 - c0)
-        for a in range(c0, c1):
-            worst[a - c0] = heap_d[a, 0]
-        for b in range(nr):
-            rn = r_norms[b]
-            row = gram[b]
-            for a in range(c0, c1):
-                dist = q_norms[a] + rn - 2.0 * row[a]
-                if dist < worst[a - c0]:
-                    hd = heap_d[a]
-                    hi = heap_i[a]
-                    hd[0] = dist
-                    hi[0] = r_offset + b
-                    _sift_down(hd, hi, 0, size)
-                    worst[a - c0] = hd[0]
+                threshold = hd[0] - q_norms[a]
 
 
 @njit(cache=True, nogil=True)
@@ -287,65 +255,66 @@ def numba_threads(n_jobs):
         numba.set_num_threads(previous)
 
 
-def _candidates_blocked(Xq, Xr, kc, exclude_self, q_offset_base=0):
-    """Candidate heaps from blocked products. Returns (cand_i, cand_worst, delta)."""
+def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads):
+    """Candidate heaps from blocked products. Returns (cand_i, cand_worst, delta).
+
+    ``n_threads`` Python worker threads each own whole query blocks: a worker computes the
+    product of its block with a block of reference points (single-threaded BLAS, the GIL
+    released) and merges it into its own heaps with a GIL-free Numba kernel.  Owning
+    blocks needs no locks, and keeping BLAS single-threaded avoids its spinning threads
+    competing with the selection kernel (measured: 2-thread BLAS + 2-thread Numba phases
+    were 2x slower than this on a loaded 2-core machine).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
     nq = Xq.shape[0]
     nr = Xr.shape[0]
     d = Xq.shape[1]
     cand_i = np.full((nq, kc), -1, dtype=np.int64)
     cand_d = np.full((nq, kc), np.inf)
     if sp.issparse(Xq):
-        Fq, Fr = Xq, Xr
+        Fq = Xq
         q_norms = np.asarray(Xq.multiply(Xq).sum(axis=1)).ravel()
         r_norms = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
         u = _U64
-        XrT = Fr.T.tocsc()
+        FrT = Xr.T.tocsc()
     else:
         # Centre on the reference mean: the product's cancellation error scales with the
         # squared norms, which centring makes as small as the data allow.
         mean = Xr.mean(axis=0)
         Fq = (Xq - mean).astype(np.float32)
-        Fr = (Xr - mean).astype(np.float32) if Xr is not Xq else None
-        if Fr is None:
-            Fr = Fq
+        Fr = Fq if Xr is Xq else (Xr - mean).astype(np.float32)
         q_norms = np.einsum("ij,ij->i", Fq, Fq, dtype=np.float64)
         r_norms = q_norms if Fr is Fq else np.einsum("ij,ij->i", Fr, Fr, dtype=np.float64)
         u = _U32
-    if exclude_self and not sp.issparse(Fq):
-        _symmetric_blocks(Fq, q_norms, cand_d, cand_i)
-        nq = 0  # done
-    for q0 in range(0, nq, _QUERY_BLOCK):
+        FrT = np.ascontiguousarray(Fr.T)
+
+    def work(q0):
         q1 = min(nq, q0 + _QUERY_BLOCK)
         Bq = Fq[q0:q1]
         hd = cand_d[q0:q1]
         hi = cand_i[q0:q1]
         for r0 in range(0, nr, _REF_BLOCK):
             r1 = min(nr, r0 + _REF_BLOCK)
-            if sp.issparse(Bq):
-                gram = (Bq @ XrT[:, r0:r1]).toarray()
-            else:
-                gram = Bq @ Fr[r0:r1].T
-            _heap_update_block(gram, q_norms[q0:q1], r_norms[r0:r1], q_offset_base + q0, r0,
+            gram = Bq @ FrT[:, r0:r1]
+            if sp.issparse(gram):
+                gram = gram.toarray()
+            _heap_update_block(gram, q_norms[q0:q1], r_norms[r0:r1], q0, r0,
                                exclude_self, hd, hi)
+
+    starts = range(0, nq, _QUERY_BLOCK)
+    with threadpool_limits(limits=1, user_api="blas"):
+        if n_threads <= 1:
+            for q0 in starts:
+                work(q0)
+        else:
+            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                list(pool.map(work, starts))
     cand_worst = cand_d[:, 0].copy()
     delta = 8.0 * (d + 8) * u * (q_norms + r_norms.max())
     return cand_i, cand_worst, delta
-
-
-def _symmetric_blocks(F, norms, cand_d, cand_i):
-    """Self-search over block pairs a <= b: each product is computed once, used twice."""
-    n = F.shape[0]
-    bs = _SYM_BLOCK
-    for a0 in range(0, n, bs):
-        a1 = min(n, a0 + bs)
-        for b0 in range(a0, n, bs):
-            b1 = min(n, b0 + bs)
-            gram = F[a0:a1] @ F[b0:b1].T
-            _heap_update_block(gram, norms[a0:a1], norms[b0:b1], a0, b0, a0 == b0,
-                               cand_d[a0:a1], cand_i[a0:a1])
-            if b0 != a0:
-                _heap_update_block_transposed(gram, norms[b0:b1], norms[a0:a1], b0, a0,
-                                              cand_d[b0:b1], cand_i[b0:b1])
 
 
 def _candidates_kdtree(Xq, Xr, kc, exclude_self, n_jobs):
@@ -462,7 +431,7 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
         if algorithm == "kd_tree":
             cand_i, worst, delta = _candidates_kdtree(X, R, kc, exclude_self, threads)
         else:
-            cand_i, worst, delta = _candidates_blocked(X, R, kc, exclude_self)
+            cand_i, worst, delta = _candidates_blocked(X, R, kc, exclude_self, threads)
         if sparse:
             n_fb = _refine_sparse(X.indptr, X.indices, X.data, R.indptr, R.indices, R.data,
                                   cand_i, worst, delta, 0, exclude_self, complete, k,
