@@ -255,3 +255,14 @@ def test_gram_input_checks():
         ddk.gram(np.zeros((3, 5)))
     with pytest.raises(ValueError, match="NaN"):
         ddk.gram(np.full((2, 3), np.nan))
+
+
+def test_numerically_singular_factor_warns_with_numbers():
+    from scipy.linalg import LinAlgWarning
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    X = np.vstack([X, X])  # duplicated points make K_hat singular; eta makes it dominate
+    with pytest.warns(LinAlgWarning, match="condition number"):
+        ddk = DataDependentKernel(eta=1e14, n_subsample=60, sigma=1.0, ridge=1e-2).fit(X)
+    G = ddk.gram(X)
+    assert np.array_equal(G, G.T) and np.isfinite(G).all()

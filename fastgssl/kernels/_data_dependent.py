@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.linalg import LinAlgWarning
+from scipy.linalg import LinAlgWarning, lapack
 from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -136,16 +136,16 @@ class DataDependentKernel(BaseEstimator):
     3. ``A_perp = Z^T R^p Z`` without forming ``R^p``: ``Y = R^{floor(p/2)} Z`` by sparse
        products, then ``Y^T Y`` (p even) or ``Y^T R Y`` (p odd). Then
        ``A = A_perp + delta^{-p} C C^T`` with ``C = U[S, :]``.
-    4. ``M_0 = A_perp + eta K_hat = V diag(lam) V^T`` (``eigh``; a warning reports the
-       condition number if it is beyond round-off) and, by Woodbury for the
-       ``delta^{-p}`` term,
+    4. ``M_0 = A_perp + eta K_hat = L_0 L_0^T`` (Cholesky; if LAPACK's condition estimate
+       is beyond round-off, an eigen-decomposition with clipped eigenvalues and a warning
+       that reports them) and, by Woodbury for the ``delta^{-p}`` term,
 
            (A + eta K_hat)^{-1} = M_0^{-1} - M_0^{-1} C (delta^p I + C^T M_0^{-1} C)^{-1}
                                    C^T M_0^{-1},
 
        so ``K_breve(X1, X2) = K(X1, X2) - eta (B_1^T B_2 - H_1^T H_2)`` with
-       ``B = diag(lam)^{-1/2} V^T k_hat`` and ``H = L_S^{-1} F^T B`` (``F = diag(lam)^{-1/2}
-       V^T C``, ``L_S L_S^T = delta^p I + F^T F``). Computed this way the kernel stays exact
+       ``B = L_0^{-1} k_hat`` and ``H = L_S^{-1} F^T B`` (``F = L_0^{-1} C``,
+       ``L_S L_S^T = delta^p I + F^T F``). Computed this way the kernel stays exact
        for tiny ``delta`` and large ``p``, where ``A`` itself has entries ``~ delta^{-p}``.
 
     ``ridge=0`` gives the ``delta -> 0+`` limit (``delta^p I`` drops out of ``L_S``): functions
@@ -491,28 +491,39 @@ def _energy_gram(R, Z, power):
 def _factor(A_perp, K_hat, C, eta, ridge, power):
     """Factors of ``(A_perp + delta^{-p} C C^T + eta K_hat)^{-1}``: ``(whiten^T, deflate)``.
 
-    ``M_0 = A_perp + eta K_hat = V diag(lam) V^T``; ``whiten = V diag(lam)^{-1/2}``;
-    Woodbury for the ``delta^{-p} C C^T`` term gives ``deflate = L_S^{-1} F^T whiten^T`` with
-    ``F = whiten^T C`` and ``L_S L_S^T = delta^p I + F^T F``.
+    ``M_0 = A_perp + eta K_hat = L_0 L_0^T`` (Cholesky, with LAPACK's condition estimate;
+    an eigen-decomposition with clipped eigenvalues and a warning when ``M_0`` is
+    numerically singular); ``whiten^T = L_0^{-1}``, so ``M_0^{-1} = whiten whiten^T``.
+    Woodbury for the ``delta^{-p} C C^T`` term gives ``deflate = L_S^{-1} F^T whiten^T``
+    with ``F = whiten^T C`` and ``L_S L_S^T = delta^p I + F^T F``.
     """
     M0 = A_perp + eta * K_hat
-    lam, V = sla.eigh(0.5 * (M0 + M0.T))
-    m = lam.size
-    lam_max = float(lam[-1]) if m else 1.0
-    floor = m * np.finfo(float).eps * lam_max
-    if not lam[0] > floor:
+    M0 = 0.5 * (M0 + M0.T)
+    m = M0.shape[0]
+    floor = m * np.finfo(float).eps
+    whiten_t = None
+    try:
+        L0 = sla.cholesky(M0, lower=True)
+        rcond, _ = lapack.dpocon(L0, float(np.abs(M0).sum(axis=0).max()), uplo="L")
+        if rcond > floor:
+            whiten_t = sla.solve_triangular(L0, np.eye(m), lower=True)
+    except sla.LinAlgError:
+        pass
+    if whiten_t is None:
+        lam, V = sla.eigh(M0)
+        lam_max = float(lam[-1])
         warnings.warn(
             f"A + eta K_hat restricted to the complement of the graph null space is "
             f"numerically singular: eigenvalues in [{lam[0]:.3g}, {lam_max:.3g}] "
             f"(condition number {lam_max / max(lam[0], np.finfo(float).tiny):.3g}); "
-            f"{int(np.sum(lam <= floor))} eigenvalue(s) were raised to {floor:.3g}. Increase "
-            f"eta or sigma, or use fewer subsample points (duplicate points in the subsample "
-            f"make K_hat singular).",
+            f"{int(np.sum(lam <= floor * lam_max))} eigenvalue(s) were raised to "
+            f"{floor * lam_max:.3g}. Increase eta or sigma, or use fewer subsample points "
+            f"(duplicate points in the subsample make K_hat singular).",
             LinAlgWarning,
             stacklevel=3,
         )
-        lam = np.maximum(lam, floor)
-    whiten_t = (V / np.sqrt(lam)).T
+        lam = np.maximum(lam, floor * lam_max)
+        whiten_t = (V / np.sqrt(lam)).T
     if C.shape[1] == 0:
         return whiten_t, np.zeros((0, m))
     F = whiten_t @ C
