@@ -49,8 +49,10 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from fastgssl.kernels._nystrom import small_blas
@@ -330,9 +332,30 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
 # ---------------------------------------------------------------------------------------------
 # Nystrom parametrization f = V w.
 # ---------------------------------------------------------------------------------------------
+@numba.njit(parallel=True, cache=True)
+def _csr_matmat(indptr, indices, data, V, out):
+    """out = A @ V for a CSR matrix A (rows in parallel; scipy's product is serial)."""
+    for i in numba.prange(out.shape[0]):
+        row = out[i]
+        row[:] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            a = data[p]
+            src = V[indices[p]]
+            for j in range(row.shape[0]):
+                row[j] += a * src[j]
+
+
+def _sparse_times_dense(Q, V):
+    if sp.issparse(Q) and Q.format == "csr" and V.flags.c_contiguous:
+        out = np.empty((Q.shape[0], V.shape[1]))
+        _csr_matmat(Q.indptr, Q.indices, np.asarray(Q.data, dtype=np.float64), V, out)
+        return out
+    return np.asarray(Q @ V)
+
+
 def _laplacian_gram(V, Q):
     """``V^T Q V`` (c x c, symmetrized): O(nnz(Q) c + n c^2)."""
-    P = V.T @ np.asarray(Q @ V)
+    P = V.T @ _sparse_times_dense(Q, V)
     return 0.5 * (P + P.T)
 
 
