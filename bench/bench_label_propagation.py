@@ -177,6 +177,7 @@ def main():
 
     LabelPropagation(n_neighbors=10).fit(Xw, few_labels(yw)).predict(Xw[:10])
     LocalGlobalConsistency(n_neighbors=10).fit(Xw, few_labels(yw))
+    LocalGlobalConsistency(n_neighbors=10, graph="nndescent").fit(Xw, few_labels(yw))
 
     sizes = [10_000] if quick else [10_000, 70_000, 200_000]
     for n in sizes:
