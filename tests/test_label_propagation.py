@@ -665,3 +665,20 @@ def test_sklearn_check_estimator(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DisconnectedGraphWarning)
         check(estimator)
+
+
+def test_configured_builder_object_as_graph_defines_the_induction_kernel():
+    from fastgssl.graphs import EpsilonGraph, knn_search
+
+    rng = np.random.default_rng(19)
+    X, truth = two_blobs(50, rng, gap=6.0)
+    y = np.full(100, -1)
+    y[[0, 50]] = [0, 1]
+    builder = EpsilonGraph(eps=2.0, weight="gaussian", sigma_w=0.8)
+    model = LabelPropagation(graph=builder, n_neighbors=4, graph_weight="binary").fit(X, y)
+    assert model._weight_induction == "gaussian" and model._sigma_induction == 0.8
+    Xn = X[:5] + 0.05
+    idx, sq = knn_search(Xn, 4, X_ref=X)
+    w = np.exp(-sq / 1.6)
+    expected = (w[:, :, None] * model.label_distributions_[idx]).sum(1) / w.sum(1)[:, None]
+    np.testing.assert_allclose(model.predict_proba(Xn), expected, atol=1e-12)

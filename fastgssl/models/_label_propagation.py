@@ -360,8 +360,9 @@ class _GraphPropagation(BaseEstimator):
     # -- graph -----------------------------------------------------------------------------
 
     def _build_graph(self, X):
-        """Return (W, coordinates or None, sigma used by the induction kernel)."""
+        """Return (W, coordinates or None, (weight, sigma) of the induction kernel)."""
         graph = self.graph
+        weight = self.graph_weight
         n = X.shape[0]
         params = {
             "n_neighbors": self.n_neighbors,
@@ -372,26 +373,29 @@ class _GraphPropagation(BaseEstimator):
         coords = X
         if isinstance(graph, str) and graph == "precomputed":
             W = _check_affinity(X, n, "X (graph='precomputed')")
-            return W, None, None
+            return W, None, (weight, None)
         if sp.issparse(graph) or isinstance(graph, np.ndarray):
             W = _check_affinity(graph, n, "graph")
         elif callable(graph):
             W = _check_affinity(graph(X), n, "the graph returned by the graph callable")
+            # a builder object (e.g. fastgssl.graphs.EpsilonGraph(eps=...)) names its kernel
+            if getattr(graph, "weight", None) in WEIGHTS:
+                weight = graph.weight
+                if getattr(graph, "sigma_w", None) is not None:
+                    return W, coords, (weight, float(graph.sigma_w))
         else:
             from fastgssl import registry
 
             factory = registry.load("fastgssl.graphs", graph)
             builder = factory(**_builder_kwargs(factory, params))
             W = _check_affinity(builder(X), n, f"the graph built by {graph!r}")
-            sigma = getattr(builder, "sigma_w_", None)
-            if sigma is not None:
-                return W, coords, float(sigma)
         sigma = self.sigma_w
-        if self.graph_weight == "gaussian" and sigma is None:
+        if weight == "gaussian" and sigma is None:
+            # the builder's heuristic bandwidth, recovered exactly from the edges
             sigma = _infer_gaussian_sigma(W, coords)
             if sigma is None:
                 sigma = 1.0
-        return W, coords, sigma
+        return W, coords, (weight, sigma)
 
     # -- fit -------------------------------------------------------------------------------
 
@@ -432,7 +436,8 @@ class _GraphPropagation(BaseEstimator):
             check_n_neighbors(self.n_neighbors, n)
         else:  # only the induction formula uses it, capped at the number of training points
             check_n_neighbors(self.n_neighbors, np.iinfo(np.int64).max)
-        W, coords, sigma = self._build_graph(X)
+        W, coords, (weight, sigma) = self._build_graph(X)
+        self._weight_induction = weight
         self._sigma_induction = sigma
         self._X_fit = coords
         self.n_features_in_ = X.shape[1] if not precomputed else n
@@ -499,8 +504,8 @@ class _GraphPropagation(BaseEstimator):
         from fastgssl.graphs import knn_search
 
         k = min(self.n_neighbors, S.size)
-        ind, d2 = knn_search(coords[R], k, X_ref=coords[S])
-        w = kernel_weights(d2, self.graph_weight, self._sigma_induction,
+        ind, d2 = knn_search(coords[R], k, X_ref=coords[S], n_jobs=self.n_jobs)
+        w = kernel_weights(d2, self._weight_induction, self._sigma_induction,
                            shift=form == "parzen")
         P, _ = induction_operator(ind, w, S.size, form=form, ref_degrees=degrees[S],
                                   alpha=getattr(self, "alpha", None))
@@ -573,7 +578,7 @@ class _GraphPropagation(BaseEstimator):
         from fastgssl.graphs import knn_search
 
         sources = np.flatnonzero(reached)
-        ind, d2 = knn_search(coords[orphans], 1, X_ref=coords[sources])
+        ind, d2 = knn_search(coords[orphans], 1, X_ref=coords[sources], n_jobs=self.n_jobs)
         ind, d2 = ind[:, 0], d2[:, 0]
         for c in range(n_comp):
             members = np.flatnonzero(comp == c)
@@ -618,8 +623,8 @@ class _GraphPropagation(BaseEstimator):
                 f"{self.n_features_in_} features as input."
             )
         k = min(self.n_neighbors, n_train)
-        ind, d2 = knn_search(X, k, X_ref=self._X_fit)
-        w = kernel_weights(d2, self.graph_weight, self._sigma_induction, shift=True)
+        ind, d2 = knn_search(X, k, X_ref=self._X_fit, n_jobs=self.n_jobs)
+        w = kernel_weights(d2, self._weight_induction, self._sigma_induction, shift=True)
         P, supported = induction_operator(ind, w, n_train, ref_valid=self._valid, form=form,
                                           ref_degrees=self._degrees,
                                           alpha=getattr(self, "alpha", None))
@@ -698,8 +703,10 @@ _COMMON_PARAMS_DOC = """
         A graph builder registered in the ``fastgssl.graphs`` group (``"knn"``, ``"epsilon"``,
         ``"nndescent"``, a plugin name), built with ``n_neighbors``, ``graph_weight`` and
         ``sigma_w``; ``"precomputed"`` (``X`` is then the (n, n) affinity matrix and ``predict``
-        takes affinities of new points to the training points); a callable ``X -> W``; or a
-        symmetric nonnegative (n, n) sparse matrix W over the rows of ``X``.
+        takes affinities of new points to the training points); a callable ``X -> W`` such
+        as a configured builder ``fastgssl.graphs.EpsilonGraph(eps=0.5, weight="gaussian")``
+        (its ``weight`` / ``sigma_w`` then define the induction kernel); or a symmetric
+        nonnegative (n, n) sparse matrix W over the rows of ``X``.
     n_neighbors : int, default=10
         k of the kNN graph, and the number of training (or subset) neighbours the induction
         formula uses for a new point.
