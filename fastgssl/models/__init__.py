@@ -30,6 +30,7 @@ _LOCATIONS = {
     "SVM": "fastgssl.models._manifold",
     "LapRLS": "fastgssl.models._manifold",
     "LapSVM": "fastgssl.models._manifold",
+    "UnlabeledComponentWarning": "fastgssl.models._manifold",
     "LabelPropagation": "fastgssl.models._label_propagation",
     "LabelPropagationRegressor": "fastgssl.models._label_propagation",
     "LocalGlobalConsistency": "fastgssl.models._label_propagation",
