@@ -682,3 +682,35 @@ def test_configured_builder_object_as_graph_defines_the_induction_kernel():
     w = np.exp(-sq / 1.6)
     expected = (w[:, :, None] * model.label_distributions_[idx]).sum(1) / w.sum(1)[:, None]
     np.testing.assert_allclose(model.predict_proba(Xn), expected, atol=1e-12)
+
+
+@given(
+    n=st.integers(6, 25),
+    density=st.floats(0.05, 0.5),
+    seed=st.integers(0, 2**31 - 1),
+    alpha=st.floats(0.05, 0.995),
+    subset=st.booleans(),
+)
+def test_random_graphs_lgc_matches_dense_inverse(n, density, seed, alpha, subset):
+    rng = np.random.default_rng(seed)
+    W = random_graph(n, density, rng, connected=False)
+    lab = rng.choice(n, 3, replace=False)
+    y = np.full(n, -1)
+    y[lab] = [0, 1, 1]
+    kw = dict(n_landmarks=n, random_state=0) if subset else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DisconnectedGraphWarning)
+        model = LocalGlobalConsistency(alpha=alpha, graph="precomputed", **EXACT, **kw)
+        model.fit(sp.csr_matrix(W), y)
+    d = W.sum(1)
+    F = np.zeros((n, 2))
+    active = d > 0
+    idx = np.flatnonzero(active)
+    Y = one_hot(y, np.array([0, 1]))
+    F[idx] = dense_lgc(W[np.ix_(idx, idx)], Y[idx], alpha)
+    F[~active] = Y[~active]
+    reached = F.sum(1) > 0
+    np.testing.assert_allclose(model.label_distributions_[reached], normalize(F[reached]),
+                               atol=1e-8)
+    np.testing.assert_allclose(model.label_distributions_[~reached], 0.5)
+    assert (model.transduction_[~reached] == -1).all()
