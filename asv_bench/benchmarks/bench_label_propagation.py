@@ -34,7 +34,7 @@ def accuracy(pred, y, y_train):
 
 
 class FullSolve:
-    params = ([10_000, 30_000], ["LabelPropagation", "LocalGlobalConsistency"])
+    params = ([10_000, 20_000], ["LabelPropagation", "LocalGlobalConsistency"])
     param_names = ["n", "estimator"]
     timeout = 600
 
