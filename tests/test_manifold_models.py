@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from fastgssl.kernels import nystrom, rbf_kernel
 from fastgssl.losses import get_loss
-from fastgssl.models import KRR, SVM, LapRLS, LapSVM
+from fastgssl.models import KRR, SVM, LapRLS, LapSVM, UnlabeledComponentWarning
 from fastgssl.models._kernel_solvers import (
     fit_dense,
     fit_nystrom,
@@ -420,7 +420,8 @@ def test_unlabeled_component_warning():
     X = np.vstack([rng.normal(size=(20, 2)), 100 + rng.normal(size=(20, 2))])
     y = np.full(40, -1)
     y[:3], y[3:6] = 0, 1  # labels only in the first blob
-    with pytest.warns(UserWarning, match=r"1 of the 2 connected components .*20 points"):
+    msg = r"1 of the 2 connected components .*20 points"
+    with pytest.warns(UnlabeledComponentWarning, match=msg):
         LapRLS(gamma_i=1.0, graph=knn_affinity(X, 3)).fit(X, y)
 
 
