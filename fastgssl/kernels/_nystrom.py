@@ -117,9 +117,17 @@ class NystromFactor:
         return rbf_kernel(X_new, self.landmark_points_, self.sigma)
 
     def transform(self, X_new):
-        """Nystrom features ``k(X_new, landmarks) U_r diag(lam_r)^(-1/2)`` (m x r)."""
-        C = self.kernel_to_landmarks(X_new)
-        return C @ self.normalization_
+        """Nystrom features ``k(X_new, landmarks) U_r diag(lam_r)^(-1/2)`` (m x r).
+
+        Computed in row blocks, so memory beyond the result is O(block x c).
+        """
+        X_new = check_X(X_new, "X")
+        m = X_new.shape[0]
+        out = np.empty((m, self.n_components_))
+        for start in range(0, m, _BLOCK_ROWS):
+            stop = min(m, start + _BLOCK_ROWS)
+            out[start:stop] = self.kernel_to_landmarks(X_new[start:stop]) @ self.normalization_
+        return out
 
     def approximate_kernel(self, rows=None):
         """``V[rows] V^T``: the low-rank kernel (small problems and tests only)."""
