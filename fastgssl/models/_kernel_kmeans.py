@@ -94,6 +94,12 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        return tags
+
     def fit(self, X, y=None):
         """Cluster ``X`` (or the precomputed Gram matrix ``X``).
 
@@ -190,8 +196,8 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         X = check_X(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {X.shape[1]} features but KernelKMeans was fitted with "
-                f"{self.n_features_in_}."
+                f"X has {X.shape[1]} features, but KernelKMeans is expecting "
+                f"{self.n_features_in_} features as input."
             )
         if isinstance(kernel, str):
             return rbf_kernel(X, self._X_fit, sigma=self.sigma_)
