@@ -75,10 +75,13 @@ def test_full_subsample_equals_sindhwani_kernel(kind, power, ridge):
 
 @pytest.mark.parametrize("kind", ["L", "L_norm"])
 @pytest.mark.parametrize("power", [1, 2])
-def test_subsample_regularizer_is_restricted_inverse_and_schur_complement(kind, power):
+@pytest.mark.parametrize("solver", ["direct", "cg", "amg"])
+def test_subsample_regularizer_is_restricted_inverse_and_schur_complement(kind, power, solver):
     X = _two_blobs(seed=2)
     n, ridge = X.shape[0], 1e-2
-    ddk = _fit(X, n_subsample=15, regularizer=kind, power=power, ridge=ridge, rtol=1e-10)
+    ddk = _fit(X, n_subsample=15, regularizer=kind, power=power, ridge=ridge, rtol=1e-10,
+               solver=solver)
+    assert all(not info for info in ddk.solver_info_)  # every column converged
     S = ddk.subsample_indices_
     Q = _dense_regularizer(X, kind, power, ridge)
     Q_inv = np.linalg.inv(Q)
