@@ -269,3 +269,13 @@ def test_numerically_singular_factor_warns_with_numbers():
         ddk = DataDependentKernel(eta=1e14, n_subsample=60, sigma=1.0, ridge=1e-2).fit(X)
     G = ddk.gram(X)
     assert np.array_equal(G, G.T) and np.isfinite(G).all()
+
+
+def test_labels_without_any_labeled_point_and_bad_y():
+    X = _two_blobs()
+    a = _fit(X, n_subsample=10).fit(X, np.full(70, -1))
+    b = _fit(X, n_subsample=10)
+    np.testing.assert_array_equal(a.subsample_indices_, b.subsample_indices_)
+    assert a.labeled_in_subsample_ == 0
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        _fit(X, n_subsample=10).fit(X, np.zeros(5))

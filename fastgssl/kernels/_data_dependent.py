@@ -35,7 +35,6 @@ from sklearn.utils.validation import check_is_fitted
 from fastgssl._validation import (
     check_positive,
     check_random_state,
-    check_semi_supervised_y,
     check_X,
 )
 from fastgssl.kernels._rbf import default_sigma, rbf_kernel
@@ -377,15 +376,25 @@ def _check_int(value, name, low):
 
 
 def _labeled_mask(y, n):
-    """Boolean mask of labeled points (``-1`` or ``NaN`` mark unlabeled), or None."""
+    """Boolean mask of labeled points (``-1`` or ``NaN`` mark unlabeled), or None.
+
+    Only the mask matters here (it biases the subsample), so any labels are accepted,
+    including none at all.
+    """
     if y is None:
         return None
-    y_arr = np.asarray(y)
-    if y_arr.dtype.kind == "f" and np.isnan(y_arr).any():
-        _, labeled, _ = check_semi_supervised_y(y, n, task="regression")
-    else:
-        _, labeled, _ = check_semi_supervised_y(y, n, min_classes=1)
-    return labeled
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1 or len(y) != n:
+        raise ValueError(
+            f"y must be 1-D with one entry per row of X ({n}), got shape {y.shape}."
+        )
+    if y.dtype.kind == "f":
+        return ~np.isnan(y) & (y != -1)
+    if y.dtype.kind in "iub":
+        return y != -1
+    return np.array([str(v) != "-1" for v in y], dtype=bool)
 
 
 def _select_subsample(n, m, labeled, labeled_share, rng):
