@@ -59,6 +59,7 @@ from fastgssl.kernels._nystrom import small_blas
 
 __all__ = ["fit_dense", "fit_nystrom", "objective_dense", "objective_nystrom"]
 
+
 def _as_columns(y_enc):
     y = np.asarray(y_enc, dtype=np.float64)
     if y.ndim == 1:
