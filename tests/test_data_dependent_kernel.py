@@ -279,3 +279,23 @@ def test_labels_without_any_labeled_point_and_bad_y():
     assert a.labeled_in_subsample_ == 0
     with pytest.raises(ValueError, match="y must be 1-D"):
         _fit(X, n_subsample=10).fit(X, np.zeros(5))
+
+
+@pytest.mark.parametrize("kind", ["L", "L_norm"])
+@pytest.mark.parametrize("power", [1, 2])
+def test_ridge_zero_uses_the_schur_complement_regularizer(kind, power):
+    """ridge=0: Q_hat = Q_SS - Q_SB Q_BB^{-1} Q_BS of the singular Q (Theorem 3.2), in the
+    paper's form K - eta k^T (I + eta Q_hat K_hat)^{-1} Q_hat k."""
+    X = _two_blobs(seed=6)
+    n = X.shape[0]
+    ddk = _fit(X, n_subsample=20, regularizer=kind, power=power, ridge=0.0)
+    S = ddk.subsample_indices_
+    B = np.setdiff1d(np.arange(n), S)
+    Q = _dense_regularizer(X, kind, power, 0.0)
+    Q_hat = Q[np.ix_(S, S)] - Q[np.ix_(S, B)] @ np.linalg.solve(Q[np.ix_(B, B)], Q[np.ix_(B, S)])
+    X1 = np.random.default_rng(7).normal(size=(8, 3)) * 5
+    k1 = rbf_kernel(X[S], X1, sigma=SIGMA)
+    K_hat = rbf_kernel(X[S], sigma=SIGMA)
+    ref = rbf_kernel(X1, sigma=SIGMA) - ETA * k1.T @ np.linalg.solve(
+        np.eye(len(S)) + ETA * Q_hat @ K_hat, Q_hat @ k1)
+    np.testing.assert_allclose(ddk.gram(X1), ref, rtol=0, atol=1e-8)
