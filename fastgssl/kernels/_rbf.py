@@ -23,6 +23,8 @@ __all__ = ["default_sigma", "rbf_kernel"]
 
 # Rows per block: bounds the temporaries of the sparse path and keeps blocks cache friendly.
 _BLOCK_ELEMENTS = 1 << 22
+# A sparse right-hand factor with at most this many entries (dense) is densified once.
+_DENSIFY_ELEMENTS = 1 << 25
 
 
 @numba.njit(parallel=True, cache=True)
@@ -105,12 +107,17 @@ def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
     yy = xx if symmetric else _row_norms_sq(Y)
     scale = 1.0 / (2.0 * sigma)
     Yt = Y.T
+    if sp.issparse(Y) and Y.shape[0] * Y.shape[1] <= _DENSIFY_ELEMENTS:
+        # sparse x dense products give dense blocks directly (sparse x sparse would build
+        # a sparse result of a dense matrix first)
+        Yt = np.ascontiguousarray(Y.T.toarray())
     block = max(1, _BLOCK_ELEMENTS // max(m, 1))
     for start in range(0, n, block):
         stop = min(n, start + block)
         Xb = X[start:stop]
-        if sp.issparse(Xb) or sp.issparse(Y):
-            out[start:stop] = _dot_t(Xb, Y)
+        if sp.issparse(Xb) or sp.issparse(Yt):
+            prod = Xb @ Yt
+            out[start:stop] = prod.toarray() if sp.issparse(prod) else prod
         else:
             np.matmul(Xb, Yt, out=out[start:stop])
         _gram_to_log_rbf(out[start:stop], xx[start:stop], yy, scale)
