@@ -503,8 +503,9 @@ _FITTED_STATE_DOC = """
         The factor ``V`` (``nystrom_.features_``) for the nystrom backend, else None.
     graph_ : scipy.sparse.csr_matrix or None
         Affinity W over all training points (None when ``gamma_i == 0``).
-    laplacian_ : scipy.sparse matrix or None
-        The regularizer Q = regularizer(W) (None when ``gamma_i == 0``).
+    laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
+        The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
+        ``power >= 3`` (None when ``gamma_i == 0``).
     dual_coef_ : ndarray of shape (n,) or (n, n_classes)
         Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
     coef_ : ndarray of shape (r,) or (r, n_classes)
