@@ -98,3 +98,11 @@ def test_check_loss_catches_a_wrong_derivative():
     bad = LossSpec(name="bad", value=square_value, d1=wrong_d1, d2=square_d2)
     with pytest.raises(AssertionError, match="d1"):
         check_loss(bad, max_examples=20)
+
+
+def test_losses_pickle_by_name():
+    import pickle
+
+    loss = get_loss("huber_hinge", h=0.25)
+    again = pickle.loads(pickle.dumps(loss))
+    assert again == loss and again.h == 0.25

@@ -168,11 +168,22 @@ class Loss:
         """Second derivative ``d^2 ell / d f^2`` elementwise."""
         return self._apply(2, y, f)
 
+    def __reduce__(self):
+        # Pickle by registry name (spec functions are Numba dispatchers and the kinks may be
+        # lambdas): unpickling looks the loss up again, built-in or plugin.
+        return _rebuild_loss, (self.spec.name, self.params)
+
     def __eq__(self, other):
         return isinstance(other, Loss) and other.spec is self.spec and other.params == self.params
 
     def __hash__(self):
         return hash((id(self.spec), tuple(self.params.items())))
+
+
+def _rebuild_loss(name, params):
+    from fastgssl.losses import get_loss
+
+    return get_loss(name, **params)
 
 
 _PLUGIN_LOOPS: dict = {}
