@@ -75,6 +75,7 @@ _BUILTINS: dict[str, dict[str, str]] = {
         "exact-quadratic": "fastgssl.cv._approximators:ExactQuadraticCV",
         "bif": "fastgssl.cv._approximators:BIF",
         "fbif": "fastgssl.cv._approximators:FBIF",
+        "newton": "fastgssl.cv._approximators:NewtonCV",
     },
 }
 

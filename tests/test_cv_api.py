@@ -330,3 +330,43 @@ def test_lapsvm_bif_matches_finite_differences(regularizer):
                   est.laplacian_, folds, Qs, 3)
     assert rel_err(bif_matrix(est, folds), B_fd) < 1e-6
     assert rel_err(bif_matrix(est, folds, "fbif", n_components=40), B_fd) < 1e-6
+
+
+# ----------------------------------------------------------------------------- newton step
+
+
+def test_newton_step_is_exact_for_krr():
+    X, y = data(40, seed=11, regression=True)
+    folds = make_folds(y, 4, classification=False, random_state=0)
+    est = KRR(lam=1e-3, sigma=1.0)
+    a = cv_predictions(est, X, y, folds, method="newton")
+    b = cv_predictions(est, X, y, folds, method="exact")
+    assert np.allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+@needs_graph
+def test_newton_step_is_exact_for_laprls_with_induced_subgraphs():
+    from fastgssl.models import LapRLS
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] + 0.2 * rng.normal(size=40)
+    y[rng.permutation(40)[:24]] = np.nan
+    folds = make_folds(y, 3, classification=False, random_state=0)
+    est = LapRLS(sigma=1.0, gamma_a=1e-3, gamma_i=1.0, n_neighbors=6, task="regression")
+    a = cv_result(est, X, y, folds, method="newton")
+    b = cv_result(est, X, y, folds, method="exact", graph_mode="induced")
+    assert a.graph_mode == b.graph_mode == "induced"
+    assert np.allclose(a.predictions, b.predictions, rtol=1e-7, atol=1e-9)
+
+
+def test_newton_step_beats_bif_for_the_logistic_loss():
+    X, y = data(80, seed=13)
+    folds = make_folds(y, 5, random_state=0)
+    est = SVM(lam=1e-3, sigma=0.5, loss="logistic")
+    exact = cv_predictions(est, X, y, folds, method="exact")
+    newton = cv_predictions(est, X, y, folds, method="newton")
+    bif = cv_predictions(est, X, y, folds, method="bif")
+    assert np.linalg.norm(newton - exact) < 0.5 * np.linalg.norm(bif - exact)
+    with pytest.raises(ValueError, match="dense backend"):
+        cv_score(SVM(backend="nystrom", n_components=10), X, y, folds, method="newton")

@@ -20,6 +20,8 @@ Methods (registry group ``fastgssl.cv``)
 - :class:`BIF`               ``"bif"``: DESIGN 3.2
 - :class:`FBIF`              ``"fbif"``: DESIGN 3.3 (Nystrom + Woodbury; w-space for nystrom)
 - :class:`ExactQuadraticCV`  ``"exact-quadratic"``: DESIGN 3.4, sum-of-losses form
+- :class:`NewtonCV`          ``"newton"``: one Newton step per fold from the full fit (exact
+  for quadratic objectives, second order otherwise; not in the seeds)
 
 Model selection
 ---------------
@@ -27,7 +29,14 @@ Model selection
 """
 
 from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
-from fastgssl.cv._approximators import BIF, FBIF, CVResult, ExactCV, ExactQuadraticCV
+from fastgssl.cv._approximators import (
+    BIF,
+    FBIF,
+    CVResult,
+    ExactCV,
+    ExactQuadraticCV,
+    NewtonCV,
+)
 from fastgssl.cv._folds import check_folds, make_folds
 from fastgssl.cv._search import ApproxGridSearchCV
 
@@ -38,6 +47,7 @@ __all__ = [
     "ExactCV",
     "ExactQuadraticCV",
     "FBIF",
+    "NewtonCV",
     "bif_matrix",
     "check_folds",
     "cv_predictions",
