@@ -27,7 +27,7 @@ __all__ = ["main", "build_parser", "select"]
 _REGRESSION_SETS = {"abalone", "housing_scale", "mpg", "space_ga", "eunite2001", "bodyfat",
                     "cpusmall", "triazines", "pyrim", "mg"}
 _MODELS = ("krr", "svm", "laprls", "lapsvm")
-_METHODS = ("fbif", "bif", "exact", "exact-quadratic")
+_METHODS = ("fbif", "bif", "exact", "exact-quadratic", "newton")
 
 
 def build_parser():
