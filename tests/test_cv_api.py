@@ -370,3 +370,5 @@ def test_newton_step_beats_bif_for_the_logistic_loss():
     assert np.linalg.norm(newton - exact) < 0.5 * np.linalg.norm(bif - exact)
     with pytest.raises(ValueError, match="dense backend"):
         cv_score(SVM(backend="nystrom", n_components=10), X, y, folds, method="newton")
+    with pytest.warns(RuntimeWarning, match="linear piece"):
+        cv_score(SVM(lam=1e-3, sigma=0.5, h=0.05), X, y, folds, method="newton")

@@ -526,6 +526,15 @@ class NewtonCV(_OneFitMethod):
         alpha = np.asarray(fitted.dual_coef_, dtype=np.float64)
         alpha = alpha[:, None] if alpha.ndim == 1 else alpha
         gamma_i = float(getattr(fitted, "gamma_i_", 0.0) or 0.0) if _uses_graph(fitted) else 0.0
+        linear = int(np.count_nonzero((G[labeled] != 0) & (Hc[labeled] == 0)))
+        if linear:
+            warnings.warn(
+                f"method='newton': {linear} labeled point(s) sit on a linear piece of the "
+                f"loss {fitted.loss_.name!r} (non-zero slope, zero curvature); the Newton step "
+                f"is unreliable there. Use method='bif', 'fbif' or 'exact'.",
+                RuntimeWarning,
+                stacklevel=4,
+            )
         Qc = complement_regularizers(fitted, folds, n_folds)
         cols = [newton_step_predictions(K, alpha[:, k], G[:, k], Hc[:, k], labeled, folds,
                                         n_folds, float(fitted.gamma_a_), gamma_i, Qc)
