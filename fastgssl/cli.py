@@ -221,6 +221,7 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
         "approx_seconds": t_approx,
         "exact_seconds": t_exact,
         "speedup": t_exact / max(t_approx, 1e-12),
+        "approx_exact_gap": abs(approx.score - exact.score),
         "exact_graph_mode": exact.graph_mode,
         "approx_form": approx.form,
     }
