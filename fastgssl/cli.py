@@ -254,7 +254,7 @@ def _print_report(r, out):
       f"{s['approx_seconds']:.3f} s; exact {r['folds']}-CV {s['exact_cv']:.4f} in "
       f"{s['exact_seconds']:.3f} s ({s['speedup']:.1f}x)")
     gap = abs(s["approx_cv"] - s["exact_cv"])
-    if r["method"] != "exact" and gap > max(0.02, 0.25 * s["exact_cv"]):
+    if r["method"] != "exact" and gap > max(0.005, 0.25 * s["exact_cv"]):
         p(f"warning: at the chosen point the {r['method']} criterion differs from exact CV by "
           f"{gap:.4f}; first-order CV approximations are optimistic for weakly regularized "
           f"models (high leverage). Check with --compare-exact or use --method exact.")
