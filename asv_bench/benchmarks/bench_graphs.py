@@ -45,10 +45,10 @@ class KNNGraph:
 class EpsilonGraph:
     def setup(self):
         self.X = _mixture(5_000, 10)
-        epsilon_graph(self.X[:500], 3.0)
+        epsilon_graph(self.X[:500], 4.0)
 
     def time_epsilon_graph(self):
-        epsilon_graph(self.X, 3.0)
+        epsilon_graph(self.X, 4.0)
 
 
 class SparseKNN:

@@ -157,10 +157,11 @@ def _insert_sorted(best_d, best_i, count, k, dist, idx):
 
 @njit(cache=True, parallel=True)
 def _refine_dense(Xq, Xr, cand_i, cand_worst, delta, q_offset, exclude_self, complete,
-                  k, out_i, out_d):
+                  k, scan, out_i, out_d, failed):
     """Exact distances of the candidates, lexicographic sort, certificate, fallback scan.
 
-    Returns the number of query rows that needed the exact fallback scan.
+    Rows whose certificate fails are marked in ``failed``; with ``scan`` they are
+    recomputed here by an exact scan of all reference points.  Returns their number.
     """
     nq = Xq.shape[0]
     nr = Xr.shape[0]
@@ -176,12 +177,14 @@ def _refine_dense(Xq, Xr, cand_i, cand_worst, delta, q_offset, exclude_self, com
                 continue
             count = _insert_sorted(best_d, best_i, count, kc, _dense_sqdist(Xq[a], Xr[j]), j)
         certified = complete or (count >= k and cand_worst[a] - delta[a] > best_d[k - 1])
-        if certified:
+        if certified or not scan:
             for c in range(k):
                 out_i[a, c] = best_i[c]
                 out_d[a, c] = best_d[c]
-        else:
+        if not certified:
+            failed[a] = True
             n_fallback += 1
+        if not certified and scan:
             count = 0
             self_idx = q_offset + a
             for j in range(nr):
@@ -317,12 +320,17 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads):
     return cand_i, cand_worst, delta
 
 
-def _candidates_kdtree(Xq, Xr, kc, exclude_self, n_jobs):
-    """Candidate lists from a kd-tree: the kc nearest (self removed) and the kc-th distance."""
+def _candidates_kdtree(Xq, Xr, kc, exclude_self, n_jobs, tree=None, query_ids=None):
+    """Candidate lists from a kd-tree: the kc nearest (self removed) and the kc-th distance.
+
+    ``query_ids`` are the indices of the query rows among the reference points (self
+    search on a subset of rows); default ``arange``.
+    """
     from scipy.spatial import cKDTree
 
     workers = -1 if n_jobs is None else int(n_jobs)
-    tree = cKDTree(Xr)
+    if tree is None:
+        tree = cKDTree(Xr)
     extra = 1 if exclude_self else 0
     dist, idx = tree.query(Xq, k=kc + extra, workers=workers)
     idx = np.asarray(idx, dtype=np.int64).reshape(Xq.shape[0], kc + extra)
@@ -331,7 +339,8 @@ def _candidates_kdtree(Xq, Xr, kc, exclude_self, n_jobs):
     idx[idx >= nr] = -1  # cKDTree pads missing neighbours with index n
     if exclude_self:
         rows = np.arange(Xq.shape[0])
-        is_self = idx == rows[:, None]
+        ids = rows if query_ids is None else query_ids
+        is_self = idx == ids[:, None]
         # drop self if present, else the farthest candidate: a stable argsort puts the
         # dropped entry last
         drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), kc)
@@ -343,7 +352,52 @@ def _candidates_kdtree(Xq, Xr, kc, exclude_self, n_jobs):
     worst = np.where(idx[:, -1] >= 0, dist[:, -1], np.inf) ** 2
     # the tree sums (x_l - y_l)^2 directly: its error is relative to the distance itself
     delta = 8.0 * (Xq.shape[1] + 8) * _U64 * worst
-    return idx, worst, delta
+    return idx, worst, delta, tree
+
+
+def _tree_retry(tree, X, R, failed, kc, k, exclude_self, complete, threads, out_i, out_d):
+    """Re-query uncertified rows with 4x longer candidate lists, then ball queries."""
+    rows = np.flatnonzero(failed)
+    n_avail = R.shape[0] - (1 if exclude_self else 0)
+    while rows.size and kc < min(n_avail, 256):
+        kc = min(n_avail, 4 * kc)
+        still = []
+        step = max(1, (1 << 22) // kc)  # bound the candidate arrays to ~4M entries
+        for s0 in range(0, rows.size, step):
+            part = rows[s0:s0 + step]
+            Xs = X[part]
+            cand_i, worst, delta, _ = _candidates_kdtree(Xs, R, kc, exclude_self, threads,
+                                                         tree, part)
+            sub_i = np.empty((part.size, k), dtype=np.int64)
+            sub_d = np.empty((part.size, k))
+            sub_failed = np.zeros(part.size, dtype=np.bool_)
+            _refine_dense(Xs, R, cand_i, worst, delta, 0, exclude_self, kc == n_avail, k,
+                          False, sub_i, sub_d, sub_failed)
+            out_i[part] = sub_i
+            out_d[part] = sub_d
+            still.append(part[sub_failed])
+        rows = np.concatenate(still)
+    if rows.size:
+        _tree_fallback(tree, X, R, rows, k, exclude_self, out_i, out_d)
+
+
+def _tree_fallback(tree, Xq, Xr, rows, k, exclude_self, out_i, out_d):
+    """Exact lexicographic kNN of the given query rows from a ball query of the k-th radius.
+
+    Used for rows whose candidate list could not be certified (ties at the k-th distance,
+    typically duplicated points): every point within the provisional k-th distance (a
+    superset of the answer, the provisional list having k points within it) is examined.
+    """
+    for a in rows:
+        radius = np.sqrt(out_d[a, k - 1]) * (1.0 + 1e-9) + 1e-300
+        cand = np.asarray(tree.query_ball_point(Xq[a], radius), dtype=np.int64)
+        if exclude_self:
+            cand = cand[cand != a]
+        diff = Xr[cand] - Xq[a]
+        sq = np.einsum("ij,ij->i", diff, diff)
+        order = np.lexsort((cand, sq))[:k]
+        out_i[a] = cand[order]
+        out_d[a] = np.array([_dense_sqdist(Xq[a], Xr[j]) for j in cand[order]])
 
 
 def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
@@ -420,7 +474,10 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
         raise ValueError("algorithm='kd_tree' needs dense X; use algorithm='brute' for sparse.")
     if algorithm == "auto":
         algorithm = "kd_tree" if (not sparse and X.shape[1] <= KDTREE_MAX_DIM) else "brute"
-    kc = min(n_avail, k + max(8, k))
+    # candidates beyond k: the float32 filter needs a margin; kd-tree distances are
+    # float64-accurate, so a small margin suffices there (each extra one costs tree work)
+    extra = 3 if algorithm == "kd_tree" else max(8, k)
+    kc = min(n_avail, k + extra)
     complete = kc == n_avail
     if sparse:
         X.sort_indices()
@@ -429,7 +486,7 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
     out_d = np.empty((X.shape[0], k), dtype=np.float64)
     with numba_threads(n_jobs) as threads:
         if algorithm == "kd_tree":
-            cand_i, worst, delta = _candidates_kdtree(X, R, kc, exclude_self, threads)
+            cand_i, worst, delta, tree = _candidates_kdtree(X, R, kc, exclude_self, threads)
         else:
             cand_i, worst, delta = _candidates_blocked(X, R, kc, exclude_self, threads)
         if sparse:
@@ -437,8 +494,13 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
                                   cand_i, worst, delta, 0, exclude_self, complete, k,
                                   out_i, out_d)
         else:
+            failed = np.zeros(X.shape[0], dtype=np.bool_)
+            scan = algorithm != "kd_tree"
             n_fb = _refine_dense(X, R, cand_i, worst, delta, 0, exclude_self, complete, k,
-                                 out_i, out_d)
+                                 scan, out_i, out_d, failed)
+            if not scan and n_fb:
+                _tree_retry(tree, X, R, failed, kc, k, exclude_self, complete, threads,
+                            out_i, out_d)
     if return_stats:
         return out_i, out_d, {"algorithm": algorithm, "n_fallback_rows": int(n_fb),
                               "n_candidates": kc, "n_threads": threads}
