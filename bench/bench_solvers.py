@@ -142,9 +142,10 @@ def main():
           f"{os.getloadavg()}")
     print("machine shared with other jobs: compare ratios from the same run, not seconds")
     print(f"\n[1] kNN graph of a d=50 Gaussian mixture (issue workload), n={N}")
-    workload(N, 50, N_RHS, loop_rhs=N_RHS if QUICK else 100, with_pyamg=True)
-    print(f"\n[2] kNN graph of a d=2 Gaussian mixture (poorly conditioned), n={N}, 50 rhs")
-    workload(N, 2, 50, loop_rhs=10, with_pyamg=False)
+    workload(N, 50, N_RHS, loop_rhs=N_RHS if QUICK else 50, with_pyamg=True)
+    r2 = 50 if QUICK else 20
+    print(f"\n[2] kNN graph of a d=2 Gaussian mixture (poorly conditioned), n={N}, {r2} rhs")
+    workload(N, 2, r2, loop_rhs=5 if not QUICK else 10, with_pyamg=False)
 
 
 if __name__ == "__main__":
