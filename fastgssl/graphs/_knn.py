@@ -42,7 +42,7 @@ __all__ = ["knn_search"]
 # to the blocked product from d ~ 8 on; 5 is a conservative crossing point).
 KDTREE_MAX_DIM = 5
 _QUERY_BLOCK = 512
-_REF_BLOCK = 8192
+_REF_BLOCK = 2048  # measured: 512 x 2048 float32 blocks (4 MB) beat 512 x 8192
 _U32 = float(np.finfo(np.float32).eps) / 2
 _U64 = float(np.finfo(np.float64).eps) / 2
 
