@@ -53,9 +53,18 @@ def check_X(X, name="X", *, accept_sparse=True, dtype=np.float64, min_samples=1)
         X.sum_duplicates()
         values = X.data
     else:
+        if getattr(getattr(X, "dtype", None), "kind", None) == "c":
+            raise ValueError(
+                f"Complex data not supported: {name} has a complex dtype; pass the real "
+                f"part ({name}.real) or split real and imaginary parts into features."
+            )
         try:
             X = np.asarray(X, dtype=dtype)
-        except (TypeError, ValueError) as exc:
+        except TypeError as exc:
+            raise TypeError(
+                f"{name} must hold numbers only; conversion to float failed: {exc}"
+            ) from None
+        except ValueError as exc:
             raise ValueError(
                 f"{name} must be a numeric 2-D array or sparse matrix; conversion to "
                 f"float failed: {exc}"
@@ -63,14 +72,21 @@ def check_X(X, name="X", *, accept_sparse=True, dtype=np.float64, min_samples=1)
         if X.ndim != 2:
             raise ValueError(
                 f"{name} must be 2-D (n_samples, n_features), got an array of shape "
-                f"{X.shape}; reshape a single feature with {name}.reshape(-1, 1)."
+                f"{X.shape}. Reshape your data either using {name}.reshape(-1, 1) if it "
+                f"has a single feature or {name}.reshape(1, -1) if it contains a single "
+                f"sample."
             )
         X = np.ascontiguousarray(X)
         values = X
-    if X.shape[0] < min_samples or X.shape[1] == 0:
+    if X.shape[0] < min_samples:
         raise ValueError(
-            f"{name} has shape {X.shape}; at least {min_samples} sample(s) and one "
-            f"feature are required."
+            f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum "
+            f"of {min_samples} is required: {name} needs at least {min_samples} row(s)."
+        )
+    if X.shape[1] == 0:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+            f"required: {name} needs at least one column."
         )
     if not np.isfinite(values).all():
         n_bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))

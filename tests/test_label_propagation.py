@@ -648,7 +648,10 @@ def test_induction_kernel_uses_the_bandwidth_the_graph_builder_chose():
 
 
 def _expected_failed_checks(estimator):
-    if isinstance(estimator, LabelPropagationRegressor):
+    # The check trains on labels {-1, 1}: every "-1" point is read as unlabeled. The harmonic
+    # solution of LabelPropagation happens to reproduce the labels of that toy set anyway
+    # (so only LocalGlobalConsistency is expected to fail).
+    if not isinstance(estimator, LocalGlobalConsistency):
         return {}
     return {
         "check_classifiers_classes": "the check uses -1 as a class label; -1 marks unlabeled "

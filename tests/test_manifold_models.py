@@ -511,9 +511,6 @@ def test_krr_on_housing_scale(datasets_dir):
 # scikit-learn estimator checks
 # --------------------------------------------------------------------------------------------
 _SKIPS = {
-    # The shared validation (fastgssl._validation.check_X) raises ValueError naming X for every
-    # non-numeric input; scikit-learn expects the TypeError of float(dict).
-    "check_dtype_object": "ValueError (project policy) instead of TypeError for object X",
     # decision_function is kept on regressors (it equals predict) so that fastgssl.cv reads
     # decision values of every estimator uniformly.
     "check_regressors_no_decision_function": "decision_function == predict kept for fastgssl.cv",

@@ -25,13 +25,22 @@ def test_check_X_accepts_dense_and_csr():
         (np.array([[1.0, np.nan]]), "X contains 1 NaN or infinite"),
         (np.array([[1.0, np.inf]]), "NaN or infinite"),
         (sp.csr_matrix(np.array([[np.nan, 1.0]])), "NaN or infinite"),
-        (np.zeros((0, 3)), "at least 1 sample"),
-        (np.zeros(3), "must be 2-D"),
+        (np.zeros((0, 3)), "0 sample"),
+        (np.zeros((3, 0)), r"0 feature\(s\)"),
+        (np.zeros(3), "must be 2-D.*Reshape your data"),
         ([["a", "b"]], "numeric"),
+        (np.ones((2, 2), dtype=complex), "Complex data not supported"),
     ],
 )
 def test_check_X_errors(X, match):
     with pytest.raises(ValueError, match=match):
+        check_X(X)
+
+
+def test_check_X_type_errors_stay_type_errors():
+    X = np.ones((2, 2), dtype=object)
+    X[0, 0] = {"a": 1}
+    with pytest.raises(TypeError, match="X must hold numbers only"):
         check_X(X)
 
 
