@@ -120,10 +120,10 @@ class LaplacianSolver:
     switch_iterations : int, default=150
         "auto" only: Jacobi iterations after which the multigrid hierarchy is built.
     block_size : int or None, default=None
-        Right-hand sides solved together in one block (a panel); None: all of them, capped
-        so that one (n, block) array holds at most 2^24 numbers (the block iteration keeps
-        five such arrays).  Wider blocks amortize each pass over the matrix over more
-        columns (measured: 500 columns at once beat panels of 1-64 columns at n = 64,000).
+        Right-hand sides solved together in one block (a panel).  None: as many as keep
+        one (n, block) array at 2^21 numbers (16 MB), at least 4.  The block iteration is
+        memory-bound: measured at n = 64,000 (ms per right-hand side, cg / amg): panels of
+        8: 40 / 24, 32: 22 / 20, 128: 32 / 31, all 500 at once: 54 / 57.
     amg_options : dict or None
         Passed to :class:`fastgssl.solvers._multigrid.BlockMultigrid` (``smooth``,
         ``strength_theta``, ``max_coarse``, ``sweeps``).
@@ -349,7 +349,7 @@ class LaplacianSolver:
         converged = np.ones(r, dtype=bool)
         methods = []
         rhs = X
-        width = self.block_size or max(1, min(r, (1 << 24) // self.n_))
+        width = self.block_size or min(r, max(4, (1 << 21) // self.n_))
         for _ in range(self.power):
             rhs = X
             X = np.empty_like(rhs)
