@@ -8,8 +8,8 @@ of the harmonic / label-propagation solutions (DESIGN 3.7), for ``Q`` = ``L``, `
 Methods
 -------
 ``"cg"``
-    Block Jacobi-preconditioned CG (:mod:`fastgssl.solvers._block_pcg`): all columns in
-    lock-step, one sparse-times-block product per iteration.
+    Block Jacobi-preconditioned CG (:mod:`fastgssl.solvers._block_pcg`): the columns of a
+    panel (``block_size``) in lock-step, one sparse-times-block product per iteration.
 ``"amg"``
     The same block CG preconditioned by one V-cycle of aggregation multigrid configured
     for graph Laplacians (:mod:`fastgssl.solvers._multigrid`).
