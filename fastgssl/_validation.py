@@ -203,9 +203,13 @@ def check_semi_supervised_y(
         )
     classes, counts = np.unique(y[labeled], return_counts=True)
     if len(classes) < min_classes:
+        hint = (
+            " Note that -1 marks unlabeled points: remap labels such as LIBSVM's +1 / -1 to "
+            "0 / 1 first." if not labeled.all() else ""
+        )
         raise ValueError(
             f"{name} has {len(classes)} class(es) among its labeled points "
-            f"({classes.tolist()}); at least {min_classes} are needed."
+            f"({classes.tolist()}); at least {min_classes} are needed.{hint}"
         )
     if counts.min() < min_per_class:
         bad = classes[counts < min_per_class].tolist()

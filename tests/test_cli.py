@@ -11,7 +11,8 @@ from fastgssl.cli import main
 
 def test_select_default_dataset_json(capsys):
     assert main(["select", "--quick", "--json", "--folds", "5"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
     assert report["model"] == "svm" and report["method"] == "fbif"
     assert report["task"] == "classification" and report["n_train"] == 398
     assert set(report["best_params"]) == {"lam", "sigma"}
@@ -19,6 +20,11 @@ def test_select_default_dataset_json(capsys):
     sel = report["selected_point"]
     assert sel["approx_seconds"] > 0 and sel["exact_seconds"] > 0
     assert 0 <= sel["exact_cv"] <= 1
+    # a large approximate-vs-exact gap is reported in the JSON and on stderr
+    gap_is_large = sel["approx_exact_gap"] > max(0.005, 0.25 * sel["exact_cv"])
+    assert bool(report["warnings"]) == gap_is_large
+    if gap_is_large:
+        assert "differs from exact CV" in captured.err
 
 
 def test_select_human_output_compare_exact(capsys):

@@ -299,3 +299,21 @@ def test_ridge_zero_uses_the_schur_complement_regularizer(kind, power):
     ref = rbf_kernel(X1, sigma=SIGMA) - ETA * k1.T @ np.linalg.solve(
         np.eye(len(S)) + ETA * Q_hat @ K_hat, Q_hat @ k1)
     np.testing.assert_allclose(ddk.gram(X1), ref, rtol=0, atol=1e-8)
+
+
+def test_precomputed_sparse_graph_and_regression_targets():
+    from fastgssl.graphs import knn_graph
+    from fastgssl.kernels import DataDependentKernel
+    from fastgssl.kernels._data_dependent import _labeled_mask
+
+    X = np.random.default_rng(3).normal(size=(60, 3))
+    W = knn_graph(X, 5)
+    a = DataDependentKernel(eta=1.0, n_subsample=20, graph=W, sigma=1.0, random_state=0).fit(X)
+    b = DataDependentKernel(eta=1.0, n_subsample=20, sigma=1.0, graph_weight="binary",
+                            n_neighbors=5, random_state=0).fit(X)
+    np.testing.assert_allclose(a.gram(X[:7]), b.gram(X[:7]), atol=1e-10)
+    with pytest.raises(ValueError, match="graph is a precomputed"):
+        DataDependentKernel(graph=W[:30, :30], n_subsample=10).fit(X)
+    y = np.array([-1.0, 2.5, np.nan, 0.0])
+    assert _labeled_mask(y, 4).tolist() == [True, True, False, True]
+    assert _labeled_mask(np.array([-1.0, 1.0, 0.0]), 3).tolist() == [False, True, True]

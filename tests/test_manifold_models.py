@@ -588,3 +588,21 @@ def test_newton_stationary_property(seed, loss, gamma_a, gamma_i, frac):
     g = fac.features_[mask].T @ lossobj.d1(ye[mask], f[mask]) / mask.sum() + 2 * gamma_a * w
     g += 2 * gamma_i / n**2 * fac.features_.T @ (Q @ f)
     assert np.abs(g).max() <= 1e-10
+
+
+def test_h_reaches_any_loss_with_an_h_parameter_and_conflicts_are_errors():
+    from fastgssl.models import SVM
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    assert SVM(h=0.3).fit(X, y).loss_.h == 0.3
+    with pytest.raises(ValueError, match="conflicts with loss_params"):
+        SVM(h=0.3, loss_params={"h": 0.1}).fit(X, y)
+    assert SVM(h=0.3, loss="logistic").fit(X, y).loss_.params == {}
+
+
+def test_pm1_labels_in_a_semi_supervised_fit_get_a_hint():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.raises(ValueError, match="-1 marks unlabeled points"):
+        LapSVM(n_neighbors=5).fit(X, y)

@@ -279,8 +279,23 @@ class DataDependentKernel(BaseEstimator):
     def _build_graph(self, X):
         from fastgssl import registry
 
+        if sp.issparse(self.graph):
+            from fastgssl.graphs import check_adjacency
+
+            W = check_adjacency(self.graph, name="graph")
+            if W.shape != (X.shape[0], X.shape[0]):
+                raise ValueError(
+                    f"graph is a precomputed ({W.shape[0]}, {W.shape[1]}) affinity but X has "
+                    f"{X.shape[0]} rows; pass the affinity of exactly the points in X."
+                )
+            return W
         if callable(self.graph):
             builder = self.graph
+        elif not isinstance(self.graph, str):
+            raise ValueError(
+                "graph must be a registered builder name (e.g. 'knn'), a callable X -> W or a "
+                f"precomputed sparse affinity matrix, got {type(self.graph).__name__}."
+            )
         else:
             params = dict(self.graph_params or {})
             if self.graph in ("knn", "nndescent"):
@@ -391,7 +406,10 @@ def _labeled_mask(y, n):
             f"y must be 1-D with one entry per row of X ({n}), got shape {y.shape}."
         )
     if y.dtype.kind == "f":
-        return ~np.isnan(y) & (y != -1)
+        nan = np.isnan(y)
+        # NaN present: the regressors' convention (a target of -1.0 is a real value);
+        # otherwise the classifiers' -1.
+        return ~nan if nan.any() else y != -1
     if y.dtype.kind in "iub":
         return y != -1
     return np.array([str(v) != "-1" for v in y], dtype=bool)

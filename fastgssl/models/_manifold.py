@@ -140,9 +140,26 @@ class _KernelMachine(BaseEstimator):
         raise NotImplementedError
 
     def _loss_params(self):
+        """Parameters for ``get_loss(self.loss, ...)``: ``loss_params`` plus ``h``.
+
+        ``h`` goes to any loss (built-in or plugin, bare or qualified name) that declares a
+        parameter ``h``; giving ``h`` a different value in ``loss_params`` is an error. A bound
+        :class:`~fastgssl.losses.Loss` object is used as it is.
+        """
         params = dict(self.loss_params or {})
-        if self.loss == "huber_hinge" and hasattr(self, "h"):
-            params.setdefault("h", check_positive(self.h, "h"))
+        if not hasattr(self, "h") or not isinstance(self.loss, str):
+            return params
+        from fastgssl import registry
+
+        spec = registry.load("fastgssl.losses", self.loss)
+        if "h" in spec.param_names:
+            h = check_positive(self.h, "h")
+            if "h" in params and float(params["h"]) != h:
+                raise ValueError(
+                    f"h={h} conflicts with loss_params={{'h': {params['h']}}}; set the "
+                    f"Huber width once, with h."
+                )
+            params["h"] = h
         return params
 
     # ---- validation ----------------------------------------------------------------------
