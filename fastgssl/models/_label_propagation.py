@@ -782,7 +782,11 @@ class LabelPropagation(_PropagationClassifier):
         f(x) = sum_j K(x, x_j) f_j / sum_j K(x, x_j),
 
     over its ``n_neighbors`` nearest training points. On an unlabeled training point with its
-    own graph row this is exactly its transductive value; seed 004 reports that on held-out
+    own graph row (``W[i]``, which excludes i itself) this is exactly its transductive value
+    (the harmonic property). ``predict(X_train)`` treats the rows as *new* points, as
+    scikit-learn's LabelSpreading does: each row then finds itself at distance 0 among its
+    neighbours, so it can differ from ``transduction_`` (read ``transduction_`` /
+    ``label_distributions_`` for the training points). Seed 004 reports that on held-out
     points the gap to re-solving with x included is as small as the change from substituting
     ~3% of the training set.
 
