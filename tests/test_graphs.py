@@ -288,3 +288,13 @@ def test_knn_graph_on_a1a_sparse(datasets_dir):
     ref_idx, ref_sq = reference_knn(X, 10)
     np.testing.assert_array_equal(idx, ref_idx)
     np.testing.assert_array_equal(sq, ref_sq)
+
+
+def test_knn_graph_warns_about_isolated_vertices():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(30, 2)), [[50.0, 50.0]]])  # one far outlier
+    with pytest.warns(UserWarning, match=r"\d+ of 31 vertices have no edge left"):
+        W = knn_graph(X, 3, symmetrize="mutual")
+    assert W[30].nnz == 0
+    with pytest.warns(UserWarning, match="isolated vertices"):
+        knn_graph(X, 3, weight="gaussian", sigma_w=1e-6)

@@ -178,3 +178,35 @@ def test_import_solvers_does_not_import_pyamg():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "False"
+
+
+def test_tiny_ridge_is_not_mistaken_for_a_null_space():
+    """Q = L + 1e-6 I is nonsingular: solved as such, not in the pseudo-inverse sense."""
+    rng = np.random.default_rng(0)
+    W = knn_graph(rng.normal(size=(150, 3)), 5)
+    Q = laplacian(W, ridge=1e-6)
+    b = rng.normal(size=150)
+    ref = np.linalg.solve(Q.toarray(), b)
+    for method in ("cg", "amg", "direct"):
+        solver = LaplacianSolver(Q, method, rtol=1e-12)
+        assert solver.null_space_ is None
+        x, info = solver.solve(b)
+        np.testing.assert_allclose(x, ref, rtol=1e-5)
+
+
+def test_convergence_is_judged_by_the_true_residual():
+    """A recurrence residual below rtol with a true residual far above it is a failure."""
+    rng = np.random.default_rng(0)
+    Q = laplacian(knn_graph(rng.normal(size=(200, 3)), 5), ridge=1e-12)
+    b = rng.normal(size=200)
+    with pytest.warns(ConvergenceWarning, match="did not reach rtol"):
+        x, info = LaplacianSolver(Q, "cg", rtol=1e-10).solve(b)
+    assert info.status != 0
+    assert info.relative_residuals[0] == pytest.approx(
+        np.linalg.norm(Q @ x - b) / np.linalg.norm(b), rel=1e-6)
+
+
+def test_explicit_null_space_must_be_one():
+    W = knn_graph(np.random.default_rng(1).normal(size=(50, 2)), 4)
+    with pytest.raises(ValueError, match="null_space is not a null space of Q"):
+        LaplacianSolver(laplacian(W, ridge=0.5), "direct", null_space=np.ones(50))

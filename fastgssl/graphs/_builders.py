@@ -90,7 +90,20 @@ def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize="max"
         sigma_w = default_sigma_w(sq)
     data = edge_weights(sq.ravel(), weight, sigma_w)
     A = sp.csr_matrix((data, idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
-    return symmetrize_directed(A, symmetrize)
+    W = symmetrize_directed(A, symmetrize)
+    W.eliminate_zeros()
+    n_iso = isolated_count(W)
+    if n_iso:
+        # mutual kNN drops one-sided edges; Gaussian weights can underflow to 0 for a tiny
+        # sigma_w; distance weights vanish between exact duplicates
+        warnings.warn(
+            f"knn_graph: {n_iso} of {n} vertices have no edge left (isolated vertices; "
+            f"weight={weight!r}, symmetrize={symmetrize!r}, sigma_w={sigma_w}); use "
+            f"symmetrize='max', a larger sigma_w or more neighbours.",
+            UserWarning,
+            stacklevel=2,
+        )
+    return W
 
 
 def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
