@@ -231,8 +231,9 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
         report["warnings"].append(
             f"at the chosen point the {method} criterion ({approx.score:.4f}) differs from "
             f"exact CV ({exact.score:.4f}) by {gap:.4f}; first-order CV approximations are "
-            f"optimistic for weakly regularized models (high leverage). Check with "
-            f"--compare-exact or use --method exact."
+            f"optimistic for weakly regularized models (high leverage). "
+            + ("Compare with the exact search reported above." if compare_exact
+               else "Check with --compare-exact or use --method exact.")
         )
     if compare_exact:
         ex = ApproxGridSearchCV(est, grid, cv=search.folds_, method="exact", n_jobs=n_jobs,
