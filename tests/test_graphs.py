@@ -129,6 +129,7 @@ def dense_knn_graph(X, k, weight, sigma_w, how):
 @pytest.mark.parametrize("weight", ["binary", "gaussian", "distance"])
 @pytest.mark.parametrize("how", ["max", "mean", "mutual"])
 @pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.filterwarnings("ignore:knn_graph.*isolated vertices:UserWarning")  # mutual kNN
 def test_knn_graph_matches_dense_reference(weight, how, sparse):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(120, 7))
