@@ -177,3 +177,14 @@ def test_nystrom_bad_inputs():
     with pytest.warns(UserWarning, match="larger than n_samples"):
         fac = nystrom(X, 30, random_state=0)
     assert len(fac.landmarks_) == 10
+
+
+def test_nystrom_factor_behaves_as_its_array():
+    from fastgssl.kernels import nystrom, rbf_kernel
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    V = nystrom(X, 40, sigma=2.0, random_state=0)
+    K = rbf_kernel(X, sigma=2.0)
+    np.testing.assert_allclose(V @ V.T, K, atol=1e-8)
+    np.testing.assert_array_equal(np.asarray(V), V.features_)
+    assert V.shape == V.features_.shape

@@ -93,6 +93,25 @@ class NystromFactor:
         self.kernel = kernel
         self.sigma = sigma
 
+    # The factor stands in for the (n, r) array V where an array is expected:
+    # np.asarray(factor), factor.shape, factor @ factor.T.
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.features_, dtype=dtype)
+
+    @property
+    def shape(self):
+        return self.features_.shape
+
+    @property
+    def T(self):
+        return self.features_.T
+
+    def __matmul__(self, other):
+        return self.features_ @ np.asarray(other)
+
+    def __rmatmul__(self, other):
+        return np.asarray(other) @ self.features_
+
     def __repr__(self):
         n = self.features_.shape[0]
         return (f"NystromFactor(n_samples={n}, landmarks={len(self.landmarks_)}, "
