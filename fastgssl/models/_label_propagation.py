@@ -80,27 +80,6 @@ def _check_affinity(W, n, name):
     return W
 
 
-def _check_input_shape(X, name="X"):
-    """scikit-learn's wording for complex, object, 1-D, featureless and 1-sample inputs."""
-    if not sp.issparse(X):
-        X = np.asarray(X)
-        if X.dtype.kind == "c":
-            raise ValueError(f"Complex data not supported: {name} has a complex dtype.")
-        if X.dtype.kind == "O":
-            X = X.astype(np.float64)  # a TypeError names the offending element
-    if X.ndim != 2:
-        raise ValueError(
-            f"Expected a 2-D array, got an array of shape {X.shape}: Reshape your data either "
-            f"using {name}.reshape(-1, 1) if it has a single feature or {name}.reshape(1, -1) "
-            f"if it is a single sample."
-        )
-    if X.shape[1] == 0:
-        raise ValueError(
-            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
-        )
-    return X
-
-
 def _builder_kwargs(factory, params):
     """Keep the keyword arguments a registered graph factory accepts."""
     try:
@@ -402,7 +381,7 @@ class _GraphPropagation(BaseEstimator):
     def _fit(self, X, y):
         self._check_common_params()
         precomputed = self._precomputed()
-        X = _check_input_shape(X)
+        X = check_X(X, "X")
         if X.shape[0] < 2:
             raise ValueError(
                 f"n_samples={X.shape[0]}: graph propagation needs at least 2 samples."
@@ -616,7 +595,7 @@ class _GraphPropagation(BaseEstimator):
             return out, np.asarray((Kv @ sp.diags(inv_sd)).sum(axis=1)).ravel() > 0
         from fastgssl.graphs import knn_search
 
-        X = check_X(_check_input_shape(X), "X")
+        X = check_X(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "

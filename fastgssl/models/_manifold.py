@@ -64,28 +64,6 @@ def _check_choice(value, name, choices):
     return value
 
 
-def _check_X_shape(X):
-    """scikit-learn's wording for 1-D, featureless and complex inputs (before check_X)."""
-    if sp.issparse(X):
-        shape = X.shape
-    else:
-        X = np.asarray(X)
-        shape = X.shape
-        if X.dtype.kind == "c":
-            raise ValueError("Complex data not supported: X has a complex dtype.")
-    if len(shape) == 1:
-        raise ValueError(
-            f"Expected a 2-D array, got a 1-D array of shape {shape}: Reshape your data either "
-            f"using X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is a "
-            f"single sample."
-        )
-    if len(shape) == 2 and shape[1] == 0:
-        raise ValueError(
-            f"Found array with 0 feature(s) (shape={tuple(shape)}) while a minimum of 1 is "
-            f"required."
-        )
-
-
 def _check_affinity(W, n):
     """Validate a user-given affinity matrix W (n x n, symmetric, nonnegative) -> CSR."""
     if sp.issparse(W):
@@ -188,7 +166,6 @@ class _KernelMachine(BaseEstimator):
         return loss
 
     def _check_train_X(self, X):
-        _check_X_shape(X)
         X = check_X(X, "X", accept_sparse=True)
         if self.kernel == "precomputed":
             if X.shape[0] != X.shape[1]:
@@ -201,7 +178,6 @@ class _KernelMachine(BaseEstimator):
         return X
 
     def _check_new_X(self, X):
-        _check_X_shape(X)
         X = check_X(X, "X", accept_sparse=True)
         expected = self.n_features_in_
         if X.shape[1] != expected:
