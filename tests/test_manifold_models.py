@@ -606,3 +606,20 @@ def test_pm1_labels_in_a_semi_supervised_fit_get_a_hint():
     y = np.where(X[:, 0] > 0, 1, -1)
     with pytest.raises(ValueError, match="-1 marks unlabeled points"):
         LapSVM(n_neighbors=5).fit(X, y)
+
+
+def test_warm_start_reaches_the_same_solution_with_fewer_newton_steps():
+    from fastgssl.models import SVM
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=150) > 0).astype(int)
+    warm = SVM(lam=1e-2, h=0.05, sigma=2.0, warm_start=True).fit(X, y)
+    warm_steps, cold_steps = 0, 0
+    for lam in (3e-3, 1e-3, 3e-4):
+        warm.set_params(lam=lam).fit(X, y)
+        cold = SVM(lam=lam, h=0.05, sigma=2.0).fit(X, y)
+        np.testing.assert_allclose(warm.dual_coef_, cold.dual_coef_, rtol=1e-7, atol=1e-9)
+        warm_steps += warm.n_iter_
+        cold_steps += cold.n_iter_
+    assert warm_steps < cold_steps

@@ -92,6 +92,11 @@ class _Group:
         self.graph_params = graph_params
 
 
+def _regularization_strength(params):
+    """lam (KRR / SVM) or gamma_a (LapRLS / LapSVM) of a candidate, 0 when absent."""
+    return float(params.get("lam", params.get("gamma_a", 0.0)))
+
+
 def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group, candidates):
     """Evaluate every candidate of one group; returns a list of (index, record)."""
     from fastgssl import registry
@@ -135,9 +140,21 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
     if method == "fbif" and K is not None:
         V = _SharedFactor(K, search.n_components, options["random_state"])
     share = setup / len(group.indices)
-    for idx in group.indices:
+    # One fit per candidate: on the dense path, walk the group from the strongest to the
+    # weakest regularization and warm-start each Newton fit from the previous solution.
+    warm = (method != "exact" and K is not None
+            and "warm_start" in search.estimator.get_params())
+    order = sorted(group.indices, key=lambda i: -_regularization_strength(candidates[i])) \
+        if warm else group.indices
+    previous = None
+    for idx in order:
         t1 = time.perf_counter()
-        est = clone(search.estimator).set_params(**candidates[idx])
+        if warm and previous is not None:
+            est = previous.set_params(**candidates[idx])
+        else:
+            est = clone(search.estimator).set_params(**candidates[idx])
+            if warm:
+                est.set_params(warm_start=True)
         if method == "exact":
             if K is not None:
                 est.set_params(kernel="precomputed")
@@ -152,6 +169,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
             if W is not None:
                 est.set_params(graph=W)
             fitted = est.fit(Xin, y)
+            previous = fitted if warm else None
             kw = {"V": V} if method == "fbif" and V is not None else {}
             res = approx.run_fitted(fitted, folds, n_folds, **kw)
         per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled, n_folds,

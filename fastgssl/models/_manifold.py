@@ -338,7 +338,11 @@ class _KernelMachine(BaseEstimator):
                 from fastgssl.kernels import rbf_kernel
 
                 K = rbf_kernel(X, sigma=self.sigma)
-            coef, info = fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, **options)
+            previous = getattr(self, "dual_coef_", None) if self.warm_start else None
+            init = (previous if previous is not None and previous.shape == y_enc.shape
+                    else None)
+            coef, info = fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, init=init,
+                                   **options)
             decision = K @ coef
         else:
             from fastgssl.kernels import nystrom
@@ -533,6 +537,11 @@ _COMMON_PARAMS_DOC = """
         Newton iterations per output column; a ConvergenceWarning gives the numbers otherwise.
     random_state : int, RandomState or None
         Seeds the Nystrom landmarks.
+    warm_start : bool, default=False
+        Dense backend, non-quadratic losses: start Newton from the previous fit's
+        ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
+        over decreasing regularization (what :class:`fastgssl.cv.ApproxGridSearchCV` does)
+        then needs fewer Newton steps and skips the O(n^3) square-loss start.
 """
 
 
@@ -582,7 +591,7 @@ class KRR(_KernelMachine):
 
     def __init__(self, lam=1e-3, sigma=1.0, *, kernel="rbf", loss="square", loss_params=None,
                  task="regression", backend="dense", n_components=300, landmarks="uniform",
-                 tol=1e-10, max_iter=100, random_state=None):
+                 tol=1e-10, max_iter=100, random_state=None, warm_start=False):
         self.lam = lam
         self.sigma = sigma
         self.kernel = kernel
@@ -595,6 +604,7 @@ class KRR(_KernelMachine):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -639,7 +649,7 @@ class SVM(_KernelMachine):
 
     def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", loss="huber_hinge",
                  loss_params=None, backend="dense", n_components=300, landmarks="uniform",
-                 tol=1e-10, max_iter=100, random_state=None):
+                 tol=1e-10, max_iter=100, random_state=None, warm_start=False):
         self.lam = lam
         self.h = h
         self.sigma = sigma
@@ -652,6 +662,7 @@ class SVM(_KernelMachine):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -731,7 +742,7 @@ class LapRLS(_KernelMachine):
                  sigma_w=None, graph_weight="gaussian", graph_params=None, regularizer="L",
                  power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
                  backend="dense", n_components=300, landmarks="uniform", tol=1e-10,
-                 max_iter=100, random_state=None):
+                 max_iter=100, random_state=None, warm_start=False):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -752,6 +763,7 @@ class LapRLS(_KernelMachine):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def _regularization(self):
         return (check_positive(self.gamma_a, "gamma_a"),
@@ -812,7 +824,7 @@ class LapSVM(_KernelMachine):
                  n_neighbors=10, sigma_w=None, graph_weight="gaussian", graph_params=None,
                  regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
                  backend="dense", n_components=300, landmarks="uniform", tol=1e-10,
-                 max_iter=100, random_state=None):
+                 max_iter=100, random_state=None, warm_start=False):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -833,6 +845,7 @@ class LapSVM(_KernelMachine):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.warm_start = warm_start
 
     _regularization = LapRLS._regularization
 
