@@ -31,6 +31,8 @@ import warnings
 
 import numpy as np
 
+from fastgssl.datasets import make_gaussian_mixture
+
 QUICK = "--quick" in sys.argv
 D, N_CLASSES, SEP, K_NN = 50, 10, 0.5, 5
 M_HAT = 200 if QUICK else 500
@@ -43,12 +45,7 @@ TRIALS = 2 if QUICK else 3
 
 def gaussian_mixture(n, d, n_classes, sep, seed=0):
     """The peers' synthetic workload: isotropic unit Gaussians around N(0, sep^2 I) means."""
-    rng = np.random.default_rng(seed)
-    means = rng.normal(scale=sep, size=(n_classes, d))
-    y = np.arange(n) % n_classes
-    rng.shuffle(y)
-    return means[y] + rng.normal(size=(n, d)), y
-
+    return make_gaussian_mixture(n, d, n_classes, sep, random_state=seed)
 
 def load_note():
     return f"[load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus]"

@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from fastgssl.datasets import make_gaussian_mixture
+
 QUICK = "--quick" in sys.argv
 K = 10
 CASES = ([(20_000, 50), (20_000, 10), (200_000, 2)] if QUICK
@@ -31,12 +33,7 @@ REPEATS = 1 if not QUICK else 2
 
 
 def gaussian_mixture(n, d, n_classes=10, sep=1.0, seed=0):
-    rng = np.random.default_rng(seed)
-    means = rng.normal(scale=sep, size=(n_classes, d))
-    y = np.arange(n) % n_classes
-    rng.shuffle(y)
-    return means[y] + rng.normal(size=(n, d))
-
+    return make_gaussian_mixture(n, d, n_classes, sep, random_state=seed)[0]
 
 def timed(fn, repeats=REPEATS):
     times, out = [], None

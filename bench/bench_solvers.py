@@ -25,6 +25,8 @@ import time
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from fastgssl.datasets import make_gaussian_mixture
+
 QUICK = "--quick" in sys.argv
 N = 16_000 if QUICK else 64_000
 N_RHS = 100 if QUICK else 500
@@ -33,12 +35,7 @@ SHIFT = 1e-6
 
 
 def gaussian_mixture(n, d, n_classes=10, sep=0.5, seed=0):
-    rng = np.random.default_rng(seed)
-    means = rng.normal(scale=sep, size=(n_classes, d))
-    y = np.arange(n) % n_classes
-    rng.shuffle(y)
-    return means[y] + rng.normal(size=(n, d))
-
+    return make_gaussian_mixture(n, d, n_classes, sep, random_state=seed)[0]
 
 def build(n, d):
     from fastgssl.graphs import knn_graph

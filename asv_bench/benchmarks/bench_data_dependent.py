@@ -6,17 +6,13 @@
 
 import numpy as np
 
+from fastgssl.datasets import make_gaussian_mixture
 from fastgssl.kernels import DataDependentKernel, rbf_kernel
 from fastgssl.models import KernelKMeans
 
 
 def _mixture(n, d=50, n_classes=10, sep=0.5, seed=0):
-    rng = np.random.default_rng(seed)
-    means = rng.normal(scale=sep, size=(n_classes, d))
-    y = np.arange(n) % n_classes
-    rng.shuffle(y)
-    return means[y] + rng.normal(size=(n, d)), y
-
+    return make_gaussian_mixture(n, d, n_classes, sep, random_state=seed)
 
 def _warm():
     DataDependentKernel(n_subsample=20, regularizer="L", sigma=50.0).fit(_mixture(2500)[0])

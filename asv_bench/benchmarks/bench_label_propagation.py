@@ -10,23 +10,14 @@ import warnings
 
 import numpy as np
 
+from fastgssl.datasets import hide_labels, make_gaussian_mixture
+
 
 def gaussian_mixture(n, d=50, n_classes=10, sep=0.5, seed=0):
-    rng = np.random.default_rng(seed)
-    means = rng.normal(scale=sep, size=(n_classes, d))
-    y = np.arange(n) % n_classes
-    rng.shuffle(y)
-    return means[y] + rng.normal(size=(n, d)), y
-
+    return make_gaussian_mixture(n, d, n_classes, sep, random_state=seed)
 
 def few_labels(y, per_class=10, seed=0):
-    rng = np.random.default_rng(seed)
-    lab = np.concatenate([rng.choice(np.flatnonzero(y == c), per_class, replace=False)
-                          for c in np.unique(y)])
-    y_train = np.full(y.size, -1)
-    y_train[lab] = y[lab]
-    return y_train
-
+    return hide_labels(y, per_class, random_state=seed)
 
 def accuracy(pred, y, y_train):
     unl = y_train == -1

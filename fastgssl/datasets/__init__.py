@@ -4,7 +4,10 @@
   dependency, so the main job runs on a fresh machine without downloads);
 - :func:`shared_datasets_dir` locates ``../shared/datasets`` (or ``$FASTGSSL_DATASETS``);
 - :func:`load_libsvm` reads a LIBSVM file by path or by its name in that folder;
-- :func:`load_mnist_test` reads the shared MNIST test images.
+- :func:`load_mnist_test` reads the shared MNIST test images;
+- :func:`make_gaussian_mixture` and :func:`hide_labels` build the synthetic semi-supervised
+  workload of the benchmarks (BENCHMARKS.md: isotropic unit Gaussians around N(0, sep^2 I)
+  class means, a few labels per class).
 """
 
 from __future__ import annotations
@@ -15,7 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load_default", "load_libsvm", "load_mnist_test", "shared_datasets_dir"]
+__all__ = [
+    "hide_labels",
+    "load_default",
+    "load_libsvm",
+    "load_mnist_test",
+    "make_gaussian_mixture",
+    "shared_datasets_dir",
+]
 
 # Official feature counts (a file's largest index can be smaller than its dimension).
 _N_FEATURES = {
@@ -97,3 +107,34 @@ def load_default():
     X, y = load_breast_cancer(return_X_y=True)
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     return X, y
+
+
+def make_gaussian_mixture(n_samples, n_features, n_classes=10, sep=1.0, random_state=0):
+    """Balanced mixture of unit-variance Gaussians around class means drawn from N(0, sep^2 I).
+
+    The peers' synthetic workload (``../shared/baselines/_common.py``): same random stream,
+    so the same seed gives the same points as the baseline scripts.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), int, classes in round-robin order then shuffled
+    """
+    rng = np.random.default_rng(random_state)
+    means = rng.normal(scale=sep, size=(n_classes, n_features))
+    y = np.arange(n_samples) % n_classes
+    rng.shuffle(y)
+    return means[y] + rng.normal(size=(n_samples, n_features)), y
+
+
+def hide_labels(y, n_labeled_per_class, random_state=0):
+    """Keep ``n_labeled_per_class`` random labels of each class and mark the rest ``-1``."""
+    y = np.asarray(y)
+    rng = np.random.default_rng(random_state)
+    keep = np.concatenate([
+        rng.choice(np.flatnonzero(y == c), n_labeled_per_class, replace=False)
+        for c in np.unique(y)
+    ])
+    y_semi = np.full(y.shape, -1, dtype=y.dtype if y.dtype.kind in "iu" else np.int64)
+    y_semi[keep] = y[keep]
+    return y_semi
