@@ -14,7 +14,7 @@ Every builder returns a symmetric, nonnegative float64 CSR matrix with an empty 
 Names are imported on first access, so importing this package compiles no Numba kernel.
 """
 
-import importlib
+from fastgssl._lazy import lazy_exports
 
 _LOCATIONS = {
     "EpsilonGraph": "fastgssl.graphs._builders",
@@ -28,15 +28,4 @@ _LOCATIONS = {
     "knn_search": "fastgssl.graphs._knn",
 }
 
-__all__ = sorted(_LOCATIONS)
-
-
-def __getattr__(name):
-    module = _LOCATIONS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fastgssl.graphs' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)

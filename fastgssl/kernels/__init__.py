@@ -7,7 +7,7 @@
 Names are imported on first access.
 """
 
-import importlib
+from fastgssl._lazy import lazy_exports
 
 _LOCATIONS = {
     "rbf_kernel": "fastgssl.kernels._rbf",
@@ -18,15 +18,4 @@ _LOCATIONS = {
     "DataDependentKernel": "fastgssl.kernels._data_dependent",
 }
 
-__all__ = sorted(_LOCATIONS)
-
-
-def __getattr__(name):
-    module = _LOCATIONS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fastgssl.kernels' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)

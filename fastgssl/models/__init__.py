@@ -23,7 +23,7 @@ Clustering with data-dependent kernels (seed 002):
 Classes are imported on first access.
 """
 
-import importlib
+from fastgssl._lazy import lazy_exports
 
 _LOCATIONS = {
     "KRR": "fastgssl.models._manifold",
@@ -38,15 +38,4 @@ _LOCATIONS = {
     "ALGT": "fastgssl.models._algt",
 }
 
-__all__ = sorted(_LOCATIONS)
-
-
-def __getattr__(name):
-    module = _LOCATIONS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fastgssl.models' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)

@@ -9,22 +9,11 @@ pyamg is imported only when a multigrid hierarchy is built; Numba kernels are co
 first use (and cached on disk).
 """
 
-import importlib
+from fastgssl._lazy import lazy_exports
 
 _LOCATIONS = {
     "LaplacianSolver": "fastgssl.solvers._laplacian_solver",
     "SolveInfo": "fastgssl.solvers._laplacian_solver",
 }
 
-__all__ = sorted(_LOCATIONS)
-
-
-def __getattr__(name):
-    module = _LOCATIONS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fastgssl.solvers' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
