@@ -299,3 +299,17 @@ def test_knn_graph_warns_about_isolated_vertices():
     assert W[30].nnz == 0
     with pytest.warns(UserWarning, match="isolated vertices"):
         knn_graph(X, 3, weight="gaussian", sigma_w=1e-6)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_pair_sqdist_matches_rowwise_differences(sparse):
+    from fastgssl.graphs._knn import pair_sqdist
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 7)) * (rng.random((40, 7)) < 0.5)
+    rows = rng.integers(0, 40, 200)
+    cols = rng.integers(0, 40, 200)
+    expected = ((X[rows] - X[cols]) ** 2).sum(axis=1)
+    got = pair_sqdist(sp.csr_matrix(X) if sparse else X, rows, cols)
+    np.testing.assert_allclose(got, expected, rtol=1e-14, atol=1e-14)
+    assert np.all(got[rows == cols] == 0.0)

@@ -17,6 +17,7 @@ from ._weights import (
     SYMMETRIZE,
     check_weight,
     default_sigma_w,
+    drop_diagonal,
     edge_weights,
     isolated_count,
 )
@@ -190,7 +191,7 @@ def check_adjacency(W, name="W"):
             f"{name} has {int((W.data < 0).sum())} negative weight(s) (min {W.data.min():g}); "
             f"graph weights must be nonnegative."
         )
-    W.setdiag(0.0)
+    W = drop_diagonal(W)
     W.eliminate_zeros()
     asym = abs(W - W.T)
     scale = abs(W).max() if W.nnz else 0.0

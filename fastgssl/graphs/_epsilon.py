@@ -12,21 +12,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._knn import KDTREE_MAX_DIM
+from ._knn import KDTREE_MAX_DIM, pair_sqdist
 
 _BLOCK = 2048
 _U64 = float(np.finfo(np.float64).eps) / 2
-
-
-def _exact_sq(X, rows, cols):
-    if sp.issparse(X):
-        diff = X[rows] - X[cols]
-        return np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
-    out = np.empty(rows.size)
-    for s in range(0, rows.size, 1 << 16):
-        diff = X[rows[s:s + (1 << 16)]] - X[cols[s:s + (1 << 16)]]
-        out[s:s + (1 << 16)] = np.einsum("ij,ij->i", diff, diff)
-    return out
 
 
 def epsilon_pairs(X, eps):
@@ -66,6 +55,6 @@ def epsilon_pairs(X, eps):
                 cols_l.append(c[keep])
         rows = np.concatenate(rows_l).astype(np.int64)
         cols = np.concatenate(cols_l).astype(np.int64)
-    sq = _exact_sq(X, rows, cols)
+    sq = pair_sqdist(X, rows, cols)
     keep = sq <= eps2
     return rows[keep], cols[keep], sq[keep]

@@ -135,6 +135,41 @@ def _sparse_sqdist(ind_x, val_x, ind_y, val_y):
     return s
 
 
+@njit(cache=True, parallel=True)
+def _pair_sqdist_dense(X, rows, cols, out):
+    for t in prange(rows.shape[0]):
+        out[t] = _dense_sqdist(X[rows[t]], X[cols[t]])
+
+
+@njit(cache=True, parallel=True)
+def _pair_sqdist_sparse(ptr, ind, val, rows, cols, out):
+    for t in prange(rows.shape[0]):
+        a = rows[t]
+        b = cols[t]
+        out[t] = _sparse_sqdist(ind[ptr[a]:ptr[a + 1]], val[ptr[a]:ptr[a + 1]],
+                                ind[ptr[b]:ptr[b + 1]], val[ptr[b]:ptr[b + 1]])
+
+
+def pair_sqdist(X, rows, cols):
+    """Exact float64 squared distances ``||x_rows[t] - x_cols[t]||^2`` of index pairs.
+
+    One parallel pass, no (pairs x features) temporary; CSR input is merged row by row
+    (sorted indices), so the sums are the same as for the dense rows.
+    """
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    out = np.empty(rows.shape[0])
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if not X.has_sorted_indices:
+            X = X.sorted_indices()
+        _pair_sqdist_sparse(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
+                            rows, cols, out)
+    else:
+        _pair_sqdist_dense(np.ascontiguousarray(X, dtype=np.float64), rows, cols, out)
+    return out
+
+
 @njit(cache=True, nogil=True)
 def _insert_sorted(best_d, best_i, count, k, dist, idx):
     """Insert (dist, idx) into the ascending lexicographic list ``best[:count]`` (cap k)."""

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._builders import _GraphBuilder
+from ._knn import pair_sqdist
 from ._weights import check_weight, default_sigma_w, edge_weights, symmetrize
 
 
@@ -75,7 +76,7 @@ class NNDescentGraph(_GraphBuilder):
     search_neighbors : int or None, default=None
         Size of the NN-descent lists (larger: higher recall, slower); ``None`` uses
         ``max(2 k, 30)``, for which recall is typically above 0.95.
-    recall_sample : int, default=1000
+    recall_sample : int, default=500
         Points on which recall against exact search is measured (0 disables it).
     random_state : int or None, default=None
     n_jobs : int or None, default=None
@@ -90,7 +91,7 @@ class NNDescentGraph(_GraphBuilder):
                     "recall_sample", "random_state", "n_jobs")
 
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize="max",
-                 search_neighbors=None, recall_sample=1000, random_state=None, n_jobs=None):
+                 search_neighbors=None, recall_sample=500, random_state=None, n_jobs=None):
         self.n_neighbors = n_neighbors
         self.weight = weight
         self.sigma_w = sigma_w
@@ -128,7 +129,8 @@ class NNDescentGraph(_GraphBuilder):
         order = np.argsort(np.where(bad, np.inf, dist), axis=1, kind="stable")[:, :k]
         idx = np.take_along_axis(idx, order, axis=1)
         missing = np.take_along_axis(bad, order, axis=1)
-        diff_sq = self._exact_sq(X, idx)
+        diff_sq = pair_sqdist(X, np.repeat(np.arange(n), k),
+                              np.where(idx < 0, 0, idx).ravel()).reshape(n, k)
         diff_sq[missing] = np.nan
         if self.weight == "gaussian" and sigma_w is None:
             sigma_w = default_sigma_w(diff_sq[~missing])
@@ -144,18 +146,3 @@ class NNDescentGraph(_GraphBuilder):
         else:
             self.recall_ = float("nan")
         return symmetrize(A, self.symmetrize)
-
-    @staticmethod
-    def _exact_sq(X, idx):
-        n, k = idx.shape
-        rows = np.repeat(np.arange(n), k)
-        cols = np.where(idx < 0, 0, idx).ravel()
-        out = np.empty(n * k)
-        step = 1 << 16
-        for s in range(0, n * k, step):
-            diff = X[rows[s:s + step]] - X[cols[s:s + step]]
-            if sp.issparse(diff):
-                out[s:s + step] = np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
-            else:
-                out[s:s + step] = np.einsum("ij,ij->i", diff, diff)
-        return out.reshape(n, k)
