@@ -104,3 +104,51 @@ def test_search_bad_input():
         ApproxGridSearchCV(KRR(), {"lam": [1.0]}, cv=1).fit(X, y)
     with pytest.raises(ValueError, match="lam"):
         ApproxGridSearchCV(KRR(), {"lam": [-1.0]}, cv=3, method="bif").fit(X, y)
+
+
+def overfitting_grid_data(seed=0):
+    """Noisy labels and a grid reaching nearly interpolating models (FBIF is optimistic)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(80, 5))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=80) > 0, 1, 0)
+    grid = {"sigma": [0.05, 0.5, 8.0, 32.0], "lam": [1e-5, 1e-3, 1e-1]}
+    return X, y, grid
+
+
+def test_verify_best_rescores_the_winner_exactly():
+    X, y, grid = overfitting_grid_data()
+    folds = make_folds(y, 5, random_state=0)
+    params, exact = brute_force(SVM(), grid, X, y, folds, "exact")
+    plain = ApproxGridSearchCV(SVM(), grid, cv=folds, method="fbif", random_state=0).fit(X, y)
+    assert plain.n_verified_ == 0 and "verified" not in plain.cv_results_
+    search = ApproxGridSearchCV(SVM(), grid, cv=folds, method="fbif", random_state=0,
+                                verify="best").fit(X, y)
+    res = search.cv_results_
+    verified = res["verified"]
+    assert search.n_verified_ == int(verified.sum()) >= 1
+    assert verified[search.best_index_]
+    # verified entries carry the exact CV error, the others the untouched FBIF criterion
+    assert np.allclose(res["exact_cv_error"][verified], exact[verified])
+    assert np.all(np.isnan(res["exact_cv_error"][~verified]))
+    assert np.allclose(res["approx_cv_error"], plain.cv_results_["mean_cv_error"])
+    assert np.allclose(res["mean_cv_error"][~verified], res["approx_cv_error"][~verified])
+    # the winner's exact error is no larger than any unverified criterion
+    assert search.best_cv_error_ == pytest.approx(exact[search.best_index_])
+    assert np.all(search.best_cv_error_ <= res["mean_cv_error"] + 1e-15)
+    # on this grid the plain FBIF argmin is an optimistic, nearly interpolating candidate
+    assert exact[plain.best_index_] > plain.best_cv_error_
+
+
+def test_verify_cap_warns_and_bad_values():
+    X, y, grid = overfitting_grid_data()
+    folds = make_folds(y, 5, random_state=0)
+    search = ApproxGridSearchCV(SVM(), grid, cv=folds, method="fbif", random_state=0,
+                                verify="best").fit(X, y)
+    if search.n_verified_ >= 2:  # a cap below the number needed stops early with a warning
+        with pytest.warns(UserWarning, match="stopped after 1 exact verification"):
+            capped = ApproxGridSearchCV(SVM(), grid, cv=folds, method="fbif",
+                                        random_state=0, verify=1).fit(X, y)
+        assert capped.n_verified_ == 1
+    for bad in ("all", 0, -2, 1.5, True):
+        with pytest.raises(ValueError, match="verify must be"):
+            ApproxGridSearchCV(SVM(), grid, cv=folds, verify=bad).fit(X, y)

@@ -15,6 +15,7 @@ hyper-parameters of KRR, SVM, LapRLS and LapSVM by any method of the ``fastgssl.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -261,13 +262,31 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         (1 - 0-1 error) for classifiers and negative mean squared error for regressors;
         ``"neg_error"`` the negative CV criterion for both.  The criterion itself is the
         0-1 / squared error over the labeled held-out points.
+    verify : {None, "best"} or int, default=None
+        Exact verification of the winner.  The first-order criteria (``bif`` / ``fbif``) are
+        optimistic for nearly interpolating models (small ``lam`` and ``sigma``: the held-out
+        points have high leverage and the criterion falls to the training error, often 0),
+        so the plain argmin can land in that corner.  With ``"best"`` the candidate ranked
+        first is re-scored by exact t-fold CV (``method="exact"``, the same folds); its
+        approximate criterion is replaced by the exact one and the ranking is redone, until
+        the candidate ranked first has been verified.  The result then has an exact CV error
+        no larger than the approximate criterion of any unverified candidate.  An int caps
+        the number of exact verifications (a warning says when the cap stopped the loop
+        before the first-ranked candidate was verified).  Each verification costs t refits.
 
     Attributes
     ----------
     cv_results_ : dict of arrays
         ``params``, ``param_<name>``, ``mean_test_score``, ``std_test_score``,
         ``split<i>_test_score``, ``rank_test_score``, ``mean_cv_error`` (the criterion),
-        ``cost_seconds`` (wall time of the candidate, shared setup divided evenly).
+        ``cost_seconds`` (wall time of the candidate, shared setup divided evenly).  With
+        ``verify``: ``approx_cv_error`` (the method's criterion), ``exact_cv_error`` (NaN
+        where not verified) and ``verified``; ``mean_cv_error`` and the scores then use the
+        exact error where it is known.
+    n_verified_ : int
+        Exact verifications run (0 without ``verify``).
+    verify_time_ : float
+        Wall seconds spent in them.
     best_index_, best_params_, best_score_, best_estimator_, best_cv_error_
     n_splits_ : int
     folds_ : ndarray of int
@@ -295,7 +314,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, param_grid, *, cv=10, method="fbif", n_components=None,
-                 n_jobs=None, refit=True, verbose=0, random_state=None, scoring=None):
+                 n_jobs=None, refit=True, verbose=0, random_state=None, scoring=None,
+                 verify=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
@@ -306,6 +326,59 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
         self.scoring = scoring
+        self.verify = verify
+
+    def _verify_cap(self, n_candidates):
+        v = self.verify
+        if v is None or v is False:
+            return 0
+        if isinstance(v, str):
+            if v != "best":
+                raise ValueError(f"verify must be None, 'best' or a positive int, got {v!r}.")
+            return n_candidates
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1:
+            return min(int(v), n_candidates)
+        raise ValueError(f"verify must be None, 'best' or a positive int, got {v!r}.")
+
+    def _verify(self, X, y, folds, n_folds, labeled, candidates, results, cap):
+        """Re-score the first-ranked candidates by exact CV until the winner is verified."""
+        from fastgssl import registry
+
+        exact = registry.get("fastgssl.cv", "exact", n_jobs=self.n_jobs)
+        fold_of_labeled = folds[np.flatnonzero(labeled)]
+        classification = None
+        t0 = time.perf_counter()
+        n_done = 0
+        while True:
+            errors = np.array([results[i]["error"] for i in range(len(candidates))])
+            top = int(np.argsort(errors, kind="stable")[0])
+            if results[top].get("verified"):
+                break
+            if n_done >= cap:
+                warnings.warn(
+                    f"verify={self.verify!r}: stopped after {n_done} exact verification(s); "
+                    f"the first-ranked candidate {candidates[top]} is scored by its "
+                    f"{self.method} criterion only ({errors[top]:.4g}). Raise the cap or use "
+                    f"verify='best'.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+                break
+            est = clone(self.estimator).set_params(**candidates[top])
+            res = exact.run(est, X, y, folds)
+            if classification is None:
+                classification = res.task == "classification"
+            per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled,
+                                          n_folds, classification)
+            rec = results[top]
+            rec["approx_error"] = rec["error"]
+            rec.update(error=mean, fold_errors=per_fold, verified=True)
+            n_done += 1
+            if self.verbose:
+                print(f"[ApproxGridSearchCV] verify {n_done}: {candidates[top]} "
+                      f"{self.method} {rec['approx_error']:.4g} -> exact {mean:.4g} "
+                      f"({time.perf_counter() - t0:.2f} s)", flush=True)
+        return n_done, time.perf_counter() - t0
 
     def _folds(self, y, labeled, classification):
         if isinstance(self.cv, (int, np.integer)) and not isinstance(self.cv, bool):
@@ -329,6 +402,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         """
         if self.scoring not in _SCORINGS:
             raise ValueError(f"scoring must be one of {list(_SCORINGS)}, got {self.scoring!r}.")
+        self._verify_cap(1)  # validate before any work
         from fastgssl._validation import check_X
 
         X = check_X(X, "X")
@@ -363,6 +437,10 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 print(f"[ApproxGridSearchCV] {done}/{len(candidates)} "
                       f"{dict(g.kernel_params)} best error in group {best:.4g} "
                       f"({time.perf_counter() - t_start:.2f} s)", flush=True)
+        cap = self._verify_cap(len(candidates)) if self.method != "exact" else 0
+        self.n_verified_, self.verify_time_ = (
+            self._verify(X, y_arr, folds, n_folds, labeled, candidates, results, cap)
+            if cap else (0, 0.0))
         self.search_time_ = time.perf_counter() - t_start
         self._store_results(candidates, results, n_folds, classification)
         self.folds_ = folds
@@ -412,6 +490,13 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             rank[i] = 1 + int(np.sum(errors < errors[i]))
         out["rank_test_score"] = rank
         out["mean_cv_error"] = errors
+        if self.verify not in (None, False) and self.method != "exact":
+            verified = np.array([bool(results[i].get("verified")) for i in range(len(candidates))])
+            out["verified"] = verified
+            out["approx_cv_error"] = np.array(
+                [results[i].get("approx_error", results[i]["error"])
+                 for i in range(len(candidates))])
+            out["exact_cv_error"] = np.where(verified, errors, np.nan)
         out["cost_seconds"] = np.array([results[i]["time"] for i in range(len(candidates))])
         self.cv_results_ = out
         self.best_index_ = int(order[0])
