@@ -66,6 +66,10 @@ def build_parser():
     sel.add_argument("--json", action="store_true", help="print one JSON object")
     sel.add_argument("--compare-exact", action="store_true",
                      help="also run the whole grid search with exact t-fold CV")
+    sel.add_argument("--verify", default="best",
+                     help="exact verification of the winner for bif / fbif: 'best' (default: "
+                          "re-score the first-ranked candidate by exact CV until it is "
+                          "verified), 'none', or a cap N on the exact re-scorings")
     sel.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
     sel.add_argument("--random-state", type=int, default=0)
     sel.add_argument("--verbose", "-v", action="count", default=0)
@@ -160,7 +164,7 @@ def _test_error(est, X, y, task):
 
 def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_fraction=0.1,
            n_components=None, quick=False, compare_exact=False, n_jobs=None, random_state=0,
-           verbose=0):
+           verbose=0, verify="best"):
     """Run the ``select`` job and return its report as a dict (what ``--json`` prints)."""
     from sklearn.model_selection import train_test_split
 
@@ -183,10 +187,11 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     est = _estimator(model, task, random_state)
     grid = _grid(model, X_tr, quick)
     n_cand = int(np.prod([len(v) for v in grid.values()]))
+    verify = _parse_verify(verify) if method in ("bif", "fbif") else None
 
     search = ApproxGridSearchCV(est, grid, cv=folds, method=method, n_components=n_components,
-                                n_jobs=n_jobs, random_state=random_state,
-                                verbose=verbose).fit(X_tr, y_fit)
+                                n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+                                verify=verify).fit(X_tr, y_fit)
     best = search.best_estimator_
     report = {
         "dataset": description,
@@ -204,6 +209,8 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
         "test_error": _test_error(best, X_te, y_te, task),
         "search_seconds": search.search_time_,
         "seconds_per_grid_point": search.cost_per_candidate_,
+        "verify": verify,
+        "n_verified": search.n_verified_,
     }
     # approximate vs exact CV at the selected point: one run of each
     chosen = best.get_params()
@@ -233,7 +240,7 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
             f"exact CV ({exact.score:.4f}) by {gap:.4f}; first-order CV approximations are "
             f"optimistic for weakly regularized models (high leverage). "
             + ("Compare with the exact search reported above." if compare_exact
-               else "Check with --compare-exact or use --method exact.")
+               else "Use --verify best, check with --compare-exact or use --method exact.")
         )
     if compare_exact:
         ex = ApproxGridSearchCV(est, grid, cv=search.folds_, method="exact", n_jobs=n_jobs,
@@ -248,6 +255,20 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     return report
 
 
+def _parse_verify(value):
+    if value is None or str(value).lower() in ("none", "no", "off"):
+        return None
+    if str(value) == "best":
+        return "best"
+    try:
+        cap = int(value)
+    except ValueError:
+        cap = 0
+    if cap < 1:
+        raise ValueError(f"--verify must be 'best', 'none' or a positive integer, got {value!r}.")
+    return cap
+
+
 def _print_report(r, out):
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p(f"dataset      {r['dataset']}: {r['n_train']} train ({r['n_labeled']} labeled), "
@@ -258,7 +279,8 @@ def _print_report(r, out):
     p(f"CV criterion {r['cv_criterion']:.4f} ({r['criterion']}, labeled held-out points)")
     p(f"test error   {r['test_error']:.4f} (30 % held-out split)")
     p(f"search time  {r['search_seconds']:.2f} s ({1e3 * r['seconds_per_grid_point']:.1f} ms "
-      f"per grid point)")
+      f"per grid point)" + (f", {r['n_verified']} candidate(s) re-scored by exact CV "
+                           f"(--verify {r['verify']})" if r["verify"] else ""))
     s = r["selected_point"]
     p(f"at the chosen point: {r['method']} CV {s['approx_cv']:.4f} in "
       f"{s['approx_seconds']:.3f} s; exact {r['folds']}-CV {s['exact_cv']:.4f} in "
@@ -285,7 +307,7 @@ def main(argv=None):
                         n_components=args.n_components, quick=args.quick,
                         compare_exact=args.compare_exact, n_jobs=args.n_jobs,
                         random_state=args.random_state,
-                        verbose=args.verbose if not args.json else 0)
+                        verbose=args.verbose if not args.json else 0, verify=args.verify)
     except (ValueError, FileNotFoundError) as exc:
         print(f"fastgssl select: error: {exc}", file=sys.stderr)
         return 1

@@ -25,6 +25,19 @@ def test_select_default_dataset_json(capsys):
     assert bool(report["warnings"]) == gap_is_large
     if gap_is_large:
         assert "differs from exact CV" in captured.err
+    # verify="best" (the default): the winner's criterion is its exact CV error
+    assert report["verify"] == "best" and report["n_verified"] >= 1
+    assert report["cv_criterion"] == pytest.approx(sel["exact_cv"], abs=1e-12)
+
+
+def test_select_verify_option(capsys):
+    assert main(["select", "--quick", "--json", "--folds", "3", "--verify", "none"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verify"] is None and report["n_verified"] == 0
+    assert main(["select", "--quick", "--json", "--folds", "3", "--verify", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_verified"] == 1
+    assert main(["select", "--quick", "--folds", "3", "--verify", "0"]) == 1
+    assert "--verify" in capsys.readouterr().err
 
 
 def test_select_human_output_compare_exact(capsys):
