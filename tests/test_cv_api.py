@@ -372,3 +372,48 @@ def test_newton_step_beats_bif_for_the_logistic_loss():
         cv_score(SVM(backend="nystrom", n_components=10), X, y, folds, method="newton")
     with pytest.warns(RuntimeWarning, match="linear piece"):
         cv_score(SVM(lam=1e-3, sigma=0.5, h=0.05), X, y, folds, method="newton")
+
+
+def _lapsvm():
+    from fastgssl.models import LapSVM
+
+    return LapSVM(sigma=1.0, gamma_a=1e-3, gamma_i=0.1, n_neighbors=5)
+
+
+@pytest.mark.parametrize(
+    "make, semi, graph_mode",
+    [
+        (lambda: SVM(lam=1e-4, sigma=0.5, h=0.05), False, "rebuild"),
+        (lambda: SVM(lam=1e-2, sigma=1.0, loss="logistic"), False, "rebuild"),
+        (_lapsvm, True, "rebuild"),
+        (_lapsvm, True, "induced"),
+    ],
+)
+def test_exact_cv_warm_start_reaches_the_cold_refits(make, semi, graph_mode):
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] + 0.4 * rng.normal(size=60) > 0, 1, 0)
+    if semi:
+        y = y.copy()
+        y[rng.permutation(60)[:30]] = -1
+    folds = make_folds(y, 4, random_state=0)
+    warm = cv_result(make(), X, y, folds, method="exact", graph_mode=graph_mode)
+    cold = cv_result(make(), X, y, folds, method="exact", graph_mode=graph_mode,
+                     warm_start=False)
+    assert warm.info["warm_start"] and not cold.info["warm_start"]
+    assert np.allclose(warm.predictions, cold.predictions, rtol=1e-7, atol=1e-8)
+    assert warm.score == cold.score
+
+
+def test_exact_cv_warm_start_multiclass_and_square_loss():
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(60, 2))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    folds = make_folds(y, 3, random_state=0)
+    warm = cv_result(SVM(lam=1e-3, sigma=1.0), X, y, folds, method="exact")
+    cold = cv_result(SVM(lam=1e-3, sigma=1.0), X, y, folds, method="exact", warm_start=False)
+    assert warm.info["warm_start"]
+    assert np.allclose(warm.predictions, cold.predictions, rtol=1e-7, atol=1e-8)
+    # closed-form fits gain nothing from a start: no extra full fit
+    assert not cv_result(KRR(lam=1e-2), X, y.astype(float), folds,
+                         method="exact").info["warm_start"]
