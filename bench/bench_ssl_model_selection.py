@@ -104,7 +104,7 @@ def test_error(model, X, y, task):
         np.mean((pred - y) ** 2))
 
 
-def protocol(quick, repeats, folds_list, max_train):
+def protocol(quick, repeats, folds_list, max_train, only=None):
     from fastgssl.cv import ApproxGridSearchCV
     from fastgssl.datasets import load_libsvm
 
@@ -112,6 +112,8 @@ def protocol(quick, repeats, folds_list, max_train):
             + [("regression", n) for n in REGRESSION[:2]]) if quick else (
         [("classification", n) for n in CLASSIFICATION]
         + [("regression", n) for n in REGRESSION])
+    if only:
+        sets = [(("regression" if n in REGRESSION else "classification"), n) for n in only]
     print(f"seed 000 protocol: 70/30 splits, 10 % labeled, {repeats} repeats, "
           f"train part capped at {max_train} points, {'quick' if quick else 'full'} grid")
     for task, name in sets:
@@ -121,28 +123,39 @@ def protocol(quick, repeats, folds_list, max_train):
             print(f"  skip {name}: {exc}")
             continue
         for t in folds_list:
-            errs = {m: [] for m in ("exact", "bif", "fbif")}
+            errs = {m: [] for m in ("exact", "bif", "fbif", "fbif+verify")}
+            n_verified = []
             secs = {m: 0.0 for m in errs}
             for r in range(repeats):
                 X_tr, y_semi, X_te, y_te = split(X, y, task, r, max_train)
                 g = grid(X_tr, quick)
                 for m in errs:
+                    method, _, verify = m.partition("+")
                     t0 = time.perf_counter()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        s = ApproxGridSearchCV(estimator(task), g, cv=t, method=m,
-                                               n_components=200, random_state=r).fit(
+                        s = ApproxGridSearchCV(estimator(task), g, cv=t, method=method,
+                                               n_components=200, random_state=r,
+                                               verify="best" if verify else None).fit(
                                                    X_tr, y_semi)
                     secs[m] += time.perf_counter() - t0
                     errs[m].append(test_error(s.best_estimator_, X_te, y_te, task))
+                    if verify:
+                        n_verified.append(s.n_verified_)
             ts = paired_t(errs["exact"], errs["fbif"])
             sig = "yes" if abs(ts) > t_crit(repeats) else "no"
+            tv = paired_t(errs["exact"], errs["fbif+verify"])
+            sig_v = "yes" if abs(tv) > t_crit(repeats) else "no"
+            n_cand = int(np.prod([len(v) for v in g.values()]))
             fmt = _formatter(100.0 if task == "classification" else 1.0)
             print(f"  {name:<14} n_train={X_tr.shape[0]:>5} t={t:>2}: exact {fmt(errs['exact'])}"
                   f" ({secs['exact']:.1f} s) | BIF {fmt(errs['bif'])} ({secs['bif']:.1f} s, "
                   f"{secs['exact'] / secs['bif']:.1f}x) | FBIF {fmt(errs['fbif'])} "
                   f"({secs['fbif']:.1f} s, {secs['exact'] / secs['fbif']:.1f}x) | "
-                  f"t(FBIF-exact)={ts:.2f} significant: {sig}")
+                  f"t(FBIF-exact)={ts:.2f} significant: {sig} || FBIF+verify "
+                  f"{fmt(errs['fbif+verify'])} ({secs['fbif+verify']:.1f} s, "
+                  f"{secs['exact'] / secs['fbif+verify']:.1f}x, {np.mean(n_verified):.1f} of "
+                  f"{n_cand} verified) t={tv:.2f} significant: {sig_v}")
             sys.stdout.flush()
 
 
@@ -184,12 +197,13 @@ def main(argv=None):
     ap.add_argument("--folds", type=int, nargs="+", default=None)
     ap.add_argument("--max-train", type=int, default=None)
     ap.add_argument("--skip-large", action="store_true")
+    ap.add_argument("--sets", nargs="+", default=None, help="LIBSVM dataset names")
     args = ap.parse_args(argv)
     print(f"cpu_count {os.cpu_count()}, load average at start {os.getloadavg()}; the machine "
           f"is shared: compare ratios within this run only.\n")
     folds_list = args.folds or ([5, 10] if args.quick else [5, 10, 20])
     protocol(args.quick, args.repeats or (3 if args.quick else 10), folds_list,
-             args.max_train or (700 if args.quick else 2000))
+             args.max_train or (700 if args.quick else 2000), only=args.sets)
     if not args.skip_large:
         large_case(2000, folds_list if not args.quick else [5, 10])
 

@@ -152,3 +152,41 @@ def test_verify_cap_warns_and_bad_values():
     for bad in ("all", 0, -2, 1.5, True):
         with pytest.raises(ValueError, match="verify must be"):
             ApproxGridSearchCV(SVM(), grid, cv=folds, verify=bad).fit(X, y)
+
+
+@pytest.mark.parametrize("mu", [1e-4, 1e-1, 10.0])
+@pytest.mark.parametrize("two_d", [False, True])
+def test_exact_quadratic_cholesky_equals_the_eigendecomposition(mu, two_d):
+    from fastgssl.cv._bif import exact_quadratic_cholesky, exact_quadratic_eigh
+    from fastgssl.kernels import rbf_kernel
+
+    X, y = regression_data(90, seed=3)
+    Y = np.column_stack([y, y**2]) if two_d else y
+    K = rbf_kernel(X, sigma=1.5)
+    folds = make_folds(y, 7, classification=False, random_state=2)  # unequal fold sizes
+    evals, evecs = np.linalg.eigh(K)
+    ref_pred, ref_f = exact_quadratic_eigh(np.clip(evals, 0, None), evecs, Y, folds, 7, mu)
+    pred, f = exact_quadratic_cholesky(K, Y, folds, 7, mu)
+    assert np.allclose(pred, ref_pred, rtol=1e-9, atol=1e-11)
+    assert np.allclose(f, ref_f, rtol=1e-9, atol=1e-11)
+
+
+def test_exact_quadratic_cholesky_reports_indefinite_matrices():
+    from fastgssl.cv._bif import exact_quadratic_cholesky
+
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(20, 20))
+    K = B + B.T  # indefinite
+    folds = np.arange(20) % 4
+    assert exact_quadratic_cholesky(K, rng.normal(size=20), folds, 4, 1e-3) is None
+
+
+def test_krr_search_many_lams_uses_the_eigendecomposition_path():
+    # more lam values per width than the Cholesky path takes: same numbers either way
+    X, y = regression_data()
+    folds = make_folds(y, 5, classification=False, random_state=0)
+    lams = list(np.logspace(-5, 0, 17))
+    grid = {"sigma": [1.0], "lam": lams}
+    params, errors = brute_force(KRR(), grid, X, y, folds, "exact-quadratic")
+    search = ApproxGridSearchCV(KRR(), grid, cv=folds, method="exact-quadratic").fit(X, y)
+    assert np.allclose(search.cv_results_["mean_cv_error"], errors, rtol=1e-7, atol=1e-12)

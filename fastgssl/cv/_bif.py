@@ -439,6 +439,54 @@ def exact_quadratic_eigh(evals, evecs, y, folds, n_folds, mu):
     return out, f
 
 
+def exact_quadratic_cholesky(K, y, folds, n_folds, mu):
+    """Exact t-fold CV of kernel ridge regression for one ``mu`` by one Cholesky factor.
+
+    The same numbers as :func:`exact_quadratic_eigh` without an eigendecomposition: with the
+    folds made contiguous by a permutation, ``A = K + mu I = R^T R`` (R upper triangular) and
+    ``Z = R^{-1}`` (upper triangular) give ``C = A^{-1} = Z Z^T``; the rows of fold i's
+    block of Z vanish left of the block, so ``C[S_i, S_i] = Z[S_i, s_i:] Z[S_i, s_i:]^T``
+    costs ``|S_i|^2 (n - s_i)`` flops (syrk).  In all ``n^3 / 3`` (potrf) + ``n^3 / 3``
+    (trtri) + ``n^3 (t + 1) / (2 t^2)`` per ``mu``: cheaper than an eigendecomposition
+    (about ``10 n^3`` here) unless a width has more than about 15 ``mu`` values.
+
+    Returns
+    -------
+    pred, f : as :func:`exact_quadratic_eigh`.  ``None`` when ``K + mu I`` is not
+    numerically positive definite (the caller falls back to the eigendecomposition,
+    which clips round-off negative eigenvalues of K).
+    """
+    from scipy.linalg import lapack
+
+    order = np.argsort(folds, kind="stable")
+    counts = np.bincount(folds, minlength=n_folds)
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    A = K[np.ix_(order, order)]
+    A[np.diag_indices_from(A)] += mu
+    R, info = lapack.dpotrf(A, lower=0, overwrite_a=1, clean=1)
+    if info != 0:
+        return None
+    Z, info = lapack.dtrtri(R, lower=0, overwrite_c=1)
+    if info != 0:
+        return None
+    yp = y[order]
+    alpha_p = Z @ (Z.T @ yp)
+    out_p = np.empty_like(np.asarray(yp, dtype=float))
+    for i in range(n_folds):
+        a, b = starts[i], starts[i + 1]
+        if a == b:
+            continue
+        Zi = Z[a:b, a:]
+        Cii = sla.blas.dsyrk(1.0, Zi, lower=0)
+        Cii = np.triu(Cii) + np.triu(Cii, 1).T
+        out_p[a:b] = yp[a:b] - _solve_checked(Cii, alpha_p[a:b], "C[S_i, S_i]", assume_a="pos")
+    out = np.empty_like(out_p)
+    out[order] = out_p
+    alpha = np.empty_like(alpha_p)
+    alpha[order] = alpha_p
+    return out, y - mu * alpha
+
+
 def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0,
                             complement_regularizers=None):
     """Leave-fold-out predictions by one Newton step of each fold's objective (dense model).

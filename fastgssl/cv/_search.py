@@ -27,7 +27,12 @@ from fastgssl.cv._approximators import (
     _prepare,
     validation_loss,
 )
-from fastgssl.cv._bif import bif_predictions, exact_quadratic_eigh, fbif_dense
+from fastgssl.cv._bif import (
+    bif_predictions,
+    exact_quadratic_cholesky,
+    exact_quadratic_eigh,
+    fbif_dense,
+)
 from fastgssl.cv._folds import check_folds, make_folds
 
 __all__ = ["ApproxGridSearchCV"]
@@ -35,6 +40,7 @@ __all__ = ["ApproxGridSearchCV"]
 _KERNEL_KEYS = ("sigma", "kernel", "backend", "n_components", "landmarks")
 _GRAPH_KEYS = ("graph", "n_neighbors", "sigma_w", "graph_weight", "graph_params")
 _SCORINGS = (None, "accuracy", "neg_mean_squared_error", "neg_error")
+_CHOLESKY_MAX_LAMS = 15
 
 
 def _freeze(value):
@@ -182,16 +188,28 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
 
 def _square_path(search, K, y, folds, n_folds, labeled, classification, group, candidates,
                  method, setup):
-    """KRR / LSSVM: one eigendecomposition per sigma serves every lam."""
+    """KRR / LSSVM: one eigendecomposition per sigma serves every lam (exact-quadratic with
+    at most _CHOLESKY_MAX_LAMS values per sigma: one Cholesky factor per lam instead)."""
     t0 = time.perf_counter()
     est = clone(search.estimator).set_params(**candidates[group.indices[0]])
     n = K.shape[0]
     y_enc = np.asarray(est._targets(y, n, est._task(y))[0], dtype=np.float64)
     l = n
-    evals, evecs = np.linalg.eigh(K)
-    evals = np.clip(evals, 0.0, None)
     Y = y_enc[:, None] if y_enc.ndim == 1 else y_enc
-    UtY = evecs.T @ Y
+    eig = {}
+
+    def spectrum():
+        if not eig:
+            evals, evecs = np.linalg.eigh(K)
+            eig.update(evals=np.clip(evals, 0.0, None), evecs=evecs)
+            eig["UtY"] = evecs.T @ Y
+        return eig["evals"], eig["evecs"], eig["UtY"]
+
+    # exact-quadratic: one Cholesky factor per lam beats one eigendecomposition per sigma
+    # unless the width has many lam values (flop model in exact_quadratic_cholesky)
+    per_lam_cholesky = method == "exact-quadratic" and len(group.indices) <= _CHOLESKY_MAX_LAMS
+    if not per_lam_cholesky:
+        spectrum()
     V = None
     if method == "fbif":
         rs = search.random_state if search.random_state is not None else 0
@@ -207,9 +225,16 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
         cand._check_common_params()  # the same validation as fit (lam > 0, sigma > 0, ...)
         lam = cand._regularization()[0]
         mu = l * lam
+        res = None
+        if per_lam_cholesky:
+            res = exact_quadratic_cholesky(K, Y, folds, n_folds, mu)
         if method == "exact-quadratic":
-            pred, _ = exact_quadratic_eigh(evals, evecs, Y, folds, n_folds, mu)
+            if res is None:
+                evals, evecs, _ = spectrum()
+                res = exact_quadratic_eigh(evals, evecs, Y, folds, n_folds, mu)
+            pred = res[0]
         else:
+            evals, evecs, UtY = spectrum()
             d = 1.0 / (evals + mu)
             F = evecs @ ((evals * d)[:, None] * UtY)  # f = K (K + mu I)^{-1} y
             G = 2.0 * (F - Y)  # square-loss derivative
