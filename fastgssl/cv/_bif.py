@@ -439,7 +439,7 @@ def exact_quadratic_eigh(evals, evecs, y, folds, n_folds, mu):
     return out, f
 
 
-def exact_quadratic_cholesky(K, y, folds, n_folds, mu):
+def exact_quadratic_cholesky(K, y, folds, n_folds, mu, work=None):
     """Exact t-fold CV of kernel ridge regression for one ``mu`` by one Cholesky factor.
 
     The same numbers as :func:`exact_quadratic_eigh` without an eigendecomposition: with the
@@ -450,6 +450,14 @@ def exact_quadratic_cholesky(K, y, folds, n_folds, mu):
     (trtri) + ``n^3 (t + 1) / (2 t^2)`` per ``mu``: cheaper than an eigendecomposition
     (about ``10 n^3`` here) unless a width has more than about 15 ``mu`` values.
 
+    Parameters
+    ----------
+    K, y, folds, n_folds, mu
+        As :func:`exact_quadratic_eigh` (``K`` instead of its eigendecomposition).  Folds
+        already sorted (contiguous) skip the permutation.
+    work : ndarray of shape (n, n), Fortran order, optional
+        Scratch space reused across calls (overwritten).
+
     Returns
     -------
     pred, f : as :func:`exact_quadratic_eigh`.  ``None`` when ``K + mu I`` is not
@@ -458,12 +466,17 @@ def exact_quadratic_cholesky(K, y, folds, n_folds, mu):
     """
     from scipy.linalg import lapack
 
-    order = np.argsort(folds, kind="stable")
+    n = K.shape[0]
+    contiguous = bool(np.all(np.diff(folds) >= 0))
+    order = np.arange(n) if contiguous else np.argsort(folds, kind="stable")
     counts = np.bincount(folds, minlength=n_folds)
     starts = np.concatenate(([0], np.cumsum(counts)))
-    A = K[np.ix_(order, order)]
-    A[np.diag_indices_from(A)] += mu
-    R, info = lapack.dpotrf(A, lower=0, overwrite_a=1, clean=1)
+    # Fortran order for LAPACK without a hidden copy (A is symmetric: A^T = A)
+    if work is None or work.shape != (n, n) or not work.flags.f_contiguous:
+        work = np.empty((n, n), order="F")
+    np.copyto(work, K if contiguous else K[np.ix_(order, order)])
+    work.flat[::n + 1] += mu
+    R, info = lapack.dpotrf(work, lower=0, overwrite_a=1, clean=1)
     if info != 0:
         return None
     Z, info = lapack.dtrtri(R, lower=0, overwrite_c=1)
@@ -476,10 +489,26 @@ def exact_quadratic_cholesky(K, y, folds, n_folds, mu):
         a, b = starts[i], starts[i + 1]
         if a == b:
             continue
-        Zi = Z[a:b, a:]
-        Cii = sla.blas.dsyrk(1.0, Zi, lower=0)
-        Cii = np.triu(Cii) + np.triu(Cii, 1).T
-        out_p[a:b] = yp[a:b] - _solve_checked(Cii, alpha_p[a:b], "C[S_i, S_i]", assume_a="pos")
+        # C_ii = Zi Zi^T by syrk (upper triangle), then its Cholesky solve with a
+        # reciprocal-condition check (as _solve_checked, without scipy.linalg.solve's overhead)
+        Cii = sla.blas.dsyrk(1.0, Z[a:b, a:].T, trans=1, lower=0)
+        anorm = np.abs(np.triu(Cii) + np.triu(Cii, 1).T).sum(axis=0).max()
+        Rc, info = lapack.dpotrf(Cii, lower=0, overwrite_a=1, clean=1)
+        if info != 0:
+            Cfull = np.triu(Cii) + np.triu(Cii, 1).T
+            sol = _solve_checked(Cfull, alpha_p[a:b], "C[S_i, S_i]")
+        else:
+            rcond, _ = lapack.dpocon(Rc, anorm, uplo="U")
+            if rcond < np.finfo(np.float64).eps:
+                warnings.warn(
+                    f"C[S_i, S_i] is ill-conditioned (reciprocal condition number "
+                    f"{rcond:.3g}); the result may be inaccurate. Increase the "
+                    f"regularization (gamma_a / lam).",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+            sol, _ = lapack.dpotrs(Rc, alpha_p[a:b], lower=0)
+        out_p[a:b] = yp[a:b] - sol
     out = np.empty_like(out_p)
     out[order] = out_p
     alpha = np.empty_like(alpha_p)
