@@ -208,7 +208,13 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     # exact-quadratic: one Cholesky factor per lam beats one eigendecomposition per sigma
     # unless the width has many lam values (flop model in exact_quadratic_cholesky)
     per_lam_cholesky = method == "exact-quadratic" and len(group.indices) <= _CHOLESKY_MAX_LAMS
-    if not per_lam_cholesky:
+    if per_lam_cholesky:  # permute once so that every factorization sees contiguous folds
+        order = np.argsort(folds, kind="stable")
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(n)
+        Kp, Yp, folds_p = K[np.ix_(order, order)], Y[order], folds[order]
+        work = np.empty((n, n), order="F")
+    else:
         spectrum()
     V = None
     if method == "fbif":
@@ -227,7 +233,9 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
         mu = l * lam
         res = None
         if per_lam_cholesky:
-            res = exact_quadratic_cholesky(K, Y, folds, n_folds, mu)
+            res = exact_quadratic_cholesky(Kp, Yp, folds_p, n_folds, mu, work=work)
+            if res is not None:
+                res = (res[0][inverse], res[1][inverse])
         if method == "exact-quadratic":
             if res is None:
                 evals, evecs, _ = spectrum()
