@@ -126,6 +126,14 @@ def protocol(quick, repeats, folds_list, max_train, only=None):
             errs = {m: [] for m in ("exact", "bif", "fbif", "fbif+verify")}
             n_verified = []
             secs = {m: 0.0 for m in errs}
+            try:
+                from fastgssl.cv import make_folds
+
+                X_tr, y_semi, _, _ = split(X, y, task, 0, max_train)
+                make_folds(y_semi, t, classification=task == "classification", random_state=0)
+            except ValueError as exc:  # too few labeled points per class for t folds
+                print(f"  {name:<14} t={t:>2}: skipped ({exc})")
+                continue
             for r in range(repeats):
                 X_tr, y_semi, X_te, y_te = split(X, y, task, r, max_train)
                 g = grid(X_tr, quick)
