@@ -67,7 +67,8 @@ def build_parser():
     sel.add_argument("--compare-exact", action="store_true",
                      help="also run the whole grid search with exact t-fold CV")
     sel.add_argument("--verify", default="best",
-                     help="exact verification of the winner for bif / fbif: 'best' (default: "
+                     help="exact verification of the winner for the approximate methods "
+                          "(bif, fbif, newton): 'best' (default: "
                           "re-score the first-ranked candidate by exact CV until it is "
                           "verified), 'none', or a cap N on the exact re-scorings")
     sel.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
@@ -187,7 +188,9 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     est = _estimator(model, task, random_state)
     grid = _grid(model, X_tr, quick)
     n_cand = int(np.prod([len(v) for v in grid.values()]))
-    verify = _parse_verify(verify) if method in ("bif", "fbif") else None
+    verify = _parse_verify(verify)  # validated for every method, used by approximate ones
+    if method in ("exact", "exact-quadratic"):
+        verify = None
 
     search = ApproxGridSearchCV(est, grid, cv=folds, method=method, n_components=n_components,
                                 n_jobs=n_jobs, random_state=random_state, verbose=verbose,
@@ -234,7 +237,9 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     }
     gap = report["selected_point"]["approx_exact_gap"]
     report["warnings"] = []
-    if method != "exact" and gap > max(0.005, 0.25 * exact.score):
+    verified = bool(verify) and bool(search.cv_results_["verified"][search.best_index_])
+    report["winner_verified"] = verified
+    if method != "exact" and not verified and gap > max(0.005, 0.25 * exact.score):
         report["warnings"].append(
             f"at the chosen point the {method} criterion ({approx.score:.4f}) differs from "
             f"exact CV ({exact.score:.4f}) by {gap:.4f}; first-order CV approximations are "
@@ -256,9 +261,10 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
 
 
 def _parse_verify(value):
-    if value is None or str(value).lower() in ("none", "no", "off"):
+    text = str(value).strip().lower()
+    if value is None or text in ("none", "no", "off"):
         return None
-    if str(value) == "best":
+    if text == "best":
         return "best"
     try:
         cap = int(value)

@@ -22,7 +22,8 @@ def test_select_default_dataset_json(capsys):
     assert 0 <= sel["exact_cv"] <= 1
     # a large approximate-vs-exact gap is reported in the JSON and on stderr
     gap_is_large = sel["approx_exact_gap"] > max(0.005, 0.25 * sel["exact_cv"])
-    assert bool(report["warnings"]) == gap_is_large
+    # ... unless the winner was re-scored by exact CV (the default --verify best)
+    assert bool(report["warnings"]) == (gap_is_large and not report["winner_verified"])
     if gap_is_large:
         assert "differs from exact CV" in captured.err
     # verify="best" (the default): the winner's criterion is its exact CV error
@@ -38,6 +39,11 @@ def test_select_verify_option(capsys):
     assert json.loads(capsys.readouterr().out)["n_verified"] == 1
     assert main(["select", "--quick", "--folds", "3", "--verify", "0"]) == 1
     assert "--verify" in capsys.readouterr().err
+    assert main(["select", "--quick", "--folds", "3", "--method", "exact", "--verify",
+                 "x"]) == 1
+    capsys.readouterr()
+    assert main(["select", "--quick", "--json", "--folds", "3", "--verify", "Best"]) == 0
+    assert json.loads(capsys.readouterr().out)["verify"] == "best"
 
 
 def test_select_human_output_compare_exact(capsys):

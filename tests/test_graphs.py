@@ -313,3 +313,14 @@ def test_pair_sqdist_matches_rowwise_differences(sparse):
     got = pair_sqdist(sp.csr_matrix(X) if sparse else X, rows, cols)
     np.testing.assert_allclose(got, expected, rtol=1e-14, atol=1e-14)
     assert np.all(got[rows == cols] == 0.0)
+    with pytest.raises(IndexError, match="cols holds indices outside"):
+        pair_sqdist(X, rows[:3], np.array([0, 1, 40]))
+
+
+def test_pair_sqdist_sums_duplicate_csr_entries():
+    from fastgssl.graphs._knn import pair_sqdist
+
+    X = sp.csr_matrix((np.array([1.0, 2.0]), np.array([3, 3]), np.array([0, 2, 2])),
+                      shape=(2, 5))  # row 0 stores column 3 twice: x_03 = 3
+    assert not X.has_canonical_format
+    assert pair_sqdist(X, np.array([0]), np.array([1]))[0] == 9.0

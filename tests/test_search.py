@@ -139,6 +139,18 @@ def test_verify_best_rescores_the_winner_exactly():
     assert exact[plain.best_index_] > plain.best_cv_error_
 
 
+def test_verify_leaves_exact_methods_alone():
+    X, y = regression_data()
+    grid = {"sigma": [0.3, 1.0], "lam": [1e-4, 1e-2, 1e-1]}
+    folds = make_folds(y, 3, classification=False, random_state=0)
+    for method in ("exact-quadratic", "exact"):
+        plain = ApproxGridSearchCV(KRR(), grid, cv=folds, method=method).fit(X, y)
+        ver = ApproxGridSearchCV(KRR(), grid, cv=folds, method=method, verify="best").fit(X, y)
+        assert ver.n_verified_ == 0 and "verified" not in ver.cv_results_
+        assert np.array_equal(ver.cv_results_["mean_cv_error"],
+                              plain.cv_results_["mean_cv_error"])
+
+
 def test_verify_cap_warns_and_bad_values():
     X, y, grid = overfitting_grid_data()
     folds = make_folds(y, 5, random_state=0)

@@ -547,9 +547,8 @@ def _fit_fold(estimator, X, y_fit, train, val, precomputed, graph=None, init=Non
     est = clone(estimator)
     if graph is not None:
         est.set_params(graph=graph)
-    if init is not None:  # Newton starts from the given coefficients (warm_start protocol)
-        est.set_params(warm_start=True)
-        est.dual_coef_ = init
+    if init is not None:  # Newton starts from the given coefficients (used by one fit)
+        est._init_coef = init
     if precomputed:
         est.fit(X[np.ix_(train, train)], y_fit)
         dec = est.decision_function(X[np.ix_(val, train)])
@@ -577,7 +576,9 @@ class ExactCV(_Method):
         restricted to S minus S_i and scaled by l / l_i (the stationarity condition
         ``alpha = -g / (2 gamma_A l)`` of the mean form).  The refits converge to the same
         optimum (strictly convex objectives); the start skips the O(n^3) square-loss
-        initialisation of a cold Newton fit, which dominates small Huber-SVM refits.
+        initialisation of a cold Newton fit, which dominates small Huber-SVM refits.  With a
+        graph (gamma_I > 0) the scaling is only a heuristic start (the Laplacian term's
+        weight changes per fold too); the optimum reached is the same.
 
     Notes
     -----
@@ -591,17 +592,21 @@ class ExactCV(_Method):
         self.n_jobs = n_jobs
         self.warm_start = warm_start
 
-    def _full_solution(self, estimator, X, y, graph_mode, W):
-        """Coefficients of the fit on all of S (for warm starts), or None when not useful."""
+    def _wants_start(self, estimator):
         params = estimator.get_params()
-        if (not self.warm_start or "warm_start" not in params
-                or params.get("backend", "dense") != "dense"
-                or params.get("loss", "square") == "square"):
+        return (self.warm_start and "warm_start" in params
+                and params.get("backend", "dense") == "dense"
+                and params.get("loss", "square") != "square")
+
+    def _full_solution(self, estimator, X, y, full_fit=None):
+        """Coefficients of the fit on all of S (for warm starts), or None when not useful."""
+        if not self._wants_start(estimator):
             return None
-        est = clone(estimator)
-        if W is not None and graph_mode == "induced":
-            est.set_params(graph=W)
-        return np.asarray(est.fit(X, y).dual_coef_, dtype=np.float64)
+        if full_fit is None:
+            with warnings.catch_warnings():  # the refits report their own trouble
+                warnings.simplefilter("ignore")
+                full_fit = clone(estimator).fit(X, y)
+        return np.asarray(full_fit.dual_coef_, dtype=np.float64)
 
     def run(self, estimator, X, y, folds):
         """Refit on every training complement and score the held-out labeled points."""
@@ -625,10 +630,12 @@ class ExactCV(_Method):
             # a precomputed affinity cannot be rebuilt: the folds use its induced subgraphs
             graph_mode = "induced"
             W = sp.csr_matrix(params["graph"])
-        elif graph_mode == "induced":
-            W = sp.csr_matrix(clone(estimator).fit(X, y).graph_)
+        full_fit = None
+        if W is None and graph_mode == "induced":
+            full_fit = clone(estimator).fit(X, y)
+            W = sp.csr_matrix(full_fit.graph_)
         lab_idx = np.flatnonzero(labeled)
-        full = self._full_solution(estimator, X, y, graph_mode, W)
+        full = self._full_solution(estimator, X, y, full_fit)
         n_lab = len(lab_idx)
         tasks = []
         for i in range(n_folds):

@@ -474,7 +474,8 @@ def exact_quadratic_cholesky(K, y, folds, n_folds, mu, work=None):
     # Fortran order for LAPACK without a hidden copy (A is symmetric: A^T = A)
     if work is None or work.shape != (n, n) or not work.flags.f_contiguous:
         work = np.empty((n, n), order="F")
-    np.copyto(work, K if contiguous else K[np.ix_(order, order)])
+    # K is symmetric: copying K^T into the Fortran buffer is a contiguous copy
+    np.copyto(work, (K if contiguous else K[np.ix_(order, order)]).T)
     work.flat[::n + 1] += mu
     R, info = lapack.dpotrf(work, lower=0, overwrite_a=1, clean=1)
     if info != 0:
@@ -492,10 +493,10 @@ def exact_quadratic_cholesky(K, y, folds, n_folds, mu, work=None):
         # C_ii = Zi Zi^T by syrk (upper triangle), then its Cholesky solve with a
         # reciprocal-condition check (as _solve_checked, without scipy.linalg.solve's overhead)
         Cii = sla.blas.dsyrk(1.0, Z[a:b, a:].T, trans=1, lower=0)
-        anorm = np.abs(np.triu(Cii) + np.triu(Cii, 1).T).sum(axis=0).max()
+        Cfull = np.triu(Cii) + np.triu(Cii, 1).T  # before potrf overwrites Cii
+        anorm = np.abs(Cfull).sum(axis=0).max()
         Rc, info = lapack.dpotrf(Cii, lower=0, overwrite_a=1, clean=1)
         if info != 0:
-            Cfull = np.triu(Cii) + np.triu(Cii, 1).T
             sol = _solve_checked(Cfull, alpha_p[a:b], "C[S_i, S_i]")
         else:
             rcond, _ = lapack.dpocon(Rc, anorm, uplo="U")

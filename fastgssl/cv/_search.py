@@ -207,7 +207,10 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
 
     # exact-quadratic: one Cholesky factor per lam beats one eigendecomposition per sigma
     # unless the width has many lam values (flop model in exact_quadratic_cholesky)
-    per_lam_cholesky = method == "exact-quadratic" and len(group.indices) <= _CHOLESKY_MAX_LAMS
+    # (RBF kernels only: a precomputed K may be indefinite, and the eigendecomposition path
+    # clips its negative eigenvalues; one convention per kernel, whatever the grid size)
+    per_lam_cholesky = (method == "exact-quadratic" and len(group.indices) <= _CHOLESKY_MAX_LAMS
+                        and est.get_params().get("kernel", "rbf") != "precomputed")
     if per_lam_cholesky:  # permute once so that every factorization sees contiguous folds
         order = np.argsort(folds, kind="stable")
         inverse = np.empty_like(order)
@@ -295,7 +298,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         (1 - 0-1 error) for classifiers and negative mean squared error for regressors;
         ``"neg_error"`` the negative CV criterion for both.  The criterion itself is the
         0-1 / squared error over the labeled held-out points.
-    verify : {None, "best"} or int, default=None
+    verify : {None, False, "best"} or int, default=None
         Exact verification of the winner.  The first-order criteria (``bif`` / ``fbif``) are
         optimistic for nearly interpolating models (small ``lam`` and ``sigma``: the held-out
         points have high leverage and the criterion falls to the training error, often 0),
@@ -305,14 +308,18 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         the candidate ranked first has been verified.  The result then has an exact CV error
         no larger than the approximate criterion of any unverified candidate.  An int caps
         the number of exact verifications (a warning says when the cap stopped the loop
-        before the first-ranked candidate was verified).  Each verification costs t refits.
+        before the first-ranked candidate was verified).  Each verification costs t refits;
+        in the worst case (every criterion optimistic) ``"best"`` verifies the whole grid,
+        i.e. runs the exact search.  Exact methods (``exact``, ``exact-quadratic``) are
+        never re-scored.
 
     Attributes
     ----------
     cv_results_ : dict of arrays
         ``params``, ``param_<name>``, ``mean_test_score``, ``std_test_score``,
         ``split<i>_test_score``, ``rank_test_score``, ``mean_cv_error`` (the criterion),
-        ``cost_seconds`` (wall time of the candidate, shared setup divided evenly).  With
+        ``cost_seconds`` (wall time of the candidate, shared setup divided evenly, its exact
+        verification included).  With
         ``verify``: ``approx_cv_error`` (the method's criterion), ``exact_cv_error`` (NaN
         where not verified) and ``verified``; ``mean_cv_error`` and the scores then use the
         exact error where it is known.
@@ -373,13 +380,16 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             return min(int(v), n_candidates)
         raise ValueError(f"verify must be None, 'best' or a positive int, got {v!r}.")
 
-    def _verify(self, X, y, folds, n_folds, labeled, candidates, results, cap):
+    def _approximate(self):
+        """Whether the method approximates CV (exact and exact-quadratic need no check)."""
+        return self.method not in ("exact", "exact-quadratic")
+
+    def _verify(self, X, y, folds, n_folds, labeled, classification, candidates, results, cap):
         """Re-score the first-ranked candidates by exact CV until the winner is verified."""
         from fastgssl import registry
 
         exact = registry.get("fastgssl.cv", "exact", n_jobs=self.n_jobs)
         fold_of_labeled = folds[np.flatnonzero(labeled)]
-        classification = None
         t0 = time.perf_counter()
         n_done = 0
         while True:
@@ -397,15 +407,15 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                     stacklevel=3,
                 )
                 break
+            t1 = time.perf_counter()
             est = clone(self.estimator).set_params(**candidates[top])
             res = exact.run(est, X, y, folds)
-            if classification is None:
-                classification = res.task == "classification"
             per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled,
                                           n_folds, classification)
             rec = results[top]
             rec["approx_error"] = rec["error"]
-            rec.update(error=mean, fold_errors=per_fold, verified=True)
+            rec.update(error=mean, fold_errors=per_fold, verified=True,
+                       time=rec["time"] + time.perf_counter() - t1)
             n_done += 1
             if self.verbose:
                 print(f"[ApproxGridSearchCV] verify {n_done}: {candidates[top]} "
@@ -470,9 +480,10 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 print(f"[ApproxGridSearchCV] {done}/{len(candidates)} "
                       f"{dict(g.kernel_params)} best error in group {best:.4g} "
                       f"({time.perf_counter() - t_start:.2f} s)", flush=True)
-        cap = self._verify_cap(len(candidates)) if self.method != "exact" else 0
+        cap = self._verify_cap(len(candidates)) if self._approximate() else 0
         self.n_verified_, self.verify_time_ = (
-            self._verify(X, y_arr, folds, n_folds, labeled, candidates, results, cap)
+            self._verify(X, y_arr, folds, n_folds, labeled, classification, candidates,
+                         results, cap)
             if cap else (0, 0.0))
         self.search_time_ = time.perf_counter() - t_start
         self._store_results(candidates, results, n_folds, classification)
@@ -523,7 +534,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             rank[i] = 1 + int(np.sum(errors < errors[i]))
         out["rank_test_score"] = rank
         out["mean_cv_error"] = errors
-        if self.verify not in (None, False) and self.method != "exact":
+        if self.verify not in (None, False) and self._approximate():
             verified = np.array([bool(results[i].get("verified")) for i in range(len(candidates))])
             out["verified"] = verified
             out["approx_cv_error"] = np.array(

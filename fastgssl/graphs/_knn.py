@@ -154,15 +154,21 @@ def pair_sqdist(X, rows, cols):
     """Exact float64 squared distances ``||x_rows[t] - x_cols[t]||^2`` of index pairs.
 
     One parallel pass, no (pairs x features) temporary; CSR input is merged row by row
-    (sorted indices), so the sums are the same as for the dense rows.
+    (canonical form: sorted, duplicates summed), so the sums are the same as for the dense
+    rows.  Indices are bounds-checked here (the kernels do not check).
     """
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     cols = np.ascontiguousarray(cols, dtype=np.int64)
+    n = X.shape[0]
+    for name, idx in (("rows", rows), ("cols", cols)):
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise IndexError(f"pair_sqdist: {name} holds indices outside [0, {n}).")
     out = np.empty(rows.shape[0])
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
+        if not X.has_canonical_format:  # the merge needs sorted, duplicate-free rows
+            X = X.copy()
+            X.sum_duplicates()
         _pair_sqdist_sparse(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
                             rows, cols, out)
     else:

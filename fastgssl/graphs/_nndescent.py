@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._builders import _GraphBuilder
-from ._knn import pair_sqdist
+from ._knn import numba_threads, pair_sqdist
 from ._weights import check_weight, default_sigma_w, edge_weights, symmetrize
 
 
@@ -129,8 +129,9 @@ class NNDescentGraph(_GraphBuilder):
         order = np.argsort(np.where(bad, np.inf, dist), axis=1, kind="stable")[:, :k]
         idx = np.take_along_axis(idx, order, axis=1)
         missing = np.take_along_axis(bad, order, axis=1)
-        diff_sq = pair_sqdist(X, np.repeat(np.arange(n), k),
-                              np.where(idx < 0, 0, idx).ravel()).reshape(n, k)
+        with numba_threads(self.n_jobs):
+            diff_sq = pair_sqdist(X, np.repeat(np.arange(n), k),
+                                  np.where(idx < 0, 0, idx).ravel()).reshape(n, k)
         diff_sq[missing] = np.nan
         if self.weight == "gaussian" and sigma_w is None:
             sigma_w = default_sigma_w(diff_sq[~missing])

@@ -338,7 +338,10 @@ class _KernelMachine(BaseEstimator):
                 from fastgssl.kernels import rbf_kernel
 
                 K = rbf_kernel(X, sigma=self.sigma)
-            previous = getattr(self, "dual_coef_", None) if self.warm_start else None
+            # fastgssl.cv's exact refits hand a start in through _init_coef (used once)
+            previous = self.__dict__.pop("_init_coef", None)
+            if previous is None and self.warm_start:
+                previous = getattr(self, "dual_coef_", None)
             init = (previous if previous is not None and previous.shape == y_enc.shape
                     else None)
             coef, info = fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, init=init,
