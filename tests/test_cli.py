@@ -36,7 +36,13 @@ def test_select_verify_option(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["verify"] is None and report["n_verified"] == 0
     assert main(["select", "--quick", "--json", "--folds", "3", "--verify", "1"]) == 0
-    assert json.loads(capsys.readouterr().out)["n_verified"] == 1
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["n_verified"] == 1
+    # a cap that stopped the loop early is reported in the JSON and on stderr
+    if not report["winner_verified"]:
+        assert any("stopped after 1 exact verification" in m for m in report["warnings"])
+        assert "stopped after 1 exact verification" in captured.err
     assert main(["select", "--quick", "--folds", "3", "--verify", "0"]) == 1
     assert "--verify" in capsys.readouterr().err
     assert main(["select", "--quick", "--folds", "3", "--method", "exact", "--verify",
