@@ -380,6 +380,23 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             return min(int(v), n_candidates)
         raise ValueError(f"verify must be None, 'best' or a positive int, got {v!r}.")
 
+    @staticmethod
+    def _verify_inputs(est, X, kernels):
+        """(estimator, X) for an exact re-scoring: the refits of a dense RBF model without a
+        graph slice one kernel matrix per width (as the exact search does) instead of
+        recomputing it per fold; graph models refit on the coordinates (graph rebuilt)."""
+        p = est.get_params()
+        if (p.get("backend", "dense") != "dense" or p.get("kernel", "rbf") != "rbf"
+                or float(p.get("gamma_i", 0) or 0) > 0 or "sigma" not in p):
+            return (est, X)
+        sigma = float(p["sigma"])
+        if sigma not in kernels:
+            from fastgssl.kernels import rbf_kernel
+
+            kernels.clear()
+            kernels[sigma] = rbf_kernel(X, sigma=sigma)
+        return (est.set_params(kernel="precomputed"), kernels[sigma])
+
     def _approximate(self):
         """Whether the method approximates CV (exact and exact-quadratic need no check)."""
         return self.method not in ("exact", "exact-quadratic")
@@ -392,6 +409,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         fold_of_labeled = folds[np.flatnonzero(labeled)]
         t0 = time.perf_counter()
         n_done = 0
+        kernels = {}  # the last kernel matrix, shared by re-scorings of one width
         while True:
             errors = np.array([results[i]["error"] for i in range(len(candidates))])
             top = int(np.argsort(errors, kind="stable")[0])
@@ -409,7 +427,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 break
             t1 = time.perf_counter()
             est = clone(self.estimator).set_params(**candidates[top])
-            res = exact.run(est, X, y, folds)
+            est_v, X_v = self._verify_inputs(est, X, kernels)
+            res = exact.run(est_v, X_v, y, folds)
             per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled,
                                           n_folds, classification)
             rec = results[top]
