@@ -68,14 +68,13 @@ def check_loss(spec, *, max_examples=200, kink_margin=1e-3, rtol=1e-5, atol=1e-7
         ys = st.floats(-5.0, 5.0, allow_nan=False)
     fs = st.floats(-5.0, 5.0, allow_nan=False)
 
-    @settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=None,
-        derandomize=True,
-        report_multiple_bugs=False,
-        suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
-    )
+    # reproducible, deadline-free runs; the kink filter may reject many draws
+    checked = settings(max_examples=max_examples, deadline=None, database=None,
+                       derandomize=True, report_multiple_bugs=False,
+                       suppress_health_check=[HealthCheck.filter_too_much,
+                                              HealthCheck.too_slow])
+
+    @checked
     @given(y=ys, f=fs)
     def derivatives_match(y, f):
         m = _margin_or_residual(spec, y, f)
@@ -105,13 +104,7 @@ def check_loss(spec, *, max_examples=200, kink_margin=1e-3, rtol=1e-5, atol=1e-7
         if spec.convex:
             assert h[1] >= -1e-12, f"{spec.name} is declared convex but d2 = {h[1]} < 0"
 
-    @settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=None,
-        derandomize=True,
-        report_multiple_bugs=False,
-    )
+    @checked
     @given(y=ys, f1=fs, f2=fs)
     def convex_on_segments(y, f1, f2):
         va = loss.value(np.array([y, y, y]), np.array([f1, 0.5 * (f1 + f2), f2]))

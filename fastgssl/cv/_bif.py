@@ -157,14 +157,18 @@ def _solve_checked(H, R, what, assume_a="gen"):
         X = sla.solve(H, R, assume_a=assume_a, check_finite=False)
     for w in caught:
         if issubclass(w.category, sla.LinAlgWarning):
-            warnings.warn(
-                f"{what} is ill-conditioned ({w.message}); the result may be inaccurate. "
-                f"Increase the regularization (gamma_a / lam).",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+            _warn_ill_conditioned(what, str(w.message), stacklevel=4)
             break
     return X
+
+
+def _warn_ill_conditioned(what, detail, stacklevel=3):
+    warnings.warn(
+        f"{what} is ill-conditioned ({detail}); the result may be inaccurate. "
+        f"Increase the regularization (gamma_a / lam).",
+        RuntimeWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def woodbury_solve(shift, X, Z, R):
@@ -501,13 +505,7 @@ def exact_quadratic_cholesky(K, y, folds, n_folds, mu, work=None):
         else:
             rcond, _ = lapack.dpocon(Rc, anorm, uplo="U")
             if rcond < np.finfo(np.float64).eps:
-                warnings.warn(
-                    f"C[S_i, S_i] is ill-conditioned (reciprocal condition number "
-                    f"{rcond:.3g}); the result may be inaccurate. Increase the "
-                    f"regularization (gamma_a / lam).",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
+                _warn_ill_conditioned("C[S_i, S_i]", f"reciprocal condition number {rcond:.3g}")
             sol, _ = lapack.dpotrs(Rc, alpha_p[a:b], lower=0)
         out_p[a:b] = yp[a:b] - sol
     out = np.empty_like(out_p)

@@ -239,15 +239,20 @@ class _DenseProblem:
         return d, u[L], a, q
 
 
-def objective_dense(K, alpha, y_enc, labeled, Q, loss, gamma_a, gamma_i):
-    """Objective of DESIGN 3.1 at ``f = K alpha`` (one column), for tests and diagnostics."""
-    n = K.shape[0]
+def _objective(f, ambient, y_enc, labeled, Q, loss, gamma_a, gamma_i):
+    """DESIGN 3.1: mean labeled loss + gamma_A ||f||_K^2 (given) + gamma_I / n^2 f^T Q f."""
+    n = f.shape[0]
     labeled = np.asarray(labeled, dtype=bool)
-    f = K @ alpha
-    val = loss.value(y_enc[labeled], f[labeled]).mean() + gamma_a * (alpha @ f)
+    val = loss.value(y_enc[labeled], f[labeled]).mean() + gamma_a * ambient
     if Q is not None and gamma_i > 0:
         val += gamma_i / n**2 * (f @ (Q @ f))
     return float(val)
+
+
+def objective_dense(K, alpha, y_enc, labeled, Q, loss, gamma_a, gamma_i):
+    """Objective of DESIGN 3.1 at ``f = K alpha`` (one column), for tests and diagnostics."""
+    f = K @ alpha
+    return _objective(f, alpha @ f, y_enc, labeled, Q, loss, gamma_a, gamma_i)
 
 
 def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_iter=100,
@@ -398,13 +403,7 @@ class _NystromProblem:
 
 def objective_nystrom(V, w, y_enc, labeled, Q, loss, gamma_a, gamma_i):
     """Objective of DESIGN 3.1 at ``f = V w`` (one column), for tests and diagnostics."""
-    n = V.shape[0]
-    labeled = np.asarray(labeled, dtype=bool)
-    f = V @ w
-    val = loss.value(y_enc[labeled], f[labeled]).mean() + gamma_a * (w @ w)
-    if Q is not None and gamma_i > 0:
-        val += gamma_i / n**2 * (f @ (Q @ f))
-    return float(val)
+    return _objective(V @ w, w @ w, y_enc, labeled, Q, loss, gamma_a, gamma_i)
 
 
 def fit_nystrom(V, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_iter=100,

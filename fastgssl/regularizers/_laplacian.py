@@ -14,15 +14,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-__all__ = [
-    "LaplacianPower",
-    "LaplacianRegularizer",
-    "NormalizedLaplacianRegularizer",
-    "connected_components",
-    "laplacian",
-    "laplacian_null_space",
-]
-
 KINDS = ("L", "L_norm")
 # "auto" forms L^p explicitly up to this power: nnz(L^2) ~ n k^2 is still affordable,
 # nnz(L^3) ~ n k^3 usually is not (and every product costs more than p mat-vecs).
