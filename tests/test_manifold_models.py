@@ -297,7 +297,7 @@ def test_pickle_roundtrip():
     (KRR, "lam", 0.0), (KRR, "lam", -1.0), (KRR, "sigma", 0.0), (SVM, "h", 0.0),
     (SVM, "lam", -1e-3), (SVM, "sigma", -2.0), (LapRLS, "gamma_a", 0.0),
     (LapSVM, "gamma_a", -1.0), (LapSVM, "h", -0.1), (LapRLS, "gamma_i", -1.0),
-    (LapRLS, "sigma", 0.0), (KRR, "backend", "sparse"), (KRR, "kernel", "poly"),
+    (LapRLS, "sigma", 0.0), (KRR, "backend", "sparse"), (KRR, "kernel", "sigmoid"),
 ])
 def test_bad_hyper_parameters_name_themselves(Est, param, value):
     X, y = regression_data(n=20)

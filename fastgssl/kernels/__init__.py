@@ -3,6 +3,9 @@
 - :func:`rbf_kernel`  exp(-||x - x'||^2 / (2 sigma)) (seed papers' convention), blockwise
 - :func:`nystrom`     low-rank factor V with V V^T ~ K, and a transform for new points
 - :class:`DataDependentKernel`  K_breve of seed 002 from m_hat Laplacian solves
+- :class:`DeformedKernel`  K~ of manifold regularization: LapRLS / LapSVM as kernel
+  machines on the labeled points (Sindhwani, Niyogi & Belkin 2005)
+- :func:`pairwise_kernel`  the base kernels of the learners (rbf, linear, poly, callables)
 
 Names are imported on first access.
 """
@@ -16,6 +19,9 @@ _LOCATIONS = {
     "NystromFactor": "fastgssl.kernels._nystrom",
     "nystrom_from_gram": "fastgssl.kernels._nystrom",
     "DataDependentKernel": "fastgssl.kernels._data_dependent",
+    "DeformedKernel": "fastgssl.kernels._deformed",
+    "IllConditionedKernelWarning": "fastgssl.kernels._deformed",
+    "pairwise_kernel": "fastgssl.kernels._pairwise",
 }
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)

@@ -38,7 +38,7 @@ from fastgssl.models._kernel_solvers import fit_dense, fit_nystrom
 
 __all__ = ["KRR", "LapRLS", "LapSVM", "SVM"]
 
-_KERNELS = ("rbf", "precomputed")
+_FORMULATIONS = ("deformed", "full")
 _BACKENDS = ("dense", "nystrom")
 _LANDMARKS = ("uniform", "kmeans++")
 _TASKS = ("classification", "regression")
@@ -141,11 +141,24 @@ class _KernelMachine(BaseEstimator):
         return params
 
     # ---- validation ----------------------------------------------------------------------
+    def _formulation(self):
+        """"deformed" (the l-point problem with the deformed kernel) or "full" (n-space)."""
+        return "full"
+
     def _check_common_params(self):
-        _check_choice(self.kernel, "kernel", _KERNELS)
+        from fastgssl.kernels._pairwise import check_kernel
+
+        check_kernel(self.kernel, self.kernel_params)
         _check_choice(self.backend, "backend", _BACKENDS)
-        if self.kernel == "rbf":
+        if self.backend == "nystrom" and (callable(self.kernel)
+                                          or self.kernel not in ("rbf", "precomputed")):
+            raise ValueError(
+                f"backend='nystrom' supports kernel='rbf' or 'precomputed', got "
+                f"{self.kernel!r}; use backend='dense'."
+            )
+        if self.kernel in ("rbf", "poly"):
             check_positive(self.sigma, "sigma")
+        self._formulation()
         if hasattr(self, "h"):
             check_positive(self.h, "h")
         if self.backend == "nystrom":
@@ -329,30 +342,55 @@ class _KernelMachine(BaseEstimator):
             Q = self._build_regularizer(W)
             self._warn_unlabeled_components(W, labeled)
 
-        K = fac = None
+        K = fac = dk = beta = None
         options = {"tol": self.tol, "max_iter": self.max_iter, "return_info": True}
+        # fastgssl.cv's exact refits hand a start in through _init_coef (used once)
+        previous = self.__dict__.pop("_init_coef", None)
+        deformed = Q is not None and self._formulation() == "deformed"
+        if previous is None and self.warm_start:
+            previous = getattr(self, "deformed_coef_" if deformed else "dual_coef_", None)
         if self.backend == "dense":
             if self.kernel == "precomputed":
                 K = X
             else:
-                from fastgssl.kernels import rbf_kernel
+                from fastgssl.kernels import pairwise_kernel
 
-                K = rbf_kernel(X, sigma=self.sigma)
-            # fastgssl.cv's exact refits hand a start in through _init_coef (used once)
-            previous = self.__dict__.pop("_init_coef", None)
-            if previous is None and self.warm_start:
-                previous = getattr(self, "dual_coef_", None)
-            init = (previous if previous is not None and previous.shape == y_enc.shape
-                    else None)
-            coef, info = fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, init=init,
-                                   **options)
-            decision = K @ coef
+                K = pairwise_kernel(X, kernel=self.kernel, sigma=self.sigma,
+                                    kernel_params=self.kernel_params)
         else:
             from fastgssl.kernels import nystrom
 
             fac = nystrom(X, self.n_components, sigma=self.sigma if self.kernel == "rbf" else 1.0,
                           landmarks=self.landmarks, random_state=self.random_state,
                           kernel=self.kernel)
+        if deformed:
+            # Sindhwani et al. (2005): the supervised learner on L with the deformed kernel
+            from fastgssl.kernels import DeformedKernel
+            from fastgssl.kernels._deformed import warn_if_ill_conditioned
+
+            dk = DeformedKernel(self.kernel, sigma=self.sigma, kernel_params=self.kernel_params,
+                                route="nystrom" if fac is not None else "dense")
+            dk.fit(X, Q, labeled, base_gram=K, factor=fac)
+            r = gamma_i / (n**2 * gamma_a)
+            K_SL, K_LL = dk.gram(r)
+            L = dk.labeled_index_
+            l = L.size
+            warn_if_ill_conditioned(dk.gram_eigenvalues_, gamma_a * l,
+                                    f"{type(self).__name__}.fit")
+            y_L = y_enc[L]
+            init = (previous if previous is not None and previous.shape == y_L.shape
+                    else None)
+            beta, info = fit_dense(K_LL, y_L, np.ones(l, dtype=bool), None, loss, gamma_a, 0.0,
+                                   init=init, **options)
+            coef = dk.expansion(beta, r)
+            decision = K_SL @ beta
+        elif K is not None:
+            init = (previous if previous is not None and previous.shape == y_enc.shape
+                    else None)
+            coef, info = fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, init=init,
+                                   **options)
+            decision = K @ coef
+        else:
             coef, info = fit_nystrom(fac.features_, y_enc, labeled, Q, loss, gamma_a, gamma_i,
                                      **options)
             decision = fac.features_ @ coef
@@ -376,6 +414,8 @@ class _KernelMachine(BaseEstimator):
         else:
             self.coef_ = coef
         self.decision_train_ = decision
+        self.deformed_kernel_ = dk
+        self.deformed_coef_ = beta
         self.n_iter_ = max((i["n_iter"] for i in info), default=1)
         return self
 
@@ -402,14 +442,16 @@ class _KernelMachine(BaseEstimator):
         if self.kernel == "precomputed":
             out = X @ alpha
             return np.asarray(out)
-        from fastgssl.kernels import rbf_kernel
+        from fastgssl.kernels import pairwise_kernel
 
         m, n_train = X.shape[0], self.X_fit_.shape[0]
         out = np.empty((m,) + alpha.shape[1:])
         block = max(1, _PREDICT_BLOCK_ELEMENTS // max(n_train, 1))
         for start in range(0, m, block):
             stop = min(m, start + block)
-            out[start:stop] = rbf_kernel(X[start:stop], self.X_fit_, self.sigma) @ alpha
+            out[start:stop] = pairwise_kernel(X[start:stop], self.X_fit_, self.kernel,
+                                              sigma=self.sigma,
+                                              kernel_params=self.kernel_params) @ alpha
         return out
 
     def predict(self, X):
@@ -512,6 +554,10 @@ _FITTED_STATE_DOC = """
         Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
     decision_train_ : ndarray, shape of ``y_train_``
         f at the n training points.
+    deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
+        The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
+    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
+        ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
         The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
     n_iter_ : int
@@ -519,10 +565,13 @@ _FITTED_STATE_DOC = """
 """
 
 _COMMON_PARAMS_DOC = """
-    kernel : {"rbf", "precomputed"}, default="rbf"
-        ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"precomputed"``: X is the Gram matrix
-        in ``fit`` and the kernel between new and training points in ``predict`` (as
-        scikit-learn's SVC).
+    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
+        ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"linear"``: ``<x, x'>``; ``"poly"``:
+        ``(<x, x'> / sigma + coef0) ** degree``; a callable ``(X, Z, **kernel_params) -> K``;
+        ``"precomputed"``: X is the Gram matrix in ``fit`` and the kernel between new and
+        training points in ``predict`` (as scikit-learn's SVC).
+    kernel_params : dict, optional
+        ``degree`` (3) and ``coef0`` (1.0) of ``"poly"``; keyword arguments of a callable.
     backend : {"dense", "nystrom"}, default="dense"
         ``"dense"``: exact, ``f = K alpha`` over the training points (O(n^2) memory, O(n^3)
         time). ``"nystrom"``: ``f = V w`` in ``n_components`` Nystrom features (O(n c) memory,
@@ -592,12 +641,14 @@ class KRR(_KernelMachine):
     True
     """
 
-    def __init__(self, lam=1e-3, sigma=1.0, *, kernel="rbf", loss="square", loss_params=None,
-                 task="regression", backend="dense", n_components=300, landmarks="uniform",
-                 tol=1e-10, max_iter=100, random_state=None, warm_start=False):
+    def __init__(self, lam=1e-3, sigma=1.0, *, kernel="rbf", kernel_params=None, loss="square",
+                 loss_params=None, task="regression", backend="dense", n_components=300,
+                 landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
+                 warm_start=False):
         self.lam = lam
         self.sigma = sigma
         self.kernel = kernel
+        self.kernel_params = kernel_params
         self.loss = loss
         self.loss_params = loss_params
         self.task = task
@@ -650,13 +701,15 @@ class SVM(_KernelMachine):
     curvature (the margin points ``|1 - y f| <= h``): O(n m + m^3) for m such points.
     """
 
-    def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", loss="huber_hinge",
-                 loss_params=None, backend="dense", n_components=300, landmarks="uniform",
-                 tol=1e-10, max_iter=100, random_state=None, warm_start=False):
+    def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", kernel_params=None,
+                 loss="huber_hinge", loss_params=None, backend="dense", n_components=300,
+                 landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
+                 warm_start=False):
         self.lam = lam
         self.h = h
         self.sigma = sigma
         self.kernel = kernel
+        self.kernel_params = kernel_params
         self.loss = loss
         self.loss_params = loss_params
         self.backend = backend
@@ -703,6 +756,13 @@ _LAP_PARAMS_DOC = """
         ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, via ``fastgssl.regularizers``.
     power : int >= 1, default=1
         Iterated regularizer ``Q^p``.
+    formulation : {"deformed", "full"}, default="deformed"
+        ``"deformed"``: solve the equivalent supervised problem on the l labeled points with
+        the deformed kernel ``K~`` (Sindhwani, Niyogi & Belkin 2005; see
+        :class:`fastgssl.kernels.DeformedKernel`): one O(n^3) (dense) or O(n c^2) (nystrom)
+        formation of ``K~_{S,L}``, then an l-point fit (closed form or Newton). ``"full"``:
+        the n-space problem (the reference). Both give the same minimizer, the same
+        ``dual_coef_`` / ``coef_`` and predictions (to round-off).
 """
 
 
@@ -744,8 +804,9 @@ class LapRLS(_KernelMachine):
     def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, graph="knn", n_neighbors=10,
                  sigma_w=None, graph_weight="gaussian", graph_params=None, regularizer="L",
                  power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
-                 backend="dense", n_components=300, landmarks="uniform", tol=1e-10,
-                 max_iter=100, random_state=None, warm_start=False):
+                 kernel_params=None, backend="dense", formulation="deformed",
+                 n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
+                 random_state=None, warm_start=False):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -760,7 +821,9 @@ class LapRLS(_KernelMachine):
         self.loss_params = loss_params
         self.task = task
         self.kernel = kernel
+        self.kernel_params = kernel_params
         self.backend = backend
+        self.formulation = formulation
         self.n_components = n_components
         self.landmarks = landmarks
         self.tol = tol
@@ -771,6 +834,9 @@ class LapRLS(_KernelMachine):
     def _regularization(self):
         return (check_positive(self.gamma_a, "gamma_a"),
                 check_positive(self.gamma_i, "gamma_i", strict=False))
+
+    def _formulation(self):
+        return _check_choice(self.formulation, "formulation", _FORMULATIONS)
 
     def _task(self, y):
         task = _check_choice(self.task, "task", ("auto",) + _TASKS)
@@ -826,8 +892,9 @@ class LapSVM(_KernelMachine):
     def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, h=0.01, graph="knn",
                  n_neighbors=10, sigma_w=None, graph_weight="gaussian", graph_params=None,
                  regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
-                 backend="dense", n_components=300, landmarks="uniform", tol=1e-10,
-                 max_iter=100, random_state=None, warm_start=False):
+                 kernel_params=None, backend="dense", formulation="deformed",
+                 n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
+                 random_state=None, warm_start=False):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -842,7 +909,9 @@ class LapSVM(_KernelMachine):
         self.loss = loss
         self.loss_params = loss_params
         self.kernel = kernel
+        self.kernel_params = kernel_params
         self.backend = backend
+        self.formulation = formulation
         self.n_components = n_components
         self.landmarks = landmarks
         self.tol = tol
@@ -851,6 +920,7 @@ class LapSVM(_KernelMachine):
         self.warm_start = warm_start
 
     _regularization = LapRLS._regularization
+    _formulation = LapRLS._formulation
 
     def _task(self, y):
         return "classification"

@@ -1,0 +1,420 @@
+"""The deformed kernel of manifold regularization: LapRLS / LapSVM as kernel machines on L.
+
+Sindhwani, Niyogi & Belkin (2005, "Beyond the point cloud", Theorem 2.1): the objective of
+manifold regularization over n = l + u points with graph regularizer Q,
+
+    (1/l) sum_{j in L} ell(y_j, f(x_j)) + gamma_A ||f||_K^2 + gamma_I / n^2 f_S^T Q f_S,
+
+equals ``(1/l) sum_L ell + gamma_A ||f||_{K~}^2`` in the RKHS of the deformed kernel
+
+    K~(x, z) = K(x, z) - k_S(x)^T (I + r Q K_SS)^{-1} r Q k_S(z),   r = gamma_I / (n^2 gamma_A),
+
+whose Gram matrix on the sample is ``K~_SS = (I + r K Q)^{-1} K``. The representer theorem
+in that space puts the solution on the labeled points alone, ``f = sum_{j in L} beta_j
+K~(., x_j)``: every manifold-regularized learner is the supervised learner with the same loss
+and ``gamma_A`` on the l x l Gram ``K~_LL``. Predictions at new points need
+``K~(x, X_L) = k(x, X_L) - k_S(x)^T G`` with ``G = r Q K~_{S,L}`` (n x l, kept), so the
+solution is also ``f = k_S(.)^T alpha`` with ``alpha = E_L beta - G beta``: the n-space
+coefficients of the full problem.
+
+Routes to ``K~_{S,L}`` (:class:`DeformedKernel`, ``route=``):
+
+* ``"dense"``: one LU factorization of ``I + r K Q`` and l right-hand sides, O(n^3) per r;
+* ``"spectral"``: ``K = U Lam U^T`` and ``P = Lam^{1/2} U^T Q U Lam^{1/2} = V mu V^T`` once per
+  (kernel, graph); with ``Z = V^T Lam^{1/2} U^T``, ``K~ = Z^T diag(1 / (1 + r mu)) Z`` and every
+  further r costs O(n^2 l) (grids over gamma_I / gamma_A);
+* ``"nystrom"``: ``K ~ V V^T`` (n x c) gives ``K~ ~ V (I_c + r V^T Q V)^{-1} V^T`` in
+  O(nnz(Q) c + n c^2 + c^3), never an n x n matrix; this is exactly the kernel of the
+  learners' nystrom backend.
+
+Because ``K~`` does not depend on which labels are known, hiding the labels of a fold (the
+transductive protocol of cross-validation) leaves it unchanged: exact t-fold CV of any
+manifold-regularized learner is one ``K~`` and t supervised refits of size about l.
+
+References
+----------
+Sindhwani, V., Niyogi, P., Belkin, M. (2005). Beyond the point cloud: from transductive to
+semi-supervised learning. ICML.
+Belkin, M., Niyogi, P., Sindhwani, V. (2006). Manifold regularization. JMLR 7.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from fastgssl.kernels._pairwise import check_kernel, pairwise_kernel
+
+__all__ = ["DeformedKernel", "IllConditionedKernelWarning", "warn_if_ill_conditioned"]
+
+_ROUTES = ("auto", "dense", "spectral", "nystrom")
+
+
+class IllConditionedKernelWarning(UserWarning):
+    """The deformed Gram matrix is numerically singular or indefinite at round-off."""
+
+
+def _apply(Q, M):
+    """Q @ M for a sparse matrix, dense array or LinearOperator Q (M dense, 2-D)."""
+    out = Q @ M
+    return out.toarray() if sp.issparse(out) else np.asarray(out, dtype=np.float64)
+
+
+def _check_regularizer(Q, n):
+    if Q is None:
+        return None
+    if getattr(Q, "shape", None) != (n, n):
+        raise ValueError(
+            f"regularizer Q must have shape ({n}, {n}) over all training points, got "
+            f"{getattr(Q, 'shape', None)}."
+        )
+    if sp.issparse(Q):
+        Q = sp.csr_matrix(Q, dtype=np.float64)
+        if not np.isfinite(Q.data).all():
+            raise ValueError("regularizer Q contains NaN or infinite entries.")
+        asym = abs(Q - Q.T)
+        scale = max(1.0, abs(Q).max() if Q.nnz else 0.0)
+        if asym.nnz and asym.max() > 1e-10 * scale:
+            raise ValueError(
+                f"regularizer Q must be symmetric (largest |Q - Q^T| = {asym.max():.3g})."
+            )
+    elif isinstance(Q, np.ndarray):
+        Q = np.asarray(Q, dtype=np.float64)
+        if not np.isfinite(Q).all():
+            raise ValueError("regularizer Q contains NaN or infinite entries.")
+    return Q
+
+
+class DeformedKernel:
+    """Deformed kernel ``K~`` of manifold regularization on the labeled points.
+
+    Parameters
+    ----------
+    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
+        Base kernel K (see :func:`fastgssl.kernels.pairwise_kernel`); ``"precomputed"``:
+        ``fit`` takes the (n, n) Gram matrix and :meth:`transform` the (m, n) kernel between
+        new and training points.
+    sigma : float > 0, default=1.0
+        RBF bandwidth (papers' convention ``exp(-||x - z||^2 / (2 sigma))``).
+    kernel_params : dict, optional
+        ``degree`` / ``coef0`` of ``"poly"``, keyword arguments of a callable.
+    route : {"auto", "dense", "spectral", "nystrom"}, default="auto"
+        How ``K~`` is computed (module docstring). ``"auto"``: ``"dense"``; the grid search
+        picks ``"spectral"`` when a kernel and graph serve several ratios r.
+    n_components : int, default=300
+        Nystrom landmarks (``route="nystrom"``).
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+    random_state : int, RandomState or None
+        Nystrom landmark sampling.
+
+    Attributes
+    ----------
+    labeled_index_ : ndarray of int, shape (l,)
+    n_samples_ : int
+    route_ : str
+        The route used.
+    kernel_train_ : ndarray of shape (n, n) or None
+        Base Gram matrix (dense and spectral routes).
+    nystrom_ : NystromFactor or None
+        The factor V (nystrom route).
+    gram_eigenvalues_ : ndarray of shape (l,)
+        Eigenvalues of the last ``K~_LL`` computed (checked PSD to round-off).
+
+    Notes
+    -----
+    With ``r = 0`` (or no regularizer) ``K~ = K``: the learner is the supervised one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgssl.graphs import knn_graph
+    >>> from fastgssl.kernels import DeformedKernel
+    >>> from fastgssl.regularizers import laplacian
+    >>> X = np.random.default_rng(0).normal(size=(40, 2))
+    >>> Q = laplacian(knn_graph(X, 5))
+    >>> dk = DeformedKernel(sigma=1.0).fit(X, Q, labeled=np.arange(6))
+    >>> K_SL, K_LL = dk.gram(r=0.1)
+    >>> K_SL.shape, K_LL.shape
+    ((40, 6), (6, 6))
+    >>> bool(np.allclose(dk.transform(X[:6], r=0.1), K_LL))
+    True
+    """
+
+    def __init__(self, kernel="rbf", *, sigma=1.0, kernel_params=None, route="auto",
+                 n_components=300, landmarks="uniform", random_state=None):
+        self.kernel = kernel
+        self.sigma = sigma
+        self.kernel_params = kernel_params
+        self.route = route
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.random_state = random_state
+
+    # ---- setup ------------------------------------------------------------------------
+    def fit(self, X, Q, labeled, *, base_gram=None, factor=None):
+        """Factor what does not depend on r.
+
+        Parameters
+        ----------
+        X : ndarray or sparse matrix of shape (n, d), or (n, n) Gram matrix
+            Training points (labeled and unlabeled), or the Gram matrix for
+            ``kernel="precomputed"``.
+        Q : sparse matrix, ndarray or LinearOperator of shape (n, n), or None
+            Symmetric positive semi-definite graph regularizer (L, L_norm, L^p, plugins).
+        labeled : array-like of bool of shape (n,), or of int
+            Mask or indices of the labeled points.
+        base_gram : ndarray of shape (n, n), optional
+            The base Gram matrix when the caller already has it (not copied).
+        factor : NystromFactor, optional
+            A Nystrom factor to use (``route="nystrom"``) instead of sampling one.
+
+        Returns
+        -------
+        self
+        """
+        from fastgssl._validation import check_X
+
+        if self.route not in _ROUTES:
+            raise ValueError(f"route must be one of {list(_ROUTES)}, got {self.route!r}.")
+        self._params = check_kernel(self.kernel, self.kernel_params)
+        if self.kernel == "rbf" and not (np.isfinite(self.sigma) and self.sigma > 0):
+            raise ValueError(f"sigma must be a finite number > 0, got {self.sigma!r}.")
+        if base_gram is None and factor is None:
+            X = check_X(X, "X", accept_sparse=True)
+        n = X.shape[0] if X is not None else (base_gram if factor is None else factor).shape[0]
+        labeled = np.asarray(labeled)
+        if labeled.dtype == bool:
+            if labeled.shape != (n,):
+                raise ValueError(f"labeled must be a mask of shape ({n},), got {labeled.shape}.")
+            lab_idx = np.flatnonzero(labeled)
+        else:
+            lab_idx = np.asarray(labeled, dtype=np.intp)
+            if lab_idx.ndim != 1 or (lab_idx.size and (lab_idx.min() < 0 or lab_idx.max() >= n)):
+                raise ValueError(f"labeled indices must lie in [0, {n}).")
+        if lab_idx.size == 0:
+            raise ValueError("labeled marks no point; the deformed kernel lives on L.")
+        self.Q_ = _check_regularizer(Q, n)
+        self.labeled_index_ = lab_idx
+        self.n_samples_ = n
+        route = "dense" if self.route == "auto" else self.route
+        if factor is not None:
+            route = "nystrom"
+        self.route_ = route
+        self.X_fit_ = X
+        self.kernel_train_ = None
+        self.nystrom_ = None
+        self._cache = {}
+        if route == "nystrom":
+            if factor is None:
+                if callable(self.kernel) or self.kernel in ("linear", "poly"):
+                    raise ValueError(
+                        f"route='nystrom' supports kernel='rbf' or 'precomputed', got "
+                        f"{self.kernel!r}; use route='dense' or 'spectral'."
+                    )
+                from fastgssl.kernels._nystrom import nystrom
+
+                factor = nystrom(X, self.n_components,
+                                 sigma=self.sigma if self.kernel == "rbf" else 1.0,
+                                 landmarks=self.landmarks, random_state=self.random_state,
+                                 kernel=self.kernel)
+            self.nystrom_ = factor
+            V = np.asarray(factor.features_, dtype=np.float64)
+            self._VtQV = None if self.Q_ is None else V.T @ _apply(self.Q_, V)
+            return self
+        if base_gram is not None:
+            K = np.asarray(base_gram, dtype=np.float64)
+        elif self.kernel == "precomputed":
+            if X.shape != (n, n):
+                raise ValueError(
+                    f"with kernel='precomputed', X must be the (n, n) Gram matrix; got {X.shape}."
+                )
+            K = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        else:
+            _check_dense_memory(n, 3 if route == "spectral" else 2)
+            K = pairwise_kernel(X, kernel=self.kernel, sigma=self.sigma,
+                                kernel_params=self._params)
+        if not np.isfinite(K).all():
+            raise ValueError("the base kernel matrix holds NaN or infinite values.")
+        self.kernel_train_ = K
+        if route == "spectral":
+            self._spectral_setup(K)
+        return self
+
+    def _spectral_setup(self, K):
+        lam, U = np.linalg.eigh(K)
+        if lam[0] < -1e-8 * max(lam[-1], 1e-300):
+            raise ValueError(
+                f"route='spectral' needs a positive semi-definite base kernel; its smallest "
+                f"eigenvalue is {lam[0]:.3g} (largest {lam[-1]:.3g})."
+            )
+        root = np.sqrt(np.clip(lam, 0.0, None))
+        R = U * root  # U Lam^{1/2}
+        if self.Q_ is None:
+            mu, Vm = np.zeros(len(lam)), np.eye(len(lam))
+        else:
+            P = R.T @ _apply(self.Q_, R)
+            P = 0.5 * (P + P.T)
+            mu, Vm = np.linalg.eigh(P)
+            _check_psd(mu, "the regularizer restricted to the kernel's range")
+            mu = np.clip(mu, 0.0, None)
+        self._mu = mu
+        self._Z = Vm.T @ R.T  # Z = V^T Lam^{1/2} U^T, K~ = Z^T diag(1/(1 + r mu)) Z
+        self._ZL = np.ascontiguousarray(self._Z[:, self.labeled_index_])
+
+    # ---- K~ on the sample -----------------------------------------------------------------
+    def _check_r(self, r):
+        r = float(r)
+        if not (np.isfinite(r) and r >= 0):
+            raise ValueError(f"r = gamma_i / (n^2 gamma_a) must be finite and >= 0, got {r!r}.")
+        if not hasattr(self, "labeled_index_"):
+            raise ValueError("this DeformedKernel is not fitted; call fit(X, Q, labeled) first.")
+        return 0.0 if self.Q_ is None else r
+
+    def sample_block(self, r):
+        """``K~_{S,L}``: the deformed kernel between all n training points and L (n x l).
+
+        For the nystrom route this is ``V M^{-1} V_L^T`` with ``M = I + r V^T Q V``.
+        """
+        r = self._check_r(r)
+        if r in self._cache:
+            return self._cache[r][0]
+        L = self.labeled_index_
+        if self.route_ == "nystrom":
+            V = np.asarray(self.nystrom_.features_, dtype=np.float64)
+            M = np.eye(V.shape[1])
+            if r > 0:
+                M += r * self._VtQV
+            M = 0.5 * (M + M.T)
+            MinvVL = sla.solve(M, V[L].T, assume_a="pos", check_finite=False)
+            KSL = V @ MinvVL
+            extra = MinvVL
+        elif r == 0:
+            KSL = self.kernel_train_[:, L].copy()
+            extra = None
+        elif self.route_ == "spectral":
+            d = 1.0 / (1.0 + r * self._mu)
+            KSL = self._Z.T @ (d[:, None] * self._ZL)
+            extra = None
+        else:
+            K = self.kernel_train_
+            A = _apply(self.Q_, K).T  # (Q K)^T = K Q for symmetric Q, K
+            A *= r
+            A.flat[:: A.shape[0] + 1] += 1.0
+            KSL = sla.solve(A, K[:, L], overwrite_a=True, check_finite=False)
+            extra = None
+        KLL = KSL[L]
+        KLL = 0.5 * (KLL + KLL.T)
+        self.gram_eigenvalues_ = _check_gram(KLL, r)
+        self._cache = {r: (KSL, KLL, extra)}  # one r at a time: n x l memory
+        return KSL
+
+    def gram(self, r):
+        """``(K~_{S,L}, K~_LL)``: the n x l block and the symmetric l x l Gram of L."""
+        KSL = self.sample_block(r)
+        return KSL, self._cache[self._check_r(r)][1]
+
+    def coupling(self, r):
+        """``G = r Q K~_{S,L}`` (n x l): ``K~(x, X_L) = k(x, X_L) - k_S(x)^T G``."""
+        r = self._check_r(r)
+        KSL = self.sample_block(r)
+        if r == 0:
+            return np.zeros_like(KSL)
+        return r * _apply(self.Q_, KSL)
+
+    def expansion(self, beta, r):
+        """Coefficients of ``f = sum_{j in L} beta_j K~(., x_j)`` in the base parametrization.
+
+        Returns the n-space ``alpha = E_L beta - G beta`` (``f(x) = k_S(x)^T alpha``) for the
+        dense and spectral routes, and the Nystrom weights ``w = M^{-1} V_L^T beta``
+        (``f(x) = v(x)^T w``) for the nystrom route.
+        """
+        beta = np.asarray(beta, dtype=np.float64)
+        r = self._check_r(r)
+        if self.route_ == "nystrom":
+            self.sample_block(r)
+            return self._cache[r][2] @ beta
+        alpha = -(self.coupling(r) @ beta)
+        alpha[self.labeled_index_] += beta
+        return alpha
+
+    # ---- new points -----------------------------------------------------------------------
+    def transform(self, X_new, r):
+        """``K~(x, X_L)`` for new points (m x l).
+
+        Parameters
+        ----------
+        X_new : ndarray or sparse matrix of shape (m, d)
+            New points; ``kernel="precomputed"``: their kernel with the n training points.
+        r : float
+        """
+        from fastgssl._validation import check_X
+
+        r = self._check_r(r)
+        X_new = check_X(X_new, "X", accept_sparse=True)
+        L = self.labeled_index_
+        if self.route_ == "nystrom":
+            self.sample_block(r)
+            return self.nystrom_.transform(X_new) @ self._cache[r][2]
+        if self.kernel == "precomputed":
+            if X_new.shape[1] != self.n_samples_:
+                raise ValueError(
+                    f"with kernel='precomputed', X must be the kernel between the new points "
+                    f"and the {self.n_samples_} training points; got {X_new.shape[1]} columns."
+                )
+            kS = X_new.toarray() if sp.issparse(X_new) else np.asarray(X_new, dtype=np.float64)
+        else:
+            kS = pairwise_kernel(X_new, self.X_fit_, self.kernel, sigma=self.sigma,
+                                 kernel_params=self._params)
+        out = kS[:, L].copy()
+        if r > 0:
+            out -= kS @ self.coupling(r)
+        return out
+
+
+def _check_psd(eigenvalues, what):
+    top = max(float(np.max(np.abs(eigenvalues))), 1e-300)
+    if eigenvalues.min() < -1e-8 * top:
+        raise ValueError(
+            f"{what} is not positive semi-definite (smallest eigenvalue "
+            f"{eigenvalues.min():.3g}, largest {eigenvalues.max():.3g}); a graph regularizer "
+            f"must be PSD (check a plugin regularizer)."
+        )
+
+
+def _check_gram(KLL, r):
+    """K~_LL must be finite and symmetric PSD (to round-off); returns its eigenvalues."""
+    if not np.isfinite(KLL).all():
+        raise ValueError(
+            f"the deformed Gram matrix at r = {r:.3g} holds NaN or infinite values (is "
+            f"I + r K Q singular? check the regularizer and the kernel)."
+        )
+    ev = np.linalg.eigvalsh(KLL)
+    _check_psd(ev, f"the deformed Gram matrix K~_LL at r = {r:.3g}")
+    return ev
+
+
+def warn_if_ill_conditioned(eigenvalues, mu, what, stacklevel=3):
+    """Warn when ``K~_LL + mu I`` (the supervised system on L) is numerically singular."""
+    lo = float(eigenvalues[0]) + mu
+    hi = float(eigenvalues[-1]) + mu
+    if lo <= 1e-12 * hi:
+        warnings.warn(
+            f"{what}: the system K~_LL + mu I with mu = {mu:.3g} has eigenvalues from "
+            f"{lo:.3g} to {hi:.3g} (condition number {hi / max(lo, 1e-300):.3g}); the fit "
+            f"loses accuracy. Increase gamma_a (lam).",
+            IllConditionedKernelWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def _check_dense_memory(n, n_arrays):
+    """Refuse an (n, n) route that cannot fit, before allocating (nystrom is the way out)."""
+    try:
+        from fastgssl._memory import check_dense_memory
+    except ImportError:  # pragma: no cover - the memory guard is optional here
+        return
+    check_dense_memory(n, n, n_arrays, what="the deformed kernel (dense route)",
+                       remedy="use backend='nystrom' (route='nystrom') or fewer points")
