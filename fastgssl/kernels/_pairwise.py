@@ -94,6 +94,12 @@ def pairwise_kernel(X, Z=None, kernel="rbf", *, sigma=1.0, kernel_params=None):
     ndarray of shape (m, n)
     """
     params = check_kernel(kernel, kernel_params)
+    if (Z is not None and isinstance(X, np.ndarray) and isinstance(Z, np.ndarray)
+            and np.may_share_memory(X, Z)):
+        # numpy computes ``A @ A.T`` (one buffer) by BLAS syrk and ``A @ B.T`` by gemm, whose
+        # round-off differs: without the copy, predict(X_fit) on the training array object
+        # and on a copy of it (or on a pickled model) would differ in the last bits.
+        X = X.copy()
     Zm = X if Z is None else Z
     if callable(kernel):
         K = kernel(X, Zm, **params)
