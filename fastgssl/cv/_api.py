@@ -30,6 +30,36 @@ def _method(method, options):
     return registry.get("fastgssl.cv", method, **options)
 
 
+def _run(method_obj, estimator, X, y, folds, protocol):
+    """Call ``run`` with the protocol when the method takes one (plugins may not)."""
+    import inspect
+
+    try:
+        takes = "protocol" in inspect.signature(method_obj.run).parameters
+    except (TypeError, ValueError):
+        takes = False
+    if takes:
+        return method_obj.run(estimator, X, y, folds, protocol=protocol)
+    supported = tuple(getattr(method_obj, "protocols", ("inductive",)))
+    if protocol is not None and protocol not in supported:
+        raise ValueError(
+            f"method {getattr(method_obj, 'name', method_obj)!r} computes the "
+            f"{' / '.join(supported)} protocol, not {protocol!r}."
+        )
+    return method_obj.run(estimator, X, y, folds)
+
+
+def resolve_auto(estimator, protocol=None):
+    """The method ``method="auto"`` picks for ``estimator`` under ``protocol``.
+
+    Exact CV wherever it costs about one fit, which for :func:`cv_score` is every learner:
+    under the transductive protocol (the default) kernel machines use the deformed-kernel
+    reduction (one fit plus t refits of size about l) and label propagation re-solves on
+    one graph; under the inductive protocol exact refits. Returns ``(name, options)``.
+    """
+    return "exact", {}
+
+
 def _resolve_folds(estimator, X, y, folds, random_state):
     """An int ``folds`` means stratified folds made with ``random_state``."""
     if isinstance(folds, numbers.Integral) and not isinstance(folds, bool):
@@ -43,7 +73,8 @@ def _resolve_folds(estimator, X, y, folds, random_state):
     return folds
 
 
-def cv_result(estimator, X, y, folds, method="fbif", *, random_state=None, **options):
+def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_state=None,
+              **options):
     """Run t-fold cross-validation of ``estimator`` by ``method`` and return a CVResult.
 
     Parameters
@@ -58,8 +89,17 @@ def cv_result(estimator, X, y, folds, method="fbif", *, random_state=None, **opt
     folds : array-like of int of shape (n,), or int
         Fold id of every training point, labeled and unlabeled; an int t makes stratified
         folds (:func:`fastgssl.cv.make_folds`) with ``random_state``.
-    method : str
-        ``"exact"``, ``"bif"``, ``"fbif"``, ``"exact-quadratic"`` or a registered plugin.
+    method : str or CVMethod, default="auto"
+        ``"auto"`` (exact CV, see below), ``"exact"``, ``"bif"``, ``"fbif"``,
+        ``"exact-quadratic"``, ``"newton"``, a registered plugin or a method object.
+        ``"auto"`` never raises for a supported learner and records its choice in
+        ``result.info["auto"]``: exact CV under the protocol (for kernel machines under the
+        transductive protocol: the deformed-kernel reduction, about the cost of one fit).
+    protocol : {None, "transductive", "inductive"}
+        ``"transductive"``: the labels of fold i are hidden and every point stays in the
+        graph; ``"inductive"``: the points of fold i are removed (graph rebuilt or induced).
+        None: transductive when the method computes it, else the method's protocol. A
+        protocol the named method does not compute is an error.
     random_state : int or None
         Only used when ``folds`` is an int.
     **options
@@ -70,11 +110,38 @@ def cv_result(estimator, X, y, folds, method="fbif", *, random_state=None, **opt
     -------
     CVResult
     """
+    from fastgssl._validation import check_X
+
+    X = check_X(X, "X", accept_sparse=True)
+    y = _check_y(y, X.shape[0])
     folds = _resolve_folds(estimator, X, y, folds, random_state)
-    return _method(method, options).run(estimator, X, y, folds)
+    chosen = None
+    if isinstance(method, str) and method == "auto":
+        method, auto_options = resolve_auto(estimator, protocol)
+        chosen = method
+        options = {**auto_options, **options}
+    result = _run(_method(method, options), estimator, X, y, folds, protocol)
+    if chosen is not None:
+        result.info["auto"] = chosen
+    return result
 
 
-def cv_predictions(estimator, X, y, folds, method="fbif", **options):
+def _check_y(y, n):
+    """y as a 1-D array (a column vector is raveled with scikit-learn's warning)."""
+    from sklearn.utils.validation import column_or_1d
+
+    if y is None:
+        raise ValueError("y is required: the targets, with -1 / NaN marking unlabeled points.")
+    y = np.asarray(y)
+    if y.ndim == 0:
+        raise ValueError(f"y must be a 1-D array of {n} targets, got a scalar.")
+    y = column_or_1d(y, warn=True)
+    if len(y) != n:
+        raise ValueError(f"X has {n} rows but y has {len(y)} entries.")
+    return y
+
+
+def cv_predictions(estimator, X, y, folds, method="auto", **options):
     """Out-of-fold decision values of the labeled points.
 
     Parameters are those of :func:`cv_result`.
@@ -103,7 +170,7 @@ def cv_predictions(estimator, X, y, folds, method="fbif", **options):
     return cv_result(estimator, X, y, folds, method, **options).predictions
 
 
-def cv_score(estimator, X, y, folds, method="fbif", **options):
+def cv_score(estimator, X, y, folds, method="auto", **options):
     """Mean validation loss of t-fold CV over the labeled held-out points.
 
     0-1 loss for classifiers, squared error for regressors; unlabeled points are never

@@ -76,6 +76,10 @@ class CVResult:
     graph_mode : str or None
         How the graph of a fold refit is defined (``"rebuild"``, ``"induced"``,
         ``"held-out points kept as unlabeled"``), None without a graph.
+    protocol : {"transductive", "inductive"}
+        ``"transductive"``: the fold's labels hidden, every point kept in the graph;
+        ``"inductive"``: the fold's points removed (graph rebuilt or induced). The two
+        coincide for supervised learners.
     times : dict
         Wall seconds of the phases (``fit``, ``cv``).
     info : dict
@@ -93,6 +97,7 @@ class CVResult:
     classes: np.ndarray | None = None
     form: str = "mean"
     graph_mode: str | None = None
+    protocol: str = "inductive"
     times: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
 
@@ -288,8 +293,11 @@ def _encode_targets(y, lab_idx, classification):
 
 def estimator_task(estimator, y):
     """"classification" or "regression": the estimator's own rule when it has one."""
-    if hasattr(estimator, "_task"):
-        return estimator._task(y)
+    task = getattr(estimator, "_task", None)
+    if callable(task):
+        return task(y)
+    if isinstance(task, str):
+        return task
     return "regression" if is_regressor(estimator) else "classification"
 
 
@@ -314,10 +322,51 @@ def _prepare(estimator, X, y, folds):
 # ------------------------------------------------------------------------------------ methods
 
 
-class _Method:
-    """Base: every method validates the folds the same way."""
+class CVMethod:
+    """Base class of the cross-validation methods of the ``fastgssl.cv`` registry group.
+
+    A method is a factory ``(**options) -> method``; :func:`fastgssl.cv.cv_result` and
+    :class:`fastgssl.cv.ApproxGridSearchCV` call :meth:`run` on it. Subclasses set the class
+    attributes and implement :meth:`run` (or, for one-fit methods, ``_predict``).
+
+    Attributes
+    ----------
+    name : str
+        Registry name.
+    protocols : tuple of str
+        The CV protocols the method computes (``"transductive"``, ``"inductive"``).
+    is_exact : bool
+        Whether the result equals brute-force refits (of the stated objective form) to
+        round-off; the search never re-scores an exact method.
+    """
 
     name = ""
+    protocols = ("inductive",)
+    is_exact = False
+
+    def default_protocol(self):
+        """The protocol used when the caller names none: transductive when supported."""
+        return "transductive" if "transductive" in self.protocols else self.protocols[0]
+
+    def check_protocol(self, protocol):
+        """Validate ``protocol`` for this method (None: :meth:`default_protocol`)."""
+        from fastgssl._protocol import PROTOCOLS
+
+        if protocol is None:
+            return self.default_protocol()
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {list(PROTOCOLS)}, got {protocol!r}.")
+        if protocol not in self.protocols:
+            raise ValueError(
+                f"method {self.name!r} computes the {' / '.join(self.protocols)} protocol, "
+                f"not {protocol!r}; use method='exact' (both protocols) or "
+                f"method='auto'."
+            )
+        return protocol
+
+    def run(self, estimator, X, y, folds, *, protocol=None):
+        """Cross-validate ``estimator`` (unfitted; cloned) on ``folds``; return a CVResult."""
+        raise NotImplementedError
 
     def _folds(self, folds, labeled, y, classification):
         return check_folds(folds, labeled, y, classification=classification)
@@ -327,11 +376,15 @@ class _Method:
         return f"{type(self).__name__}({args})"
 
 
-class _OneFitMethod(_Method):
+_Method = CVMethod
+
+
+class _OneFitMethod(CVMethod):
     """Shared driver of the methods that fit once and read the fitted state."""
 
-    def run(self, estimator, X, y, folds):
+    def run(self, estimator, X, y, folds, *, protocol=None):
         """Fit ``estimator`` once on (X, y) and return the :class:`CVResult`."""
+        protocol = self.check_protocol(protocol)
         y_arr, labeled, classification = _prepare(estimator, X, y, folds)
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
         t0 = time.perf_counter()
@@ -350,6 +403,7 @@ class _OneFitMethod(_Method):
         times = dict(times or {})
         times["cv"] = time.perf_counter() - t1
         graph_mode = extra.pop("graph_mode", "induced" if _uses_graph(fitted) else None)
+        extra.setdefault("protocol", self.default_protocol())
         return _result(self.name, pred, targets, lab_idx, folds, n_folds,
                        classification, getattr(fitted, "classes_", None), times=times,
                        info=info, graph_mode=graph_mode, **extra)
@@ -445,6 +499,8 @@ class ExactQuadraticCV(_OneFitMethod):
     """
 
     name = "exact-quadratic"
+    protocols = ("transductive",)
+    is_exact = True
 
     def _predict(self, fitted, folds, n_folds):
         name = getattr(fitted.loss_, "name", None)
@@ -543,23 +599,32 @@ class NewtonCV(_OneFitMethod):
         return pred, {"backend": "dense"}, {}
 
 
-def _fit_fold(estimator, X, y_fit, train, val, precomputed, graph=None, init=None):
+def _fit_fold(estimator, X, y_fit, train, val, precomputed, graph=None, init=None,
+              classes=None):
     est = clone(estimator)
     if graph is not None:
         est.set_params(graph=graph)
-    if init is not None:  # Newton starts from the given coefficients (used by one fit)
-        est._init_coef = init
+    kw = {} if init is None else {"init_coef": init}  # Newton starts from a given solution
     if precomputed:
-        est.fit(X[np.ix_(train, train)], y_fit)
-        dec = est.decision_function(X[np.ix_(val, train)])
-    else:
-        est.fit(X[train], y_fit)
-        dec = est.decision_function(X[val])
-    return np.asarray(dec, dtype=np.float64)
+        est.fit(X[np.ix_(train, train)], y_fit, **kw)
+        return _decision(est, X[np.ix_(val, train)], classes)
+    est.fit(X[train], y_fit, **kw)
+    return _decision(est, X[val], classes)
 
 
-class ExactCV(_Method):
-    """Exact t-fold CV: one refit per fold on S minus S_i.
+class ExactCV(CVMethod):
+    """Exact t-fold CV under either protocol.
+
+    ``protocol="transductive"`` (the default): the labels of fold i are hidden and every
+    point stays in the graph. For kernel machines (a learner whose ``cv_state()`` has a
+    kernel or a factor) the refits are the supervised learner on ``L minus L_i`` with the
+    deformed kernel ``K~`` of one fit (Sindhwani, Niyogi & Belkin 2005): one ``K~`` plus t
+    refits of size about l, equal to brute-force refits with the fold's labels hidden to
+    round-off (:mod:`fastgssl.cv._transductive`); label propagation re-solves on the same
+    graph. Other estimators: brute-force refits with the labels hidden.
+
+    ``protocol="inductive"`` (Liu et al.'s semi-supervised t-fold CV): one refit per fold on
+    S minus S_i.
 
     Parameters
     ----------
@@ -586,11 +651,60 @@ class ExactCV(_Method):
     """
 
     name = "exact"
+    protocols = ("transductive", "inductive")
+    is_exact = True
 
-    def __init__(self, graph_mode="rebuild", n_jobs=None, warm_start=True):
+    def __init__(self, graph_mode="rebuild", n_jobs=None, warm_start=True, protocol=None):
         self.graph_mode = graph_mode
         self.n_jobs = n_jobs
         self.warm_start = warm_start
+        self.protocol = protocol
+
+    def run_transductive(self, estimator, X, y, folds, fitted=None):
+        """Transductive protocol: one fit, then the reduction (or hidden-label refits)."""
+        from fastgssl.cv._transductive import transductive_predictions
+
+        y_arr, labeled, classification = _prepare(estimator, X, y, folds)
+        folds, n_folds = self._folds(folds, labeled, y_arr, classification)
+        t0 = time.perf_counter()
+        if fitted is None:
+            fitted = clone(estimator).fit(X, y)
+        t1 = time.perf_counter()
+        state = fitted.cv_state()
+        pred, info = transductive_predictions(state, folds, n_folds,
+                                              warm_start=self.warm_start)
+        lab_idx = np.flatnonzero(state.labeled)
+        Y, _, one_d = state.columns()
+        targets = Y[lab_idx, 0] if one_d else Y[lab_idx]
+        graph_mode = "held-out labels hidden, graph kept" if state.graph is not None else None
+        return _result(self.name, pred, targets, lab_idx, folds, n_folds,
+                       state.classification, state.classes,
+                       times={"fit": t1 - t0, "cv": time.perf_counter() - t1},
+                       graph_mode=graph_mode, protocol="transductive", info=info)
+
+    def _run_hidden_labels(self, estimator, X, y, folds):
+        """Brute-force transductive refits (estimators without ``cv_state``)."""
+        y_arr, labeled, classification = _prepare(estimator, X, y, folds)
+        folds, n_folds = self._folds(folds, labeled, y_arr, classification)
+        t0 = time.perf_counter()
+        lab_idx = np.flatnonzero(labeled)
+        targets, classes = _encode_targets(y_arr, lab_idx, classification)
+        pred = np.empty(targets.shape)
+        pos = {j: p for p, j in enumerate(lab_idx)}
+        unl = np.nan if (y_arr.dtype.kind == "f" and not classification) else -1
+        for i in range(n_folds):
+            hide = (folds == i) & labeled
+            y_i = np.array(y_arr, dtype=object if y_arr.dtype.kind not in "fiub" else None)
+            if y_i.dtype.kind in "iub" and unl is np.nan:
+                y_i = y_i.astype(float)
+            y_i[hide] = unl
+            est = clone(estimator).fit(X, y_i)
+            val = np.flatnonzero(hide)
+            pred[[pos[j] for j in val]] = _decision(est, _rows(X, val), classes)
+        return _result(self.name, pred, targets, lab_idx, folds, n_folds, classification,
+                       classes, times={"fit": 0.0, "cv": time.perf_counter() - t0},
+                       graph_mode="held-out labels hidden (refits)", protocol="transductive",
+                       info={"refits": n_folds})
 
     def _wants_start(self, estimator):
         params = estimator.get_params()
@@ -608,7 +722,20 @@ class ExactCV(_Method):
                 full_fit = clone(estimator).fit(X, y)
         return np.asarray(full_fit.dual_coef_, dtype=np.float64)
 
-    def run(self, estimator, X, y, folds):
+    def run(self, estimator, X, y, folds, *, protocol=None):
+        """Cross-validate exactly under ``protocol`` (default: the constructor's, else
+        ``"transductive"``) and score the held-out labeled points."""
+        protocol = self.check_protocol(protocol if protocol is not None else self.protocol)
+        if protocol == "transductive":
+            if hasattr(estimator, "cv_state"):
+                return self.run_transductive(estimator, X, y, folds)
+            if getattr(estimator, "_semi_supervised", None) is False:
+                protocol = "inductive"  # supervised: hiding a label removes the point
+            else:
+                return self._run_hidden_labels(estimator, X, y, folds)
+        return self._run_inductive(estimator, X, y, folds)
+
+    def _run_inductive(self, estimator, X, y, folds):
         """Refit on every training complement and score the held-out labeled points."""
         from joblib import Parallel, delayed
 
@@ -646,12 +773,12 @@ class ExactCV(_Method):
             if full is not None:
                 init = full[train] * (n_lab / max(1, int(np.count_nonzero(labeled[train]))))
             tasks.append((train, val, graph, init))
+        targets, classes = _encode_targets(y_arr, lab_idx, classification)
         decs = Parallel(n_jobs=self.n_jobs)(
             delayed(_fit_fold)(estimator, X, _subset(y, train), train, val, precomputed, graph,
-                               init)
+                               init, classes)
             for train, val, graph, init in tasks
         )
-        targets, classes = _encode_targets(y_arr, lab_idx, classification)
         pred = np.empty(targets.shape)
         pos = {j: p for p, j in enumerate(lab_idx)}
         for (_, val, _, _), dec in zip(tasks, decs):
@@ -660,8 +787,27 @@ class ExactCV(_Method):
         t1 = time.perf_counter()
         return _result(self.name, pred, targets, lab_idx, folds, n_folds,
                        classification, classes, times={"fit": 0.0, "cv": t1 - t0},
-                       graph_mode=graph_mode,
+                       graph_mode=graph_mode, protocol="inductive",
                        info={"refits": n_folds, "warm_start": full is not None})
+
+
+def _rows(X, idx):
+    return X[idx] if hasattr(X, "shape") else np.asarray(X)[idx]
+
+
+def _decision(est, X_val, classes):
+    """Decision values of a refit coded like the targets (+-1 columns / one-vs-rest)."""
+    if hasattr(est, "decision_function"):
+        return np.asarray(est.decision_function(X_val), dtype=np.float64)
+    if classes is not None and hasattr(est, "predict_proba"):
+        P = np.asarray(est.predict_proba(X_val), dtype=np.float64)
+        return P[:, 1] - P[:, 0] if len(classes) == 2 else P
+    pred = np.asarray(est.predict(X_val))
+    if classes is None:
+        return pred.astype(np.float64)
+    if len(classes) == 2:
+        return np.where(pred == classes[1], 1.0, -1.0)
+    return np.where(pred[:, None] == classes[None, :], 1.0, -1.0)
 
 
 def _subset(y, idx):

@@ -429,10 +429,32 @@ class _GraphPropagation(BaseEstimator):
         F, valid = self._apply_policy(F, reached, W, coords, y, labeled)
         self.graph_ = W
         self._F = F
+        self._labeled_train = labeled
+        self._Y_train = (np.where(labeled[:, None], 2.0 * Y - 1.0, 0.0)
+                         if self._task == "classification" else Y[:, 0])
         self._valid = valid
         self._degrees = np.asarray(W.sum(axis=1)).ravel()
         self.n_unreached_ = int((~reached).sum())
         return F, valid
+
+    def cv_state(self):
+        """The fitted state that :mod:`fastgssl.cv` reads (:class:`fastgssl.CVState`).
+
+        Label propagation has no kernel or loss: cross-validation re-solves the propagation
+        with the fold's labels hidden on the same graph (transductive protocol), or refits
+        without the fold's points (inductive protocol, the induction formula at the held-out
+        points).
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        from fastgssl._protocol import CVState
+
+        check_is_fitted(self, "graph_")
+        F = np.asarray(self._F, dtype=np.float64)
+        return CVState(task=self._task, y=self._Y_train, labeled=self._labeled_train,
+                       f=F if F.shape[1] > 1 else F[:, 0],
+                       classes=getattr(self, "classes_", None), graph=self.graph_,
+                       estimator=self)
 
     def _solve_full(self, W, labeled, Y):
         if self._criterion == "lgc":

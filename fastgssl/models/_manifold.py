@@ -312,7 +312,7 @@ class _KernelMachine(BaseEstimator):
         )
 
     # ---- fit / predict -------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, *, init_coef=None):
         """Fit the model.
 
         Parameters
@@ -323,11 +323,19 @@ class _KernelMachine(BaseEstimator):
         y : array-like of shape (n_samples,)
             Targets; semi-supervised estimators mark unlabeled points with ``-1``
             (classification) or ``NaN`` (regression).
+        init_coef : ndarray, optional
+            Warm start of Newton's method (losses without a closed form): ``beta`` over the
+            labeled points (``formulation="deformed"`` with a graph, shape of
+            ``deformed_coef_``) or ``alpha`` over the training points (dense backend, shape
+            of ``dual_coef_``); ignored when its shape does not match. The minimizer does
+            not depend on it (strictly convex objective), only the number of steps.
 
         Returns
         -------
         self
         """
+        if init_coef is not None:
+            self._init_coef = np.asarray(init_coef, dtype=np.float64)
         self._check_common_params()
         gamma_a, gamma_i = self._regularization()
         X = self._check_train_X(X)
@@ -418,6 +426,37 @@ class _KernelMachine(BaseEstimator):
         self.deformed_coef_ = beta
         self.n_iter_ = max((i["n_iter"] for i in info), default=1)
         return self
+
+    def cv_state(self):
+        """The fitted state that :mod:`fastgssl.cv` reads (:class:`fastgssl.CVState`).
+
+        Returns
+        -------
+        CVState
+            Targets, fitted values, loss, regularization, the base Gram matrix (dense) or
+            Nystrom features, the graph and regularizer, and the deformed kernel of the fit.
+        """
+        from fastgssl._protocol import CVState
+
+        check_is_fitted(self, "decision_train_")
+        Q = self.laplacian_
+        dk = self.deformed_kernel_
+        n = self.labeled_mask_.shape[0]
+        r = (self.gamma_i_ / (n**2 * self.gamma_a_)) if Q is not None else 0.0
+        K = self.kernel_train_
+        if K is not None and not isinstance(K, np.ndarray):
+            K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
+        return CVState(
+            task=self.task_, y=self.y_train_, labeled=self.labeled_mask_,
+            f=self.decision_train_, classes=getattr(self, "classes_", None),
+            gamma_a=float(self.gamma_a_), gamma_i=float(self.gamma_i_), loss=self.loss_,
+            kernel=K, factor=None if self.nystrom_ is None else self.nystrom_.features_,
+            coef=self.dual_coef_ if self.nystrom_ is None else self.coef_,
+            graph=self.graph_, regularizer=Q,
+            regularizer_factory=self._build_regularizer if Q is not None else None,
+            deformed=dk, r=r, estimator=self,
+            extra={"deformed_coef": self.deformed_coef_},
+        )
 
     def decision_function(self, X):
         """Decision values ``f(x)`` of new points by the kernel expansion.

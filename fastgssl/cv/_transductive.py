@@ -1,0 +1,176 @@
+"""Exact transductive t-fold CV: hide the labels of a fold, keep every point in the graph.
+
+Kernel machines (KRR, SVM, LapRLS, LapSVM and any learner whose :class:`fastgssl.CVState`
+has a kernel or a factor): the graph, the regularizer and n do not change when labels are
+hidden, so neither does the deformed kernel ``K~`` (Sindhwani, Niyogi & Belkin 2005;
+:class:`fastgssl.kernels.DeformedKernel`). The refit of fold i is the supervised learner on
+``L minus L_i`` with the Gram ``K~`` restricted to those points and the mean of its
+``l - m_i`` losses; its values at the held-out points are ``K~[L_i, L minus L_i] beta_i``.
+This is the minimizer a brute-force refit with the fold's labels set to "unlabeled"
+computes, to round-off.
+
+* square loss: ``beta_i = (K~_RR + gamma_a (l - m_i) I)^{-1} y_R``; with
+  ``C = (K~_LL + mu I)^{-1}`` the held-out residuals of all folds of one size ``m`` are
+  ``C[L_i, L_i]^{-1} (C y)[L_i]`` at ``mu = gamma_a (l - m)``: one Cholesky factorization per
+  distinct fold size (at most two with balanced folds);
+* other losses: t Newton refits of size about l, each warm-started from the full fit's
+  ``beta`` restricted to ``L minus L_i`` and scaled by ``l / (l - m_i)``.
+
+Label propagation: the propagation is re-solved on the same graph with the fold's labels
+hidden (t solves; the graph is built once).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+from sklearn.base import clone
+
+__all__ = ["deformed_gram", "transductive_predictions"]
+
+
+def deformed_gram(state):
+    """``K~_LL`` of a fitted kernel machine's state (``K_LL`` without a graph)."""
+    L = np.flatnonzero(state.labeled)
+    if state.deformed is not None:
+        return state.deformed.gram(state.r)[1]
+    if state.uses_graph:
+        from fastgssl.kernels import DeformedKernel
+
+        dk = DeformedKernel(route="nystrom" if state.factor is not None else "dense")
+        if state.factor is not None:
+            from types import SimpleNamespace
+
+            dk.fit(None, state.regularizer, L, factor=SimpleNamespace(
+                features_=state.factor, shape=state.factor.shape))
+        else:
+            dk.fit(None, state.regularizer, L, base_gram=state.kernel)
+        return dk.gram(state.r)[1]
+    if state.factor is not None:
+        V = np.asarray(state.factor, dtype=np.float64)[L]
+        return V @ V.T
+    if state.kernel is None:
+        raise ValueError(
+            "the learner's CVState has neither a kernel nor a factor; the transductive "
+            "reduction needs one (use method='exact' refits)."
+        )
+    return np.asarray(state.kernel, dtype=np.float64)[np.ix_(L, L)]
+
+
+def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
+    """Mean-form held-out predictions of the square loss, one factorization per fold size."""
+    from fastgssl.cv._bif import exact_quadratic_cholesky
+
+    l = KLL.shape[0]
+    sizes = np.bincount(fl, minlength=n_folds)
+    pred = np.empty_like(Y)
+    for m in np.unique(sizes):
+        mu = gamma_a * (l - m)
+        folds_m = np.flatnonzero(sizes == m)
+        res = exact_quadratic_cholesky(KLL, Y, fl, n_folds, mu)
+        if res is not None:
+            rows = np.isin(fl, folds_m)
+            pred[rows] = res[0][rows]
+            continue
+        for i in folds_m:  # K~_LL + mu I not numerically PD: direct refits of these folds
+            R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
+            A = KLL[np.ix_(R, R)].copy()
+            A.flat[:: R.size + 1] += mu
+            pred[V] = KLL[np.ix_(V, R)] @ sla.solve(A, Y[R], assume_a="sym")
+    return pred
+
+
+def _newton_predictions(KLL, Y, fl, n_folds, state, warm_start, tol, max_iter):
+    from fastgssl.models._kernel_solvers import fit_dense
+
+    l = KLL.shape[0]
+    beta_full = state.extra.get("deformed_coef") if warm_start else None
+    if beta_full is None and warm_start and not state.uses_graph and state.coef is not None \
+            and state.factor is None:
+        beta_full = np.asarray(state.coef)[np.flatnonzero(state.labeled)]
+    if beta_full is not None:
+        beta_full = np.asarray(beta_full, dtype=np.float64).reshape(Y.shape)
+    pred = np.empty_like(Y)
+    infos = []
+    for i in range(n_folds):
+        R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
+        init = None if beta_full is None else beta_full[R] * (l / R.size)
+        beta, info = fit_dense(KLL[np.ix_(R, R)], Y[R], np.ones(R.size, dtype=bool), None,
+                               state.loss, state.gamma_a, 0.0, init=init, tol=tol,
+                               max_iter=max_iter, return_info=True)
+        pred[V] = KLL[np.ix_(V, R)] @ beta
+        infos.append(max((d["n_iter"] for d in info), default=1))
+    return pred, infos
+
+
+def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None):
+    """Exact out-of-fold values of the labeled points under the transductive protocol.
+
+    Parameters
+    ----------
+    state : CVState
+        Of the learner fitted on all labels.
+    folds : ndarray of int of shape (n,)
+    n_folds : int
+    warm_start : bool
+        Newton refits start from the full fit's solution (same optimum).
+    KLL : ndarray of shape (l, l), optional
+        ``K~_LL`` when the caller has it (the grid search shares it).
+
+    Returns
+    -------
+    pred : ndarray of shape (l,) or (l, k)
+        In the order of ``np.flatnonzero(state.labeled)``.
+    info : dict
+    """
+    if state.loss is None:
+        return _propagation_predictions(state, folds, n_folds)
+    Y, _, one_d = state.columns()
+    L = np.flatnonzero(state.labeled)
+    Y = Y[L]
+    fl = np.asarray(folds)[L]
+    if KLL is None:
+        KLL = deformed_gram(state)
+    params = state.estimator.get_params() if state.estimator is not None else {}
+    if getattr(state.loss, "name", None) == "square":
+        pred = _square_predictions(KLL, Y, fl, n_folds, state.gamma_a)
+        info = {"solver": "cholesky per fold size"}
+    else:
+        pred, iters = _newton_predictions(KLL, Y, fl, n_folds, state, warm_start,
+                                          params.get("tol", 1e-10), params.get("max_iter", 100))
+        info = {"solver": "newton", "n_iter": iters}
+    info["reduction"] = "deformed kernel" if state.uses_graph else "supervised kernel"
+    return (pred[:, 0] if one_d else pred), info
+
+
+def _propagation_predictions(state, folds, n_folds):
+    """Label propagation: re-solve on the same graph with the fold's labels hidden."""
+    est = state.estimator
+    X_fit = getattr(est, "_X_fit", None)
+    labeled = state.labeled
+    L = np.flatnonzero(labeled)
+    n = labeled.size
+    Y, _, one_d = state.columns()
+    pred = np.empty((L.size, Y.shape[1]))
+    pos = np.empty(n, dtype=np.intp)
+    pos[L] = np.arange(L.size)
+    classification = state.classification
+    for i in range(n_folds):
+        hide = (np.asarray(folds) == i) & labeled
+        if classification:
+            codes = np.where(labeled & ~hide, np.argmax(Y, axis=1), -1)
+            y_fold = codes
+        else:
+            y_fold = np.where(labeled & ~hide, Y[:, 0], np.nan)
+        refit = clone(est).set_params(graph=state.graph)
+        if X_fit is None:  # graph='precomputed': the affinity is X
+            refit.set_params(graph="precomputed")
+            refit.fit(state.graph, y_fold)
+        else:
+            refit.fit(X_fit, y_fold)
+        F = np.asarray(refit.cv_state().f, dtype=np.float64)
+        F = F[:, None] if F.ndim == 1 else F
+        V = np.flatnonzero(hide)
+        pred[pos[V]] = F[V] if classification else F[V, :1]
+    return (pred[:, 0] if one_d else pred), {"solver": "propagation re-solve",
+                                             "reduction": "same graph, labels hidden"}
