@@ -107,7 +107,7 @@ def _fmt(v):
 
 
 def plot_cv_surface(search, x=None, y=None, *, exact=None, axes=None, cmap="viridis",
-                    annotate=None, title=None):
+                    vmax=None, annotate=None, title=None):
     """Approximate and exact CV criteria of a grid search, side by side, over two parameters.
 
     Parameters
@@ -130,6 +130,9 @@ def plot_cv_surface(search, x=None, y=None, *, exact=None, axes=None, cmap="viri
         Where to draw (default: a new figure with two panels).
     cmap : str, default="viridis"
         Colour map; both panels share one colour scale (the CV error).
+    vmax : float, optional
+        Top of the colour scale (default: the largest error shown).  A lower value resolves
+        the region of good models; larger errors saturate (the colour bar shows an arrow).
     annotate : bool, optional
         Write the error in every cell (default: when the grid has at most 64 cells).
     title : str, optional
@@ -142,7 +145,7 @@ def plot_cv_surface(search, x=None, y=None, *, exact=None, axes=None, cmap="viri
         ``axes[0]`` shows the approximate criterion, ``axes[1]`` the exact CV error.  On
         both, the selected candidate (``search.best_index_``) is a red star labelled
         ``"selected"``; when the argmin of the approximate criterion is a different candidate
-        on the slice, it is a white cross labelled ``"approximate argmin"``.  The x / y axis
+        on the slice, it is a magenta cross labelled ``"approximate argmin"``.  The x / y axis
         labels are the parameter names and the tick labels their values.
 
     Notes
@@ -186,7 +189,12 @@ def plot_cv_surface(search, x=None, y=None, *, exact=None, axes=None, cmap="viri
         fig = axes[0].figure
     axes = np.asarray(axes, dtype=object).ravel()
     finite = np.concatenate([A[np.isfinite(A)], E[np.isfinite(E)]])
-    vmin, vmax = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
+    vmin, finite_max = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
+    extend = "neither"
+    if vmax is not None:
+        extend = "max" if vmax < finite.max(initial=-np.inf) else "neither"
+    else:
+        vmax = finite_max
     if vmax <= vmin:
         vmax = vmin + 1e-12
     norm = Normalize(vmin, vmax)
@@ -207,7 +215,7 @@ def plot_cv_surface(search, x=None, y=None, *, exact=None, axes=None, cmap="viri
             for r in range(Z.shape[0]):
                 for c in range(Z.shape[1]):
                     if np.isfinite(Z[r, c]):
-                        shade = "black" if norm(Z[r, c]) > 0.6 else "white"
+                        shade = "black" if norm(min(Z[r, c], vmax)) > 0.6 else "white"
                         ax.text(c, r, f"{Z[r, c]:.3f}", ha="center", va="center",
                                 fontsize=7, color=shade)
     axes[0].set_ylabel(y)
@@ -217,12 +225,12 @@ def plot_cv_surface(search, x=None, y=None, *, exact=None, axes=None, cmap="viri
     argmin = cell.get(first) if approx[first] < approx[int(search.best_index_)] else None
     for ax in axes:
         if argmin is not None:
-            ax.plot(argmin[1], argmin[0], marker="x", color="white", markersize=11,
+            ax.plot(argmin[1], argmin[0], marker="x", color="magenta", markersize=11,
                     markeredgewidth=2.5, linestyle="none", label="approximate argmin")
         if chosen is not None:
             ax.plot(chosen[1], chosen[0], marker="*", color="red", markersize=16,
                     markeredgecolor="black", linestyle="none", label="selected")
-    fig.colorbar(image, ax=list(axes), label="CV error", shrink=0.9)
+    fig.colorbar(image, ax=list(axes), label="CV error", shrink=0.9, extend=extend)
     handles, labels = axes[0].get_legend_handles_labels()
     if own_figure:
         fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8)
