@@ -628,10 +628,14 @@ class ExactCV(CVMethod):
 
     Parameters
     ----------
-    graph_mode : {"rebuild", "induced"}
-        Semi-supervised estimators: build the graph again on the remaining points with the
-        estimator's builder (default), or use the subgraph of the full-data graph induced on
-        them.  Ignored without a graph; a precomputed affinity (``graph=W``) always uses its
+    graph_mode : {None, "rebuild", "induced"}
+        Inductive protocol, semi-supervised estimators: build the graph again on the
+        remaining points with the estimator's builder (None or ``"rebuild"``), or use the
+        subgraph of the full-data graph induced on them. Giving it selects the inductive
+        protocol when ``protocol`` is None.
+    protocol : {None, "transductive", "inductive"}
+        Default protocol of :meth:`run` (None: transductive, unless ``graph_mode`` is
+        given).  Ignored without a graph; a precomputed affinity (``graph=W``) always uses its
         induced subgraphs.
     n_jobs : int or None
         Folds fitted in parallel with joblib.
@@ -654,7 +658,7 @@ class ExactCV(CVMethod):
     protocols = ("transductive", "inductive")
     is_exact = True
 
-    def __init__(self, graph_mode="rebuild", n_jobs=None, warm_start=True, protocol=None):
+    def __init__(self, graph_mode=None, n_jobs=None, warm_start=True, protocol=None):
         self.graph_mode = graph_mode
         self.n_jobs = n_jobs
         self.warm_start = warm_start
@@ -725,7 +729,11 @@ class ExactCV(CVMethod):
     def run(self, estimator, X, y, folds, *, protocol=None):
         """Cross-validate exactly under ``protocol`` (default: the constructor's, else
         ``"transductive"``) and score the held-out labeled points."""
-        protocol = self.check_protocol(protocol if protocol is not None else self.protocol)
+        if protocol is None:
+            protocol = self.protocol
+        if protocol is None and self.graph_mode is not None:
+            protocol = "inductive"  # a graph mode describes inductive refits
+        protocol = self.check_protocol(protocol)
         if protocol == "transductive":
             if hasattr(estimator, "cv_state"):
                 return self.run_transductive(estimator, X, y, folds)
@@ -739,7 +747,8 @@ class ExactCV(CVMethod):
         """Refit on every training complement and score the held-out labeled points."""
         from joblib import Parallel, delayed
 
-        if self.graph_mode not in ("rebuild", "induced"):
+        graph_mode_option = "rebuild" if self.graph_mode is None else self.graph_mode
+        if graph_mode_option not in ("rebuild", "induced"):
             raise ValueError(
                 f"graph_mode must be 'rebuild' or 'induced', got {self.graph_mode!r}."
             )
@@ -751,7 +760,7 @@ class ExactCV(CVMethod):
         t0 = time.perf_counter()
         params = estimator.get_params()
         has_graph = float(params.get("gamma_i", 0) or 0) > 0
-        graph_mode = self.graph_mode if has_graph else None
+        graph_mode = graph_mode_option if has_graph else None
         W = None
         if has_graph and not isinstance(params.get("graph", "knn"), str):
             # a precomputed affinity cannot be rebuilt: the folds use its induced subgraphs

@@ -100,7 +100,7 @@ def _newton_predictions(KLL, Y, fl, n_folds, state, warm_start, tol, max_iter):
                                max_iter=max_iter, return_info=True)
         pred[V] = KLL[np.ix_(V, R)] @ beta
         infos.append(max((d["n_iter"] for d in info), default=1))
-    return pred, infos
+    return pred, infos, beta_full is not None
 
 
 def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None):
@@ -134,11 +134,12 @@ def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None
     params = state.estimator.get_params() if state.estimator is not None else {}
     if getattr(state.loss, "name", None) == "square":
         pred = _square_predictions(KLL, Y, fl, n_folds, state.gamma_a)
-        info = {"solver": "cholesky per fold size"}
+        info = {"solver": "cholesky per fold size", "warm_start": False}
     else:
-        pred, iters = _newton_predictions(KLL, Y, fl, n_folds, state, warm_start,
-                                          params.get("tol", 1e-10), params.get("max_iter", 100))
-        info = {"solver": "newton", "n_iter": iters}
+        pred, iters, warm = _newton_predictions(KLL, Y, fl, n_folds, state, warm_start,
+                                                params.get("tol", 1e-10),
+                                                params.get("max_iter", 100))
+        info = {"solver": "newton", "n_iter": iters, "warm_start": warm}
     info["reduction"] = "deformed kernel" if state.uses_graph else "supervised kernel"
     return (pred[:, 0] if one_d else pred), info
 
