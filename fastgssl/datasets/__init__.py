@@ -2,7 +2,8 @@
 
 - :func:`load_default` returns scikit-learn's bundled breast-cancer data (ships with a
   dependency, so the main job runs on a fresh machine without downloads);
-- :func:`shared_datasets_dir` locates ``../shared/datasets`` (or ``$FASTGSSL_DATASETS``);
+- :func:`shared_datasets_dir` locates the shared folder: ``$FASTGSSL_DATASETS``, else
+  ``../shared/datasets`` beside the source checkout (no machine path is guessed);
 - :func:`load_libsvm` reads a LIBSVM file by path or by its name in that folder;
 - :func:`load_mnist_test` reads the shared MNIST test images;
 - :func:`make_gaussian_mixture` and :func:`hide_labels` build the synthetic semi-supervised
@@ -37,21 +38,72 @@ _N_FEATURES = {
 }
 
 
-def shared_datasets_dir():
+ENV_VAR = "FASTGSSL_DATASETS"
+
+
+def _checkout_root():
+    """The source checkout holding this package (its ``pyproject.toml``), or None when the
+    package is installed elsewhere (a wheel in site-packages has no checkout)."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "fastgssl").is_dir() else None
+
+
+def _where_we_looked():
+    env = os.environ.get(ENV_VAR)
+    root = _checkout_root()
+    places = [f"${ENV_VAR} ({env!r})" if env else f"${ENV_VAR} (not set)"]
+    places.append(f"../shared/datasets beside the checkout ({root.parent / 'shared' / 'datasets'})"
+                  if root is not None else "../shared/datasets beside the checkout (fastgssl is "
+                  "not running from a source checkout)")
+    return "; ".join(places)
+
+
+def _not_found_message():
+    return (f"the shared datasets folder was not found: looked at {_where_we_looked()}. "
+            f"Set {ENV_VAR} to the folder holding the LIBSVM .gz files "
+            f"(export {ENV_VAR}=/path/to/datasets), or pass a file path.")
+
+
+def shared_datasets_dir(required=False):
     """Return the shared datasets folder, or None when it is absent.
 
-    Looks at ``$FASTGSSL_DATASETS`` first, then ``../shared/datasets`` relative to the
-    repository root.
+    Looks at ``$FASTGSSL_DATASETS`` first, then ``../shared/datasets`` beside the source
+    checkout this package runs from. No other place (no machine path) is guessed.
+
+    Parameters
+    ----------
+    required : bool
+        Raise :class:`FileNotFoundError` saying where it looked and how to set
+        ``FASTGSSL_DATASETS`` instead of returning None.
     """
-    env = os.environ.get("FASTGSSL_DATASETS")
-    candidates = [Path(env)] if env else []
-    here = Path(__file__).resolve()
-    candidates += [p / "shared" / "datasets" for p in here.parents[1:4]]
-    candidates += [Path.cwd().parent / "shared" / "datasets", Path("/work/shared/datasets")]
-    for path in candidates:
+    env = os.environ.get(ENV_VAR)
+    if env:
+        path = Path(env).expanduser()
         if path.is_dir():
             return path
+        if required:
+            raise FileNotFoundError(
+                f"{ENV_VAR}={env!r} is not a directory; set it to the folder holding the "
+                f"shared LIBSVM .gz files."
+            )
+        return None
+    root = _checkout_root()
+    if root is not None:
+        path = root.parent / "shared" / "datasets"
+        if path.is_dir():
+            return path
+    if required:
+        raise FileNotFoundError(_not_found_message())
     return None
+
+
+def _available_names(root, limit=30):
+    names = sorted(p.name.removesuffix(".gz") for p in root.glob("*.gz"))
+    # the LIBSVM files only (not MNIST's idx files nor the raw UCI .data / .arff files)
+    names = [n for n in names if "idx" not in n
+             and not n.endswith((".data", "-data", ".arff", ".labels"))]
+    shown = ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
+    return shown or "none"
 
 
 def load_libsvm(name_or_path, n_features=None, dense=False):
@@ -60,26 +112,43 @@ def load_libsvm(name_or_path, n_features=None, dense=False):
     Parameters
     ----------
     name_or_path : str or Path
-        A path, or a dataset name in :func:`shared_datasets_dir` such as ``"a1a"``.
+        A path to a file, or a dataset name in :func:`shared_datasets_dir` such as
+        ``"a1a"`` (the file ``a1a.gz`` there).
     n_features : int, optional
         Feature count; defaults to the official count for the shared files.
     dense : bool
         Return a dense array instead of CSR.
+
+    Raises
+    ------
+    ValueError
+        For an empty name.
+    FileNotFoundError
+        When the name is neither a file nor a dataset of the shared folder, or the shared
+        folder is not found (the message says how to set ``FASTGSSL_DATASETS``).
     """
     from sklearn.datasets import load_svmlight_file
 
-    path = Path(name_or_path)
+    text = str(name_or_path).strip()
+    if not text:
+        raise ValueError("the dataset name is empty: give a LIBSVM file path or a shared "
+                         "dataset name such as 'a1a'.")
+    path = Path(text).expanduser()
     name = path.name.removesuffix(".gz")
-    if not path.exists():
+    if path.is_dir():
+        raise FileNotFoundError(f"{text!r} is a directory, not a LIBSVM file.")
+    if not path.is_file():
         root = shared_datasets_dir()
         if root is None:
-            raise FileNotFoundError(
-                f"{name_or_path!r} is not a file and the shared datasets folder was not "
-                f"found; set FASTGSSL_DATASETS to its location."
-            )
+            raise FileNotFoundError(f"{text!r} is not a file, and {_not_found_message()}")
         path = root / f"{name}.gz"
-        if not path.exists():
-            raise FileNotFoundError(f"no dataset {name!r} in {root}.")
+        if not path.is_file():
+            path = root / name
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{text!r} is neither a file nor a dataset of the shared folder {root} "
+                f"(found through {_where_we_looked()}); its datasets: {_available_names(root)}."
+            )
     X, y = load_svmlight_file(str(path), n_features=n_features or _N_FEATURES.get(name))
     X = X.tocsr()
     return (X.toarray() if dense else X), y
@@ -87,9 +156,7 @@ def load_libsvm(name_or_path, n_features=None, dense=False):
 
 def load_mnist_test(path=None):
     """Return the shared MNIST test set as ``(X, y)``: (10000, 784) floats in [0, 1], labels."""
-    root = Path(path) if path else shared_datasets_dir()
-    if root is None:
-        raise FileNotFoundError("shared datasets folder not found; set FASTGSSL_DATASETS.")
+    root = Path(path) if path else shared_datasets_dir(required=True)
     with gzip.open(root / "t10k-images-idx3-ubyte.gz") as fh:
         X = np.frombuffer(fh.read()[16:], dtype=np.uint8).reshape(-1, 784)
     with gzip.open(root / "t10k-labels-idx1-ubyte.gz") as fh:
@@ -97,15 +164,17 @@ def load_mnist_test(path=None):
     return X.astype(np.float64) / 255.0, y.astype(np.int64)
 
 
-def load_default():
+def load_default(standardize=True):
     """Return the bundled default dataset (scikit-learn's breast cancer) as ``(X, y)``.
 
-    Features are standardized; labels are 0 / 1.
+    Features are standardized (zero mean, unit variance over all 569 points) unless
+    ``standardize=False``; labels are 0 / 1.
     """
     from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
-    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    if standardize:
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
     return X, y
 
 
