@@ -17,13 +17,24 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "as_label_array",
     "check_X",
-    "check_positive",
+    "check_bounded_int",
+    "check_finite_result",
+    "check_n_jobs",
     "check_n_neighbors",
-    "check_semi_supervised_y",
-    "check_sample_count",
+    "check_no_complex",
+    "check_positive",
     "check_random_state",
+    "check_sample_count",
+    "check_semi_supervised_y",
+    "check_target",
 ]
+
+# Upper bounds of iteration-count parameters whose huge values would only make a call run
+# for days (a Laplacian power of 10**9 is 10**9 chained solves, n_init=10**9 restarts).
+MAX_POWER = 100
+MAX_N_INIT = 1000
 
 
 def check_X(X, name="X", *, accept_sparse=True, dtype=np.float64, min_samples=1):
@@ -43,7 +54,17 @@ def check_X(X, name="X", *, accept_sparse=True, dtype=np.float64, min_samples=1)
     -------
     X : ndarray (C-contiguous) or scipy.sparse.csr_matrix, dtype float64
     """
+    if X is None:
+        raise ValueError(
+            f"{name} is None; pass a 2-D array-like or sparse matrix of shape "
+            f"(n_samples, n_features)."
+        )
+    if isinstance(X, (str, bytes)):
+        raise ValueError(
+            f"{name} must be a 2-D array-like or sparse matrix of numbers, got a string."
+        )
     if sp.issparse(X):
+        check_no_complex(X, name)
         if not accept_sparse:
             raise ValueError(
                 f"{name} is a sparse matrix but this function needs a dense array; "
@@ -53,11 +74,7 @@ def check_X(X, name="X", *, accept_sparse=True, dtype=np.float64, min_samples=1)
         X.sum_duplicates()
         values = X.data
     else:
-        if getattr(getattr(X, "dtype", None), "kind", None) == "c":
-            raise ValueError(
-                f"Complex data not supported: {name} has a complex dtype; pass the real "
-                f"part ({name}.real) or split real and imaginary parts into features."
-            )
+        check_no_complex(X, name)
         try:
             X = np.asarray(X, dtype=dtype)
         except TypeError as exc:
@@ -161,16 +178,7 @@ def check_semi_supervised_y(
     classes : ndarray or None
         Sorted distinct labels of the labeled points (classification).
     """
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y.ravel()
-    if y.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (n_samples,), got shape {y.shape}.")
-    if n_samples is not None and len(y) != n_samples:
-        raise ValueError(
-            f"{name} has {len(y)} entries but X has {n_samples} rows; they must "
-            f"describe the same samples."
-        )
+    y = check_target(y, n_samples, name=name)
     if task == "regression":
         try:
             y = y.astype(np.float64)
@@ -225,3 +233,154 @@ def check_random_state(seed):
     from sklearn.utils import check_random_state as _crs
 
     return _crs(seed)
+
+
+def check_no_complex(A, name):
+    """Refuse complex input (numpy would drop the imaginary part with only a warning).
+
+    Looks at the dtype of arrays and sparse matrices, and at the dtype numpy infers for
+    other array-likes (lists, tuples, DataFrames).
+    """
+    kind = getattr(getattr(A, "dtype", None), "kind", None)
+    if kind is None and not sp.issparse(A):
+        try:
+            kind = np.asarray(A).dtype.kind
+        except (TypeError, ValueError):
+            kind = None
+    if kind == "c":
+        raise ValueError(
+            f"Complex data not supported: {name} has a complex dtype; pass the real part "
+            f"({name}.real) or split real and imaginary parts into separate columns."
+        )
+    if kind == "O" and not sp.issparse(A):
+        try:
+            flat = np.asarray(A, dtype=object).ravel()
+        except (TypeError, ValueError):
+            return
+        if any(isinstance(v, (complex, np.complexfloating)) for v in flat[:10_000]):
+            raise ValueError(
+                f"Complex data not supported: {name} holds complex numbers; pass the real "
+                f"part or split real and imaginary parts into separate columns."
+            )
+
+
+def check_bounded_int(value, name, *, low=None, high=None, hint=""):
+    """Return ``int(value)`` after checking it is an integer in ``[low, high]``.
+
+    ``hint`` is appended to the message of a too-large value (why the bound exists).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}.")
+    value = int(value)
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}.")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}.{hint}")
+    return value
+
+
+def check_n_jobs(n_jobs, name="n_jobs"):
+    """Number of workers for ``n_jobs`` (joblib's convention), capped at the CPU count.
+
+    ``None`` -> 1, ``-1`` -> all CPUs, ``-2`` -> all but one, ``k >= 1`` -> ``min(k, cpus)``:
+    a huge ``n_jobs`` must not try to start that many processes or threads.
+    """
+    import os
+
+    cpus = os.cpu_count() or 1
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(f"{name} must be None, -1 or a nonzero integer, got {n_jobs!r}.")
+    n_jobs = int(n_jobs)
+    if n_jobs < 0:
+        return max(1, cpus + 1 + n_jobs)
+    return min(n_jobs, cpus)
+
+
+def as_label_array(y, name="y"):
+    """``np.asarray(y)`` with object arrays of numbers or strings given their native dtype.
+
+    An object array of Python / numpy integers (e.g. from a DataFrame column or a list of
+    mixed int types) becomes int64, of reals float64, of strings str; scikit-learn's
+    ``type_of_target`` calls object arrays of numbers "unknown".  Mixed numbers and strings
+    are refused with a ValueError naming the argument.
+    """
+    if sp.issparse(y):
+        raise TypeError(f"{name} must be a 1-D array-like of labels, got a sparse matrix.")
+    y = np.asarray(y)
+    if y.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} has a complex dtype.")
+    if y.dtype != object or y.size == 0:
+        return y
+    flat = y.ravel()
+    if all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in flat):
+        return y.astype(np.int64)
+    if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in flat):
+        return y.astype(np.float64)
+    if all(isinstance(v, str) for v in flat):
+        return y.astype(str)
+    kinds = sorted({type(v).__name__ for v in flat})
+    raise ValueError(
+        f"{name} mixes values of types {kinds}; labels must all be numbers or all be strings."
+    )
+
+
+def check_target(y, n_samples=None, name="y"):
+    """Validate a target vector as scikit-learn does: a 1-D array-like of length n_samples.
+
+    A column vector ``(n, 1)`` is raveled with scikit-learn's ``DataConversionWarning``;
+    ``None``, scalars, strings, ragged lists and other shapes raise a ``ValueError`` /
+    ``TypeError`` naming ``name``.  Object arrays go through :func:`as_label_array`.
+    """
+    if y is None:
+        raise ValueError(f"{name} is None; pass a 1-D array-like of shape (n_samples,).")
+    if isinstance(y, (str, bytes)):
+        raise ValueError(f"{name} must be a 1-D array-like, got a string.")
+    try:
+        y = as_label_array(y, name)
+    except ValueError as exc:
+        if "inhomogeneous" in str(exc) or "sequence" in str(exc):
+            raise ValueError(
+                f"{name} must be a 1-D array-like of shape (n_samples,); it is ragged "
+                f"(rows of different lengths)."
+            ) from None
+        raise
+    if y.ndim == 2 and y.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples, ), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D of shape (n_samples,), got an array of shape {y.shape}."
+        )
+    if n_samples is not None and y.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {y.shape[0]} entries but X has {n_samples} rows; they must "
+            f"describe the same samples."
+        )
+    return y
+
+
+def check_finite_result(A, what, *, hint="rescale the input data"):
+    """Raise a ``ValueError`` when a computed result holds NaN or inf (finite input).
+
+    For the last line of defence of public functions: a result that overflowed must become
+    an error saying why, never a silent NaN.
+    """
+    values = A.data if sp.issparse(A) else np.asarray(A)
+    if not np.isfinite(values).all():
+        n_bad = int(values.size - np.count_nonzero(np.isfinite(values)))
+        raise ValueError(
+            f"{what} holds {n_bad} NaN or infinite value(s) although the input is finite: "
+            f"the computation overflowed or lost all precision; {hint}."
+        )
+    return A

@@ -139,8 +139,11 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
     """
     from fastgssl._validation import check_positive, check_X
 
+    from ._geometry import check_distance_scale
+
     X = check_X(X, "X", min_samples=2)
     eps = check_positive(eps, "eps")
+    check_distance_scale(X, name="X")
     sigma_w = check_weight(weight, sigma_w)
     if sp.issparse(X):
         X.sort_indices()
@@ -173,6 +176,11 @@ def check_adjacency(W, name="W"):
     -------
     W : scipy.sparse.csr_matrix, float64, sorted indices, no stored diagonal.
     """
+    from fastgssl._validation import check_no_complex
+
+    if W is None:
+        raise ValueError(f"{name} is None; pass a square (n, n) adjacency matrix.")
+    check_no_complex(W, name)
     if not sp.issparse(W):
         try:
             W = np.asarray(W, dtype=np.float64)

@@ -2,9 +2,10 @@
 
 Dense low-dimensional data: :meth:`scipy.spatial.cKDTree.query_pairs` (output-sensitive,
 ``O(n log n + |E|)``).  Otherwise blocked products give approximate squared distances
-``||x||^2 + ||y||^2 - 2 x.y`` in float64; every pair within ``eps^2 + delta`` (``delta`` the
-round-off bound of :mod:`fastgssl.graphs._knn`) is kept as a candidate and its exact squared
-distance recomputed, so the boundary ``d <= eps`` is decided on exact float64 sums.
+``||x||^2 + ||y||^2 - 2 x.y`` of the centred data (:mod:`fastgssl.graphs._geometry`) in
+float64; every pair within ``eps^2 + delta`` (``delta`` the round-off bound of
+:mod:`fastgssl.graphs._knn`) is kept as a candidate and its exact squared distance
+recomputed, so the boundary ``d <= eps`` is decided on exact float64 sums.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ def epsilon_pairs(X, eps):
         rows = pairs[:, 0].astype(np.int64)
         cols = pairs[:, 1].astype(np.int64)
     else:
-        if sp.issparse(X):
-            norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-            F = X
-            XT = X.T.tocsc()
+        from ._geometry import centred_pair
+
+        # centred (translation invariant, see ._geometry); exact sums decide the boundary
+        F, _ = centred_pair(X)
+        if sp.issparse(F):
+            norms = np.asarray(F.multiply(F).sum(axis=1)).ravel()
+            XT = F.T.tocsc()
         else:
-            F = X - X.mean(axis=0)
             norms = np.einsum("ij,ij->i", F, F)
         slack = 8.0 * (d + 8) * _U64 * 2.0 * norms.max()
         rows_l, cols_l = [], []

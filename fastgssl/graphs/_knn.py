@@ -210,12 +210,13 @@ def _refine_dense(Xq, Xr, cand_i, cand_worst, delta, q_offset, exclude_self, com
     kc = cand_i.shape[1]
     n_fallback = 0
     for a in prange(nq):
-        best_d = np.empty(kc)
-        best_i = np.empty(kc, dtype=np.int64)
+        # initialised: a row with fewer than k valid candidates must never expose garbage
+        best_d = np.full(kc, np.inf)
+        best_i = np.full(kc, -1, dtype=np.int64)
         count = 0
         for c in range(kc):
             j = cand_i[a, c]
-            if j < 0:
+            if j < 0 or j >= nr:
                 continue
             count = _insert_sorted(best_d, best_i, count, kc, _dense_sqdist(Xq[a], Xr[j]), j)
         certified = complete or (count >= k and cand_worst[a] - delta[a] > best_d[k - 1])
@@ -248,14 +249,14 @@ def _refine_sparse(q_ptr, q_ind, q_val, r_ptr, r_ind, r_val, cand_i, cand_worst,
     kc = cand_i.shape[1]
     n_fallback = 0
     for a in prange(nq):
-        best_d = np.empty(kc)
-        best_i = np.empty(kc, dtype=np.int64)
+        best_d = np.full(max(kc, k), np.inf)
+        best_i = np.full(max(kc, k), -1, dtype=np.int64)
         xi = q_ind[q_ptr[a]:q_ptr[a + 1]]
         xv = q_val[q_ptr[a]:q_ptr[a + 1]]
         count = 0
         for c in range(kc):
             j = cand_i[a, c]
-            if j < 0:
+            if j < 0 or j >= nr:
                 continue
             dist = _sparse_sqdist(xi, xv, r_ind[r_ptr[j]:r_ptr[j + 1]],
                                   r_val[r_ptr[j]:r_ptr[j + 1]])
@@ -300,7 +301,7 @@ def numba_threads(n_jobs):
         numba.set_num_threads(previous)
 
 
-def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads):
+def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     """Candidate heaps from blocked products. Returns (cand_i, cand_worst, delta).
 
     ``n_threads`` Python worker threads each own whole query blocks: a worker computes the
@@ -309,28 +310,42 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads):
     blocks needs no locks, and keeping BLAS single-threaded avoids its spinning threads
     competing with the selection kernel (measured: 2-thread BLAS + 2-thread Numba phases
     were 2x slower than this on a loaded 2-core machine).
+
+    Both operands are centred on the reference mean first (:mod:`._geometry`): the
+    product's cancellation error scales with the squared norms, which centring makes as
+    small as the data's spread allows, whatever its offset.  Dense data are also scaled by
+    a power of two (exact) so that the float32 copies neither overflow nor underflow;
+    ``sq_spread`` (the bound of :func:`._geometry.squared_spread`) sets that scale, and the
+    returned ``cand_worst`` / ``delta`` are in the original units.
     """
     from concurrent.futures import ThreadPoolExecutor
 
     from threadpoolctl import threadpool_limits
+
+    from ._geometry import centred_pair, squared_spread
 
     nq = Xq.shape[0]
     nr = Xr.shape[0]
     d = Xq.shape[1]
     cand_i = np.full((nq, kc), -1, dtype=np.int64)
     cand_d = np.full((nq, kc), np.inf)
+    same = Xq is Xr
+    Cq, Cr = centred_pair(Xq, None if same else Xr)
     if sp.issparse(Xq):
-        Fq = Xq
-        q_norms = np.asarray(Xq.multiply(Xq).sum(axis=1)).ravel()
-        r_norms = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
+        Fq = Cq
+        q_norms = np.asarray(Cq.multiply(Cq).sum(axis=1)).ravel()
+        r_norms = q_norms if same else np.asarray(Cr.multiply(Cr).sum(axis=1)).ravel()
         u = _U64
-        FrT = Xr.T.tocsc()
+        FrT = Cr.T.tocsc()
+        unit2 = 1.0
     else:
-        # Centre on the reference mean: the product's cancellation error scales with the
-        # squared norms, which centring makes as small as the data allow.
-        mean = Xr.mean(axis=0)
-        Fq = (Xq - mean).astype(np.float32)
-        Fr = Fq if Xr is Xq else (Xr - mean).astype(np.float32)
+        if sq_spread is None:
+            sq_spread = squared_spread(Xq, None if same else Xr)
+        # centred norms are at most sqrt(sq_spread): scale them to <= 1 by a power of two
+        unit = 2.0 ** np.ceil(0.5 * np.log2(sq_spread)) if sq_spread > 0 else 1.0
+        unit2 = unit * unit
+        Fq = (Cq * (1.0 / unit)).astype(np.float32)
+        Fr = Fq if same else (Cr * (1.0 / unit)).astype(np.float32)
         q_norms = np.einsum("ij,ij->i", Fq, Fq, dtype=np.float64)
         r_norms = q_norms if Fr is Fq else np.einsum("ij,ij->i", Fr, Fr, dtype=np.float64)
         u = _U32
@@ -357,8 +372,8 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads):
         else:
             with ThreadPoolExecutor(max_workers=n_threads) as pool:
                 list(pool.map(work, starts))
-    cand_worst = cand_d[:, 0].copy()
-    delta = 8.0 * (d + 8) * u * (q_norms + r_norms.max())
+    cand_worst = cand_d[:, 0] * unit2
+    delta = 8.0 * (d + 8) * u * (q_norms + r_norms.max()) * unit2
     return cand_i, cand_worst, delta
 
 
@@ -492,6 +507,8 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
     """
     from fastgssl._validation import check_n_neighbors, check_X
 
+    from ._geometry import check_distance_scale
+
     X = check_X(X, "X")
     exclude_self = X_ref is None
     if exclude_self:
@@ -521,16 +538,21 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
     extra = 3 if algorithm == "kd_tree" else max(8, k)
     kc = min(n_avail, k + extra)
     complete = kc == n_avail
+    # refuse data whose squared distances overflow (or underflow) float64: the exact
+    # refinement would compare inf with inf and the filter would keep no candidate
+    sq_spread = check_distance_scale(X, None if exclude_self else R, name="X",
+                                     y_name="X_ref")
     if sparse:
         X.sort_indices()
         R.sort_indices()
-    out_i = np.empty((X.shape[0], k), dtype=np.int64)
-    out_d = np.empty((X.shape[0], k), dtype=np.float64)
+    out_i = np.full((X.shape[0], k), -1, dtype=np.int64)
+    out_d = np.full((X.shape[0], k), np.inf)
     with numba_threads(n_jobs) as threads:
         if algorithm == "kd_tree":
             cand_i, worst, delta, tree = _candidates_kdtree(X, R, kc, exclude_self, threads)
         else:
-            cand_i, worst, delta = _candidates_blocked(X, R, kc, exclude_self, threads)
+            cand_i, worst, delta = _candidates_blocked(X, R, kc, exclude_self, threads,
+                                                       sq_spread)
         if sparse:
             n_fb = _refine_sparse(X.indptr, X.indices, X.data, R.indptr, R.indices, R.data,
                                   cand_i, worst, delta, 0, exclude_self, complete, k,
@@ -543,6 +565,14 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
             if not scan and n_fb:
                 _tree_retry(tree, X, R, failed, kc, k, exclude_self, complete, threads,
                             out_i, out_d)
+    nr = R.shape[0]
+    if out_i.size and (out_i.min() < 0 or out_i.max() >= nr or not np.isfinite(out_d).all()):
+        # cannot happen for checked input; never hand out indices nobody has checked
+        raise RuntimeError(
+            "knn_search produced an invalid neighbour list (index outside [0, "
+            f"{nr}) or a non-finite distance); please report this with the data's shape "
+            "and scale."
+        )
     if return_stats:
         return out_i, out_d, {"algorithm": algorithm, "n_fallback_rows": int(n_fb),
                               "n_candidates": kc, "n_threads": threads}

@@ -41,6 +41,13 @@ def knn_recall(X, indices, *, sample_size=1000, random_state=None):
 
     X = check_X(X, "X")
     indices = np.asarray(indices)
+    if indices.ndim != 2 or indices.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"indices must have shape (n_samples, k) = ({X.shape[0]}, k), got "
+            f"{indices.shape}."
+        )
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"indices must be an integer array, got dtype {indices.dtype}.")
     n, k = indices.shape
     rng = check_random_state(random_state)
     m = min(int(sample_size), n)
@@ -53,12 +60,9 @@ def knn_recall(X, indices, *, sample_size=1000, random_state=None):
         approx = [j for j in indices[i] if j >= 0 and j != i]
         if not approx:
             continue
-        x = X[i]
-        diff = X[approx] - x
-        if sp.issparse(diff):
-            sq = np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
-        else:
-            sq = np.einsum("ij,ij->i", diff, diff)
+        approx = [j for j in approx if j < n]
+        # exact float64 sums of (x_il - x_jl)^2, dense or CSR alike
+        sq = pair_sqdist(X, np.full(len(approx), i), np.asarray(approx, dtype=np.int64))
         exact_set = set(exact)
         hits += sum(1 for j, s in zip(approx, sq) if j in exact_set or s <= kth)
     return hits / (m * k)
@@ -112,7 +116,10 @@ class NNDescentGraph(_GraphBuilder):
             ) from exc
         from fastgssl._validation import check_n_neighbors, check_X
 
+        from ._geometry import check_distance_scale
+
         X = check_X(X, "X")
+        check_distance_scale(X, name="X")
         n = X.shape[0]
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)

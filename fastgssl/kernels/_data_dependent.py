@@ -33,10 +33,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._validation import (
+    MAX_POWER,
+    check_bounded_int,
     check_positive,
     check_random_state,
     check_X,
 )
+from fastgssl.graphs._geometry import check_distance_scale
 from fastgssl.kernels._rbf import default_sigma, rbf_kernel
 
 __all__ = ["DataDependentKernel"]
@@ -227,11 +230,15 @@ class DataDependentKernel(BaseEstimator):
         eta = check_positive(self.eta, "eta")
         ridge = check_positive(self.ridge, "ridge", strict=False)
         rtol = check_positive(self.rtol, "rtol")
-        power = _check_int(self.power, "power", low=1)
+        power = check_bounded_int(
+            self.power, "power", low=1, high=MAX_POWER,
+            hint=" Each power is one more chained Laplacian solve per subsample point.",
+        )
         share = check_positive(self.labeled_share, "labeled_share", strict=False)
         if share > 1:
             raise ValueError(f"labeled_share must be in [0, 1], got {share}.")
         X = check_X(X, "X", min_samples=2)
+        check_distance_scale(X, name="X")
         n = X.shape[0]
         m = _check_int(self.n_subsample, "n_subsample", low=1)
         if m > n:

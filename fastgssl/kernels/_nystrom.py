@@ -25,6 +25,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from fastgssl._validation import check_positive, check_random_state, check_X
+from fastgssl.graphs._geometry import check_distance_scale
 from fastgssl.kernels._rbf import rbf_kernel
 
 __all__ = ["NystromFactor", "nystrom", "nystrom_from_gram", "small_blas"]
@@ -237,9 +238,9 @@ def nystrom(X, n_components, sigma=1.0, landmarks="uniform", random_state=None, 
     >>> bool(np.allclose(fac.features_ @ fac.features_.T, rbf_kernel(X, sigma=2.0)))
     True
     """
-    if kernel not in _KERNELS:
+    if not isinstance(kernel, str) or kernel not in _KERNELS:
         raise ValueError(f"kernel must be one of {_KERNELS}, got {kernel!r}.")
-    if landmarks not in _LANDMARKS:
+    if not isinstance(landmarks, str) or landmarks not in _LANDMARKS:
         raise ValueError(f"landmarks must be one of {_LANDMARKS}, got {landmarks!r}.")
     X = check_X(X, "X")
     n = X.shape[0]
@@ -265,7 +266,17 @@ def nystrom(X, n_components, sigma=1.0, landmarks="uniform", random_state=None, 
             stacklevel=2,
         )
         c = n
+    if eig_rtol is not None:
+        eig_rtol = check_positive(eig_rtol, "eig_rtol", strict=False)
+        if not eig_rtol < 1:
+            raise ValueError(
+                f"eig_rtol must be in [0, 1) (a fraction of the largest eigenvalue of the "
+                f"landmark block; 1 or more would drop every eigenvalue), got {eig_rtol}."
+            )
     rng = check_random_state(random_state)
+    if kernel == "rbf":
+        # refused here rather than in the first of many kernel blocks
+        check_distance_scale(X, name="X")
 
     C = None
     if landmarks == "uniform":
@@ -281,7 +292,7 @@ def nystrom(X, n_components, sigma=1.0, landmarks="uniform", random_state=None, 
     with small_blas(10.0 * c**3):
         lam, U = sla.eigh(W, check_finite=False)
     lam, U = lam[::-1], U[:, ::-1]
-    rtol = c * np.finfo(np.float64).eps if eig_rtol is None else float(eig_rtol)
+    rtol = c * np.finfo(np.float64).eps if eig_rtol is None else eig_rtol
     top = lam[0] if lam.size else 0.0
     if not top > 0:
         raise ValueError(

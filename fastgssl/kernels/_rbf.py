@@ -9,6 +9,11 @@ is computed blockwise: one BLAS product ``X_b Y^T`` per row block, then a Numba 
 turns the inner products into ``-(|x|^2 + |y|^2 - 2 <x, y>)^+ / (2 sigma)`` in place, in
 parallel, clipping the tiny negative squared distances that cancellation produces, and
 numpy's vectorized ``exp`` in place (faster than Numba's scalar ``exp`` without fastmath).
+
+Both operands are centred on the mean of the reference rows before the product
+(:mod:`fastgssl.graphs._geometry`), so the kernel is translation invariant to round-off and
+its error is relative to the spread of the data, not to its offset; data whose squared
+distances overflow float64 are refused with an error that says to rescale.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fastgssl._validation import check_positive, check_random_state, check_X
+from fastgssl.graphs._geometry import centred_pair, check_distance_scale
 
 __all__ = ["default_sigma", "rbf_kernel"]
 
@@ -73,12 +79,21 @@ def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
     -------
     K : ndarray of shape (n, m)
 
+    Raises
+    ------
+    ValueError
+        When the data's squared distances overflow float64 (feature ranges beyond ~1e150)
+        or underflow it: rescale the data.
+
     Notes
     -----
-    Squared distances come from ``|x|^2 + |y|^2 - 2 <x, y>``: one BLAS product per block of
-    rows (the cost is that of a matrix product, ``O(n m d)``), followed by a parallel Numba
-    pass that clips the negative round-off at 0, then an in-place vectorized ``exp``. Memory
-    beyond the output is ``O(n + m)`` for dense inputs.
+    Squared distances come from ``|x - c|^2 + |y - c|^2 - 2 <x - c, y - c>`` with ``c`` the
+    mean of ``Y`` (of ``X`` when ``Y`` is None; for sparse data only the columns without
+    zeros are shifted, so the sparsity is kept): translating the data leaves the kernel
+    unchanged up to round-off, which is relative to the data's spread. One BLAS product per
+    block of rows (the cost is that of a matrix product, ``O(n m d)``), followed by a
+    parallel Numba pass that clips the negative round-off at 0, then an in-place vectorized
+    ``exp``. Memory beyond the output is ``O((n + m) d)`` for the centred copies.
 
     Examples
     --------
@@ -101,8 +116,11 @@ def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
     n, m = X.shape[0], Y.shape[0]
     if out is None:
         out = np.empty((n, m), dtype=np.float64)
-    elif out.shape != (n, m) or out.dtype != np.float64 or not out.flags.c_contiguous:
+    elif (not isinstance(out, np.ndarray) or out.shape != (n, m) or out.dtype != np.float64
+          or not out.flags.c_contiguous):
         raise ValueError(f"out must be a C-contiguous float64 array of shape {(n, m)}.")
+    check_distance_scale(X, None if symmetric else Y, name="X", y_name="Y")
+    X, Y = centred_pair(X, None if symmetric else Y)
     xx = _row_norms_sq(X)
     yy = xx if symmetric else _row_norms_sq(Y)
     scale = 1.0 / (2.0 * sigma)
@@ -150,6 +168,8 @@ def default_sigma(X, *, max_samples=1000, random_state=0):
     if n > max_samples:
         rng = check_random_state(random_state)
         X = X[np.sort(rng.choice(n, max_samples, replace=False))]
+    check_distance_scale(X, name="X")
+    X, _ = centred_pair(X)
     xx = _row_norms_sq(X)
     G = _dot_t(X, X)
     d2 = np.maximum(xx[:, None] + xx[None, :] - 2.0 * G, 0.0)

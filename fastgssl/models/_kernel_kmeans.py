@@ -19,7 +19,14 @@ from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._validation import check_positive, check_random_state, check_X
+from fastgssl._validation import (
+    MAX_N_INIT,
+    check_bounded_int,
+    check_no_complex,
+    check_positive,
+    check_random_state,
+    check_X,
+)
 
 __all__ = ["KernelKMeans"]
 
@@ -113,7 +120,11 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         self
         """
         k = _check_int(self.n_clusters, "n_clusters", 1)
-        n_init = _check_int(self.n_init, "n_init", 1)
+        n_init = check_bounded_int(
+            self.n_init, "n_init", low=1, high=MAX_N_INIT,
+            hint=" Each initialization is a full run of Lloyd's algorithm; more than a few "
+                 "hundred restarts does not find better optima in practice.",
+        )
         max_iter = _check_int(self.max_iter, "max_iter", 1)
         rng = check_random_state(self.random_state)
         G, X_fit = self._train_gram(X)
@@ -168,7 +179,7 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             return kernel.gram(X), X
         if callable(kernel):
             self.kernel_ = kernel
-            G = np.asarray(kernel(X, X), dtype=np.float64)
+            G = _callable_values(kernel, X, X)
             if G.shape != (X.shape[0], X.shape[0]):
                 raise ValueError(
                     f"the kernel callable returned shape {G.shape} for {X.shape[0]} points; "
@@ -186,7 +197,10 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         kernel = self.kernel_
         n_train = self._weights.shape[0]
         if isinstance(kernel, str) and kernel == "precomputed":
+            check_no_complex(X, "X")
             K = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+            if K.ndim == 2 and not np.isfinite(K).all():
+                raise ValueError("the precomputed kernel X contains NaN or infinite values.")
             if K.ndim != 2 or K.shape[1] != n_train:
                 raise ValueError(
                     f"with kernel='precomputed', predict takes the (n_new, {n_train}) kernel "
@@ -203,7 +217,13 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             return rbf_kernel(X, self._X_fit, sigma=self.sigma_)
         if hasattr(kernel, "gram"):
             return kernel.gram(X, self._X_fit)
-        return np.asarray(kernel(X, self._X_fit), dtype=np.float64)
+        K = _callable_values(kernel, X, self._X_fit)
+        if K.shape != (X.shape[0], n_train):
+            raise ValueError(
+                f"the kernel callable returned shape {K.shape} for {X.shape[0]} new and "
+                f"{n_train} training points; it must return ({X.shape[0]}, {n_train})."
+            )
+        return K
 
     def predict(self, X):
         """Nearest cluster mean in feature space for new points.
@@ -229,7 +249,22 @@ def _check_int(value, name, low):
     return int(value)
 
 
+def _callable_values(kernel, X1, X2):
+    """``kernel(X1, X2)`` as a finite float64 array, or a ValueError saying what is wrong."""
+    K = kernel(X1, X2)
+    check_no_complex(K, "the kernel callable's result")
+    K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+    if not np.isfinite(K).all():
+        n_bad = int(K.size - np.count_nonzero(np.isfinite(K)))
+        raise ValueError(
+            f"the kernel callable returned {n_bad} NaN or infinite value(s); a kernel must "
+            f"return finite values (check its parameters and the scale of X)."
+        )
+    return K
+
+
 def _check_gram(X):
+    check_no_complex(X, "X")
     G = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
     if G.ndim != 2 or G.shape[0] != G.shape[1]:
         raise ValueError(

@@ -36,12 +36,15 @@ def connected_components(W):
 
 
 def _check_kind_power_ridge(kind, power, ridge):
-    from fastgssl._validation import check_positive
+    from fastgssl._validation import MAX_POWER, check_bounded_int, check_positive
 
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}.")
-    if isinstance(power, bool) or not isinstance(power, (int, np.integer)) or power < 1:
-        raise ValueError(f"power must be an integer >= 1, got {power!r}.")
+    power = check_bounded_int(
+        power, "power", low=1, high=MAX_POWER,
+        hint=" Every power is one more product with L per mat-vec (and one more chained "
+             "solve); powers beyond a few tens only cost time and accuracy.",
+    )
     ridge = check_positive(ridge, "ridge", strict=False)
     return int(power), ridge
 

@@ -45,6 +45,10 @@ import scipy.sparse as sp
 __all__ = ["LaplacianSolver", "SolveInfo"]
 
 DIRECT_MAX_N = 2000
+_POWER_HINT = (
+    " Each power is one chained solve (and multiplies the condition number): powers "
+    "beyond a few tens only make the solve slower and less accurate."
+)
 SWITCH_ITERATIONS = 150
 METHODS = ("auto", "amg", "cg", "direct")
 
@@ -85,6 +89,9 @@ class SolveInfo:
 
 
 def _as_csr(Q):
+    from fastgssl._validation import check_no_complex
+
+    check_no_complex(Q, "Q")
     if sp.issparse(Q):
         Q = sp.csr_matrix(Q, dtype=np.float64)
     else:
@@ -163,14 +170,13 @@ class LaplacianSolver:
     def __init__(self, Q, method="auto", rtol=1e-8, maxiter=None, power=1, *,
                  null_space="auto", switch_iterations=SWITCH_ITERATIONS, block_size=None,
                  amg_options=None):
-        from fastgssl._validation import check_positive
+        from fastgssl._validation import MAX_POWER, check_bounded_int, check_positive
         from fastgssl.regularizers._laplacian import LaplacianPower, component_basis
 
         t0 = time.perf_counter()
-        if method not in METHODS:
+        if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}.")
-        if isinstance(power, bool) or not isinstance(power, (int, np.integer)) or power < 1:
-            raise ValueError(f"power must be an integer >= 1, got {power!r}.")
+        power = check_bounded_int(power, "power", low=1, high=MAX_POWER, hint=_POWER_HINT)
         self.rtol = check_positive(rtol, "rtol")
         if maxiter is not None and (not isinstance(maxiter, (int, np.integer)) or maxiter < 1):
             raise ValueError(f"maxiter must be a positive integer or None, got {maxiter!r}.")
@@ -184,7 +190,8 @@ class LaplacianSolver:
         self.block_size = block_size
         self.amg_options = dict(amg_options or {})
         if isinstance(Q, LaplacianPower):
-            power = power * Q.power
+            power = check_bounded_int(power * Q.power, "power (times the power of Q)",
+                                      low=1, high=MAX_POWER, hint=_POWER_HINT)
             Q = Q.base
         self.power = int(power)
         Q = _as_csr(Q)
@@ -248,6 +255,18 @@ class LaplacianSolver:
         elif self.method_ == "amg":
             self._setup_amg()
         self.setup_time_ = time.perf_counter() - t0
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        # SuperLU factors cannot be pickled: drop the factor, refactorize on load
+        state = self.__dict__.copy()
+        state["lu_"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if self.method_ == "direct" and getattr(self, "_keep", None) is not None:
+            self._setup_direct()
 
     # ------------------------------------------------------------------ setup
     def _setup_direct(self):
@@ -349,8 +368,14 @@ class LaplacianSolver:
         """
         from sklearn.exceptions import ConvergenceWarning
 
+        from fastgssl._validation import check_finite_result, check_no_complex
+
         t0 = time.perf_counter()
-        B = np.asarray(B, dtype=np.float64)
+        check_no_complex(B, "B")
+        try:
+            B = np.asarray(B, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"B must be a numeric array: {exc}") from None
         one_d = B.ndim == 1
         if one_d:
             B = B[:, None]
@@ -361,7 +386,15 @@ class LaplacianSolver:
         if not np.isfinite(B).all():
             raise ValueError("B contains NaN or infinite values.")
         r = B.shape[1]
-        X = self._project(np.ascontiguousarray(B))
+        # The solve is linear: scale every column by a power of two (exact) so that its
+        # largest entry is in [1, 2).  Right-hand sides of 1e-300 would otherwise have norms
+        # that underflow to 0 (CG then "converges" at X = 0) and 1e300 ones would overflow.
+        col_max = np.max(np.abs(B), axis=0) if B.size else np.zeros(r)
+        col_scale = np.ones(r)
+        nz = col_max > 0
+        col_scale[nz] = np.exp2(np.floor(np.log2(col_max[nz])))
+        Bs = B / col_scale
+        X = self._project(np.ascontiguousarray(Bs))
         iterations = np.zeros(r, dtype=np.int64)
         converged = np.ones(r, dtype=bool)
         methods = []
@@ -402,6 +435,13 @@ class LaplacianSolver:
                 ConvergenceWarning,
                 stacklevel=2,
             )
+        with np.errstate(over="ignore"):
+            X = X * col_scale
+        check_finite_result(
+            X, "the solution of LaplacianSolver.solve",
+            hint="the system is too ill-conditioned for this right-hand side (add a ridge, "
+                 "lower the power) or B is too large; rescale B",
+        )
         info = SolveInfo(
             status=int(status[0]) if one_d else status,
             iterations=iterations,
