@@ -14,6 +14,7 @@ hyper-parameters of KRR, SVM, LapRLS and LapSVM by any method of the ``fastgssl.
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 
@@ -37,10 +38,14 @@ from fastgssl.cv._folds import check_folds, make_folds
 
 __all__ = ["ApproxGridSearchCV"]
 
-_KERNEL_KEYS = ("sigma", "kernel", "backend", "n_components", "landmarks")
+_KERNEL_KEYS = ("sigma", "kernel", "kernel_params", "backend", "n_components", "landmarks")
 _GRAPH_KEYS = ("graph", "n_neighbors", "sigma_w", "graph_weight", "graph_params")
 _SCORINGS = (None, "accuracy", "neg_mean_squared_error", "neg_error")
 _CHOLESKY_MAX_LAMS = 15
+# two eigendecompositions cost about as much as this many LU factorizations (measured at
+# n = 600-2000: eigh ~ 9 n^3 flops at a lower rate than getrf's 2/3 n^3)
+_SPECTRAL_MIN_RATIOS = 24
+_BUILTIN_METHODS = ("exact", "bif", "fbif", "exact-quadratic", "newton")
 
 
 def _freeze(value):
@@ -104,16 +109,148 @@ def _regularization_strength(params):
     return float(params.get("lam", params.get("gamma_a", 0.0)))
 
 
+def _generic_group(search, X, y, folds, n_folds, classification, group, candidates, method,
+                   protocol):
+    """Candidates the one-fit paths cannot see through (a Pipeline, an unknown estimator,
+    label propagation, a plugin method): the method's documented ``run`` per candidate."""
+    from fastgssl.cv._api import _method, _run
+
+    approx = _method(method, search._method_options(method))
+    fold_of_labeled = folds[np.flatnonzero(search._labeled)]
+    records = []
+    for idx in group.indices:
+        t1 = time.perf_counter()
+        est = clone(search.estimator).set_params(**candidates[idx])
+        res = _run(approx, est, X, y, folds, protocol)
+        per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled, n_folds,
+                                      classification)
+        records.append((idx, {"error": mean, "fold_errors": per_fold,
+                              "time": time.perf_counter() - t1}))
+    return records
+
+
+def _transductive_group(search, X, y, folds, n_folds, classification, group, candidates):
+    """Exact transductive CV of kernel machines, work shared along the group.
+
+    One base Gram matrix and one graph per group; one deformed-kernel setup per group (the
+    spectral route when the group holds more than ``_SPECTRAL_MIN_RATIOS`` ratios
+    r = gamma_i / (n^2 gamma_a), else one LU per ratio); one ``K~_LL`` per ratio; per
+    candidate the t supervised refits of size about l
+    (:func:`fastgssl.cv._transductive.transductive_predictions`).
+    """
+    from dataclasses import replace
+
+    from fastgssl.cv._transductive import transductive_predictions
+    from fastgssl.kernels import DeformedKernel
+
+    t0 = time.perf_counter()
+    first = clone(search.estimator).set_params(**candidates[group.indices[0]])
+    p = first.get_params()
+    n = X.shape[0]
+    dense = p.get("backend", "dense") == "dense"
+    W = None
+    if float(p.get("gamma_i", 0) or 0) > 0 and isinstance(p.get("graph"), str):
+        W = first._build_graph(X, n)
+    K = None
+    if dense:
+        if p.get("kernel", "rbf") == "precomputed":
+            K = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+        else:
+            from fastgssl.kernels import pairwise_kernel
+
+            K = pairwise_kernel(X, kernel=p.get("kernel", "rbf"), sigma=p.get("sigma", 1.0),
+                                kernel_params=p.get("kernel_params"))
+    fit_params = {"kernel": "precomputed"} if K is not None else {}
+    if W is not None:
+        fit_params["graph"] = W
+    state0 = clone(first).set_params(**fit_params).fit(K if K is not None else X, y).cv_state()
+    fold_of_labeled = folds[np.flatnonzero(state0.labeled)]
+
+    def ratio(params):
+        gi = float(params.get("gamma_i", 0) or 0)
+        ga = float(params.get("gamma_a", params.get("lam", 1.0)))
+        return (gi / (n**2 * ga)) if state0.regularizer is not None and gi > 0 else 0.0
+
+    merged = [{**p, **candidates[i]} for i in group.indices]
+    ratios = sorted({ratio(m) for m in merged})
+    dk = None
+    if state0.regularizer is not None:
+        route = ("nystrom" if not dense
+                 else "spectral" if len(ratios) > _SPECTRAL_MIN_RATIOS else "dense")
+        dk = DeformedKernel(route=route)
+        if dense:
+            dk.fit(None, state0.regularizer, state0.labeled, base_gram=K)
+        else:
+            dk.fit(None, state0.regularizer, state0.labeled, factor=first_factor(state0))
+    share = (time.perf_counter() - t0) / len(group.indices)
+    L = np.flatnonzero(state0.labeled)
+    base_gram = None
+    previous = {}
+    records = []
+    # strongest regularization first, grouped by ratio: K~_LL is computed once per ratio
+    order = sorted(range(len(group.indices)), key=lambda j: (ratio(merged[j]),
+                                                            -_regularization_strength(merged[j])))
+    for j in order:
+        idx = group.indices[j]
+        t1 = time.perf_counter()
+        est = clone(search.estimator).set_params(**candidates[idx])
+        est._check_common_params()
+        gamma_a, gamma_i = est._regularization()
+        r = ratio(merged[j])
+        if r > 0:
+            KLL = dk.gram(r)[1]
+        else:
+            if base_gram is None:
+                base_gram = (K[np.ix_(L, L)] if K is not None
+                             else state0.factor[L] @ state0.factor[L].T)
+            KLL = base_gram
+        loss = est._make_loss(state0.task)
+        state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
+                        deformed=None, extra={}, estimator=est)
+        warm = getattr(loss, "name", None) != "square"
+        if warm:  # the fit on all of L, started from the previous candidate's solution
+            from fastgssl.models._kernel_solvers import fit_dense
+
+            Y_L = state.columns()[0][L]
+            start = previous.get(r) if previous.get(r) is not None and \
+                previous[r].shape == Y_L.shape else None
+            beta = fit_dense(KLL, Y_L, np.ones(L.size, dtype=bool), None, loss, gamma_a, 0.0,
+                             init=start, tol=p.get("tol", 1e-10),
+                             max_iter=p.get("max_iter", 100))
+            previous[r] = beta
+            state.extra = {"deformed_coef": beta}
+        pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm, KLL=KLL)
+        targets = state.columns()[0][L]
+        targets = targets[:, 0] if pred.ndim == 1 else targets
+        per_fold, mean = _fold_losses(pred, targets, fold_of_labeled, n_folds, classification)
+        records.append((idx, {"error": mean, "fold_errors": per_fold,
+                              "time": time.perf_counter() - t1 + share}))
+    return records
+
+
+def first_factor(state):
+    """A stand-in NystromFactor for :meth:`DeformedKernel.fit` from a state's features."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(features_=state.factor, shape=state.factor.shape)
+
+
 def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group, candidates):
     """Evaluate every candidate of one group; returns a list of (index, record)."""
     from fastgssl import registry
 
+    method, protocol = search._resolved
+    if not search._one_fit_ok or method not in _BUILTIN_METHODS:
+        return _generic_group(search, X, y, folds, n_folds, classification, group, candidates,
+                              method, protocol)
+    if method == "exact" and protocol == "transductive":
+        return _transductive_group(search, X, y, folds, n_folds, classification, group,
+                                   candidates)
     base = clone(search.estimator)
     first = base.set_params(**candidates[group.indices[0]])
     p = first.get_params()
     records = []
     t0 = time.perf_counter()
-    method = search.method
     options = {"n_components": search.n_components} if method == "fbif" else {}
     if method == "fbif":
         options["random_state"] = search.random_state if search.random_state is not None else 0
@@ -165,9 +302,9 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
         if method == "exact":
             if K is not None:
                 est.set_params(kernel="precomputed")
-                res = approx.run(est, K, y, folds)
+                res = approx.run(est, K, y, folds, protocol=protocol)
             else:
-                res = approx.run(est, X, y, folds)
+                res = approx.run(est, X, y, folds, protocol=protocol)
         else:
             Xin = X
             if K is not None:
@@ -353,13 +490,14 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     ['lam', 'sigma']
     """
 
-    def __init__(self, estimator, param_grid, *, cv=10, method="fbif", n_components=None,
-                 n_jobs=None, refit=True, verbose=0, random_state=None, scoring=None,
-                 verify=None):
+    def __init__(self, estimator, param_grid, *, cv=10, method="auto", protocol=None,
+                 n_components=None, n_jobs=None, refit=True, verbose=0, random_state=None,
+                 scoring=None, verify=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
         self.method = method
+        self.protocol = protocol
         self.n_components = n_components
         self.n_jobs = n_jobs
         self.refit = refit
@@ -368,8 +506,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.scoring = scoring
         self.verify = verify
 
-    def _verify_cap(self, n_candidates):
-        v = self.verify
+    def _verify_cap(self, n_candidates, v=None):
+        v = self.verify if v is None else v
         if v is None or v is False:
             return 0
         if isinstance(v, str):
@@ -398,14 +536,65 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return (est.set_params(kernel="precomputed"), kernels[sigma])
 
     def _approximate(self):
-        """Whether the method approximates CV (exact and exact-quadratic need no check)."""
-        return self.method not in ("exact", "exact-quadratic")
+        """Whether the method approximates CV (exact methods are never re-scored)."""
+        from fastgssl.cv._api import _method
+
+        method = self._resolved[0]
+        return not getattr(_method(method, self._method_options(method)), "is_exact", False)
+
+    def _method_options(self, method):
+        if method != "fbif":
+            return {}
+        return {"n_components": self.n_components,
+                "random_state": self.random_state if self.random_state is not None else 0}
+
+    def _resolve(self, X):
+        """(method, protocol, verify) actually used; ``method="auto"`` picks here."""
+        from fastgssl.cv._api import _method
+
+        est = self.estimator
+        self._one_fit_ok = hasattr(est, "cv_state") and hasattr(est, "_regularization")
+        protocol = self.protocol
+        method = self.method
+        verify = self.verify
+        if isinstance(method, str) and method == "auto":
+            params = est.get_params() if hasattr(est, "get_params") else {}
+            grid = self.param_grid if isinstance(self.param_grid, list) else [self.param_grid]
+            squares = {params.get("loss")} | {v for g in grid for v in g.get("loss", [])}
+            graph = (float(params.get("gamma_i", 0) or 0) > 0
+                     or any(float(v) > 0 for g in grid for v in g.get("gamma_i", [])))
+            if not self._one_fit_ok:
+                method = "exact"  # label propagation (exact transductive) or generic refits
+            elif protocol in (None, "transductive") and (graph or squares == {"square"}):
+                method, protocol = "exact", "transductive"
+            elif squares == {"square"}:
+                method = "exact"
+            else:  # supervised or inductive, non-square: first order, winner verified
+                method = "fbif"
+                if verify is None:
+                    verify = "best"
+            self.method_ = method
+        else:
+            self.method_ = method if isinstance(method, str) else getattr(method, "name",
+                                                                           repr(method))
+        obj = _method(method, self._method_options(method) if isinstance(method, str) else {})
+        if hasattr(obj, "check_protocol"):
+            protocol = obj.check_protocol(protocol)
+        elif protocol is None:
+            protocol = tuple(getattr(obj, "protocols", ("inductive",)))[0]
+        self.protocol_ = protocol
+        self.verify_ = verify
+        self._resolved = (method, protocol)
+        if not self._one_fit_ok and self.verbose:
+            print(f"[ApproxGridSearchCV] {type(est).__name__}: no cv_state(); each candidate "
+                  f"is scored by {method!r} refits", file=sys.stderr, flush=True)
 
     def _verify(self, X, y, folds, n_folds, labeled, classification, candidates, results, cap):
         """Re-score the first-ranked candidates by exact CV until the winner is verified."""
         from fastgssl import registry
 
-        exact = registry.get("fastgssl.cv", "exact", n_jobs=self.n_jobs)
+        exact = registry.get("fastgssl.cv", "exact", n_jobs=self.n_jobs,
+                             protocol=self.protocol_)
         fold_of_labeled = folds[np.flatnonzero(labeled)]
         t0 = time.perf_counter()
         n_done = 0
@@ -417,9 +606,9 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 break
             if n_done >= cap:
                 warnings.warn(
-                    f"verify={self.verify!r}: stopped after {n_done} exact verification(s); "
+                    f"verify={self.verify_!r}: stopped after {n_done} exact verification(s); "
                     f"the first-ranked candidate {candidates[top]} is scored by its "
-                    f"{self.method} criterion only ({errors[top]:.4g}). Raise the cap or use "
+                    f"{self.method_} criterion only ({errors[top]:.4g}). Raise the cap or use "
                     f"verify='best'.",
                     UserWarning,
                     stacklevel=3,
@@ -438,7 +627,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             n_done += 1
             if self.verbose:
                 print(f"[ApproxGridSearchCV] verify {n_done}: {candidates[top]} "
-                      f"{self.method} {rec['approx_error']:.4g} -> exact {mean:.4g} "
+                      f"{self.method_} {rec['approx_error']:.4g} -> exact {mean:.4g} "
                       f"({time.perf_counter() - t0:.2f} s)", flush=True)
         return n_done, time.perf_counter() - t0
 
@@ -473,6 +662,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid is empty.")
+        self._labeled = labeled
+        self._resolve(X)
         groups = {}
         for i, params in enumerate(candidates):
             merged = {**self.estimator.get_params(), **params}
@@ -482,7 +673,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         t_start = time.perf_counter()
         if self.verbose:
             print(f"[ApproxGridSearchCV] {len(candidates)} candidates in {len(group_list)} "
-                  f"kernel/graph group(s), {n_folds}-fold {self.method}", flush=True)
+                  f"kernel/graph group(s), {n_folds}-fold {self.method_} "
+                  f"({self.protocol_})", flush=True)
         jobs = (
             delayed(_evaluate_group)(self, X, y_arr, folds, n_folds, labeled, classification,
                                      g, candidates)
@@ -499,7 +691,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 print(f"[ApproxGridSearchCV] {done}/{len(candidates)} "
                       f"{dict(g.kernel_params)} best error in group {best:.4g} "
                       f"({time.perf_counter() - t_start:.2f} s)", flush=True)
-        cap = self._verify_cap(len(candidates)) if self._approximate() else 0
+        cap = (self._verify_cap(len(candidates), self.verify_ or False)
+               if self._approximate() and self.verify_ not in (None, False) else 0)
         self.n_verified_, self.verify_time_ = (
             self._verify(X, y_arr, folds, n_folds, labeled, classification, candidates,
                          results, cap)
@@ -553,7 +746,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             rank[i] = 1 + int(np.sum(errors < errors[i]))
         out["rank_test_score"] = rank
         out["mean_cv_error"] = errors
-        if self.verify not in (None, False) and self._approximate():
+        if self.verify_ not in (None, False) and self._approximate():
             verified = np.array([bool(results[i].get("verified")) for i in range(len(candidates))])
             out["verified"] = verified
             out["approx_cv_error"] = np.array(
