@@ -66,18 +66,24 @@ def _union_range(X, Y=None):
     return lo, hi
 
 
-def squared_spread(X, Y=None):
-    """``sum_j (max_j - min_j)^2`` over the rows of ``X`` (and ``Y``): a bound on every
-    squared distance between them.  ``inf`` when it overflows."""
+def _spread(X, Y=None):
+    """(largest half range, ``sum_j range_j^2``); the sum is inf on overflow, 0 on
+    underflow."""
     if X.shape[0] == 0 or X.shape[1] == 0:
-        return 0.0
+        return 0.0, 0.0
     lo, hi = _union_range(X, Y)
     half = hi * 0.5 - lo * 0.5  # half ranges: never overflow
     m = float(half.max())
     if not m > 0:
-        return 0.0
+        return 0.0, 0.0
     with np.errstate(over="ignore", under="ignore"):
-        return float(4.0 * (m * m) * np.sum((half / m) ** 2))
+        return m, float(4.0 * (m * m) * np.sum((half / m) ** 2))
+
+
+def squared_spread(X, Y=None):
+    """``sum_j (max_j - min_j)^2`` over the rows of ``X`` (and ``Y``): a bound on every
+    squared distance between them.  ``inf`` when it overflows."""
+    return _spread(X, Y)[1]
 
 
 def check_distance_scale(X, Y=None, *, name="X", y_name="Y"):
@@ -90,14 +96,13 @@ def check_distance_scale(X, Y=None, *, name="X", y_name="Y"):
     ValueError
         Naming the argument(s), the bound found and what to do (rescale the data).
     """
-    bound = squared_spread(X, Y)
+    m, bound = _spread(X, Y)
     pair = not (Y is None or Y is X)
     what = f"{name} and {y_name}" if pair else name
     span = "span" if pair else "spans"
     have = "have" if pair else "has"
     if not bound <= MAX_SQDIST:
-        lo, hi = _union_range(X, Y)
-        widest = float(np.max(hi * 0.5 - lo * 0.5)) * 2.0
+        widest = m * 2.0
         raise ValueError(
             f"{what} {span} a range of about {widest:.3g} in some feature, so squared "
             f"Euclidean distances (up to ~{bound:.3g}) overflow or come within a factor 1e8 "
@@ -106,7 +111,7 @@ def check_distance_scale(X, Y=None, *, name="X", y_name="Y"):
             f"example with sklearn.preprocessing.StandardScaler or by dividing by a "
             f"constant) so that feature ranges are below ~1e150."
         )
-    if 0.0 < bound < MIN_SQDIST:
+    if m > 0 and bound < MIN_SQDIST:
         raise ValueError(
             f"{what} {have} a spread so small (squared distances at most {bound:.3g}) that "
             f"squared Euclidean distances underflow to subnormal numbers or zero and lose "
