@@ -11,12 +11,22 @@ t-fold CV::
     fastgssl select --dataset housing_scale          # KRR, exact quadratic 10-fold CV
     fastgssl select --model lapsvm --labeled-fraction 0.1 --folds 5 --json
     fastgssl select --quick --compare-exact          # also run the exact grid search
+
+Features are standardized with the training split's mean and standard deviation for every
+data source (``--no-standardize`` keeps them as loaded); regression targets likewise
+(``--no-standardize-target``), and the report states both and the units of its errors.
+Progress (tqdm, with an ETA) goes to stderr: on by default at a terminal, ``-v`` forces it,
+``-vv`` adds the search's own lines, ``-q`` silences it; stdout holds only the report (with
+``--json``: only the JSON object).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import re
 import sys
 import time
 import warnings
@@ -74,35 +84,183 @@ def build_parser():
                           "verified), 'none', or a cap N on the exact re-scorings")
     sel.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
     sel.add_argument("--random-state", type=int, default=0)
-    sel.add_argument("--verbose", "-v", action="count", default=0)
+    sel.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=True,
+                     help="center and scale every feature by the training split's mean and "
+                          "standard deviation, for every data source (default: on)")
+    sel.add_argument("--standardize-target", action=argparse.BooleanOptionalAction,
+                     default=True,
+                     help="regression: center and scale the targets by the labeled training "
+                          "points' mean and standard deviation (the models have no "
+                          "intercept); errors are then reported in standardized units and in "
+                          "the data's units (default: on)")
+    sel.add_argument("--verbose", "-v", action="count", default=None,
+                     help="progress bars with ETA on stderr (default: on when stderr is a "
+                          "terminal); -vv also prints the search's progress lines")
+    sel.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     return parser
 
 
-def _load(name):
+def _split_markers(y):
+    """Labels as floats or class values plus the mask of unlabeled markers (None / NaN)."""
+    y = np.asarray(y)
+    if y.dtype.kind == "O":
+        missing = np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y],
+                           dtype=bool)
+        present = y[~missing]
+        try:
+            values = present.astype(np.float64)
+        except (TypeError, ValueError):
+            values = None
+        if values is not None:
+            y_out = np.full(len(y), np.nan)
+            y_out[~missing] = values
+            return y_out, missing
+        return y, missing
+    if y.dtype.kind == "f":
+        return y, np.isnan(y)
+    return y, np.zeros(len(y), dtype=bool)
+
+
+def _task_of(base, y):
+    if base in _REGRESSION_SETS:
+        return "regression"
+    if y.dtype.kind not in "fiu":
+        return "classification"
+    values = np.unique(y)
+    integral = np.all(values == np.round(values))
+    return "classification" if integral and len(values) <= 20 else "regression"
+
+
+def _load(dataset):
+    """Return ``(X, y, missing, task, description)``: raw features (standardization is the
+    job's), labels, the mask of points whose label is None / NaN (unlabeled markers)."""
     from fastgssl import datasets
 
-    if name in ("breast_cancer", "breast-cancer-sklearn", "default"):
-        X, y = datasets.load_default()
-        return X, y, "classification", "breast_cancer (scikit-learn, standardized)"
-    if name == "digits":
-        from sklearn.datasets import load_digits
-
-        X, y = load_digits(return_X_y=True)
-        return X / 16.0, y, "classification", "digits (scikit-learn, pixels / 16)"
-    X, y = datasets.load_libsvm(name, dense=True)
-    base = str(name).rsplit("/", 1)[-1].removesuffix(".gz")
-    task = "regression" if base in _REGRESSION_SETS else None
-    if task is None:
-        values = np.unique(y)
-        integral = np.all(values == np.round(values))
-        task = "classification" if integral and len(values) <= 20 else "regression"
-    if task == "regression":
-        # center and scale the targets (the errors are reported in these units)
-        y = (y - y.mean()) / (y.std() or 1.0)
+    if isinstance(dataset, tuple):
+        X, y = dataset[0], dataset[1]
+        name = dataset[2] if len(dataset) > 2 else "arrays"
+        X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+        y, missing = _split_markers(y)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels.")
+        task = _task_of("", y[~missing])
+        description = f"{name} (given arrays)"
     else:
+        name = str(dataset).strip()
+        if not name:
+            raise ValueError("--dataset is empty: give breast_cancer, digits, a LIBSVM file "
+                             "path or a shared dataset name such as a1a.")
+        if name in ("breast_cancer", "breast-cancer-sklearn", "default"):
+            X, y = datasets.load_default(standardize=False)
+            return X, y, np.zeros(len(y), dtype=bool), "classification", \
+                "breast_cancer (scikit-learn)"
+        if name == "digits":
+            from sklearn.datasets import load_digits
+
+            X, y = load_digits(return_X_y=True)
+            return X, y, np.zeros(len(y), dtype=bool), "classification", \
+                "digits (scikit-learn, pixels 0-16)"
+        X, y = datasets.load_libsvm(name, dense=True)
+        base = name.rsplit("/", 1)[-1].removesuffix(".gz")
+        y, missing = _split_markers(y)
+        task = _task_of(base, y[~missing])
+        description = f"{base} (LIBSVM)"
+    if missing.all():
+        raise ValueError("every label is None / NaN: the select job needs labeled points.")
+    if task == "classification":
         # class ids 0..K-1: LIBSVM's "-1" class would read as "unlabeled" for laprls / lapsvm
-        y = np.unique(y, return_inverse=True)[1]
-    return X, y, task, f"{base} (LIBSVM)"
+        ids = np.full(len(y), -1, dtype=np.int64)
+        ids[~missing] = np.unique(y[~missing], return_inverse=True)[1]
+        y = ids
+    else:
+        y = np.where(missing, np.nan, y).astype(np.float64)
+    return X, y, missing, task, description
+
+
+def _standardize(X_tr, X_te):
+    """Center and scale by the training rows' mean / std (constant columns: centered only)."""
+    mean = X_tr.mean(axis=0)
+    std = X_tr.std(axis=0)
+    std[std == 0] = 1.0
+    return (X_tr - mean) / std, (X_te - mean) / std
+
+
+class _Progress:
+    """The job's progress on stderr: tqdm bars with an ETA (level >= 1) and, at level >= 2,
+    the search's own progress lines. stdout stays for the report."""
+
+    _DONE = re.compile(r"^\[ApproxGridSearchCV\] (\d+)/(\d+)\b")
+    _VERIFY = re.compile(r"^\[ApproxGridSearchCV\] verify (\d+):")
+
+    def __init__(self, level, stream=None):
+        self.level = int(level)
+        self.stream = stream if stream is not None else sys.stderr
+
+    def bar(self, desc, total, unit):
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=desc, unit=unit, file=self.stream,
+                    disable=self.level < 1, leave=True, mininterval=0.5, dynamic_ncols=True)
+
+    @contextlib.contextmanager
+    def search(self, desc, total):
+        """A bar over the candidates of a search; the search's lines (printed on stdout)
+        move the bar and are echoed to stderr at level >= 2, never left on stdout."""
+        with self.bar(desc, total, "candidate") as bar:
+            sink = _LineSink(lambda line: self._line(bar, line))
+            with contextlib.redirect_stdout(sink):
+                yield bar
+            sink.flush()
+            if bar.n < total:
+                bar.update(total - bar.n)
+
+    def candidates(self, title, search):
+        """At level >= 2: one line per candidate of a fitted search (criterion, verified)."""
+        if self.level < 2:
+            return
+        res = search.cv_results_
+        errors = np.asarray(res["mean_cv_error"], dtype=float)
+        verified = res.get("verified", np.zeros(len(errors), dtype=bool))
+        order = np.argsort(errors, kind="stable")
+        print(f"{title}: {len(order)} candidates, best first", file=self.stream)
+        for rank, i in enumerate(order, 1):
+            params = ", ".join(f"{k}={v:.4g}" for k, v in res["params"][i].items())
+            flag = " (verified by exact CV)" if verified[i] else ""
+            print(f"  {rank:3d}. {params}: CV {errors[i]:.4g}{flag}", file=self.stream)
+
+    def _line(self, bar, line):
+        done = self._DONE.match(line)
+        verify = self._VERIFY.match(line)
+        if done:
+            bar.update(max(0, int(done.group(1)) - bar.n))
+        elif verify:
+            bar.set_postfix_str(f"{verify.group(1)} verified by exact CV", refresh=True)
+        if self.level >= 2 or not (done or verify or line.startswith("[ApproxGridSearchCV]")):
+            bar.write(line, file=self.stream)
+
+
+class _LineSink(io.TextIOBase):
+    """A text stream that hands each complete line to a callback."""
+
+    def __init__(self, callback):
+        self._callback = callback
+        self._buffer = ""
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        self._buffer += text
+        *lines, self._buffer = self._buffer.split("\n")
+        for line in lines:
+            if line.strip():
+                self._callback(line)
+        return len(text)
+
+    def flush(self):
+        if self._buffer.strip():
+            self._callback(self._buffer)
+        self._buffer = ""
 
 
 def _grid(model, X, quick):
@@ -166,13 +324,21 @@ def _test_error(est, X, y, task):
 
 def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_fraction=0.1,
            n_components=None, quick=False, compare_exact=False, n_jobs=None, random_state=0,
-           verbose=0, verify="best"):
-    """Run the ``select`` job and return its report as a dict (what ``--json`` prints)."""
+           verbose=0, verify="best", standardize=True, standardize_target=True):
+    """Run the ``select`` job and return its report as a dict (what ``--json`` prints).
+
+    ``dataset`` is a name (``"breast_cancer"``, ``"digits"``, a LIBSVM path or shared name)
+    or a tuple ``(X, y[, name])``; labels that are None / NaN mark unlabeled points: the
+    semi-supervised models (laprls, lapsvm) use them as extra unlabeled training points, the
+    supervised ones leave them out (both said in the report). ``verbose``: 0 silent, 1
+    progress bars on stderr, 2 also the search's lines.
+    """
     from sklearn.model_selection import train_test_split
 
     from fastgssl.cv import ApproxGridSearchCV, cv_result
 
-    X, y, task, description = _load(dataset)
+    progress = _Progress(verbose)
+    X_all, y_all, missing, task, description = _load(dataset)
     if model is None:
         model = "svm" if task == "classification" else "krr"
     if method is None:
@@ -180,30 +346,78 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     if method == "exact-quadratic" and model in ("svm", "lapsvm"):
         raise ValueError("--method exact-quadratic needs the square loss: use --model krr or "
                          "laprls.")
+    semi = model in ("laprls", "lapsvm")
+    X, y = X_all[~missing], y_all[~missing]
+    X_unl = X_all[missing]
     strat = y if task == "classification" else None
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=random_state,
                                               stratify=strat)
-    semi = model in ("laprls", "lapsvm")
+    notes = []
+    n_marked = int(missing.sum())
+    if n_marked:
+        if semi:
+            X_tr = np.vstack([X_tr, X_unl])
+            notes.append(f"{n_marked} point(s) with a None / NaN label joined the training "
+                         f"split as unlabeled points")
+        else:
+            notes.append(f"{n_marked} point(s) with a None / NaN label were left out (a "
+                         f"supervised model has no use for them; laprls / lapsvm would use "
+                         f"them)")
+    if standardize:
+        X_tr, X_te = _standardize(X_tr, X_te)
+    features = ("standardized (training split's mean and standard deviation)" if standardize
+                else "as loaded (--no-standardize)")
     rng = np.random.default_rng(random_state)
     y_fit = _hide_labels(y_tr, labeled_fraction, task, rng) if semi else y_tr
+    if n_marked and semi:
+        marker = np.full(n_marked, -1 if task == "classification" else np.nan,
+                         dtype=y_fit.dtype)
+        y_fit = np.concatenate([y_fit, marker])
+    target = None
+    scale2 = 1.0
+    if task == "regression":
+        labeled_y = y_fit[~np.isnan(y_fit)] if y_fit.dtype.kind == "f" else y_fit
+        if standardize_target:
+            mu = float(labeled_y.mean())
+            sd = float(labeled_y.std()) or 1.0
+            y_fit = (y_fit - mu) / sd
+            y_te = (y_te - mu) / sd
+            scale2 = sd * sd
+            target = {"standardized": True, "mean": mu, "std": sd}
+        else:
+            target = {"standardized": False}
+    if task == "classification":
+        criterion = "0-1 error"
+        units = "fraction of misclassified points"
+    elif standardize_target:
+        criterion = "mean squared error"
+        units = (f"squared standardized target units (multiply by std^2 = {scale2:.6g} for "
+                 f"the data's units)")
+    else:
+        criterion = "mean squared error"
+        units = "squared target units (targets as loaded)"
     est = _estimator(model, task, random_state)
     grid = _grid(model, X_tr, quick)
     n_cand = int(np.prod([len(v) for v in grid.values()]))
     verify = _parse_verify(verify)  # validated for every method, used by approximate ones
     if method in ("exact", "exact-quadratic"):
         verify = None
+    search_verbose = min(int(verbose), 2)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.filterwarnings("always", message="verify=", category=UserWarning)
-        search = ApproxGridSearchCV(est, grid, cv=folds, method=method,
-                                    n_components=n_components, n_jobs=n_jobs,
-                                    random_state=random_state, verbose=verbose,
-                                    verify=verify).fit(X_tr, y_fit)
+        with progress.search(f"{folds}-fold {method} search", n_cand):
+            search = ApproxGridSearchCV(est, grid, cv=folds, method=method,
+                                        n_components=n_components, n_jobs=n_jobs,
+                                        random_state=random_state, verbose=search_verbose,
+                                        verify=verify).fit(X_tr, y_fit)
+    progress.candidates(f"{folds}-fold {method} search", search)
     cap_messages = [str(w.message) for w in caught if str(w.message).startswith("verify=")]
     for w in caught:  # everything else is passed on unchanged
         if not str(w.message).startswith("verify="):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     best = search.best_estimator_
+    test_error = _test_error(best, X_te, y_te, task)
     report = {
         "dataset": description,
         "task": task,
@@ -211,28 +425,39 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
         "n_train": int(X_tr.shape[0]),
         "n_labeled": int(np.count_nonzero(search.best_estimator_.labeled_mask_)),
         "n_test": int(X_te.shape[0]),
+        "n_unlabeled_given": n_marked,
+        "features": features,
+        "target": target,
         "method": method,
         "folds": folds,
         "grid_size": n_cand,
         "best_params": {k: float(v) for k, v in search.best_params_.items()},
         "cv_criterion": search.best_cv_error_,
-        "criterion": "0-1 error" if task == "classification" else "mean squared error",
-        "test_error": _test_error(best, X_te, y_te, task),
+        "criterion": criterion,
+        "criterion_units": units,
+        "test_error": test_error,
         "search_seconds": search.search_time_,
         "seconds_per_grid_point": search.cost_per_candidate_,
         "verify": verify,
         "n_verified": search.n_verified_,
+        "notes": notes,
     }
+    if task == "regression" and standardize_target:
+        report["test_error_data_units"] = test_error * scale2
+        report["cv_criterion_data_units"] = search.best_cv_error_ * scale2
     # approximate vs exact CV at the selected point: one run of each
     chosen = best.get_params()
     point = type(est)(**chosen)
-    t0 = time.perf_counter()
-    approx = cv_result(point, X_tr, y_fit, search.folds_, method=method,
-                       **({"n_components": n_components} if method == "fbif" else {}))
-    t_approx = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    exact = cv_result(point, X_tr, y_fit, search.folds_, method="exact")
-    t_exact = time.perf_counter() - t0
+    with progress.bar("CV at the chosen point", 2, "run") as bar:
+        t0 = time.perf_counter()
+        approx = cv_result(point, X_tr, y_fit, search.folds_, method=method,
+                           **({"n_components": n_components} if method == "fbif" else {}))
+        t_approx = time.perf_counter() - t0
+        bar.update(1)
+        t0 = time.perf_counter()
+        exact = cv_result(point, X_tr, y_fit, search.folds_, method="exact")
+        t_exact = time.perf_counter() - t0
+        bar.update(1)
     report["selected_point"] = {
         "approx_cv": approx.score,
         "exact_cv": exact.score,
@@ -256,8 +481,11 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
                else "Use --verify best, check with --compare-exact or use --method exact.")
         )
     if compare_exact:
-        ex = ApproxGridSearchCV(est, grid, cv=search.folds_, method="exact", n_jobs=n_jobs,
-                                random_state=random_state, verbose=verbose).fit(X_tr, y_fit)
+        with progress.search(f"{folds}-fold exact search", n_cand):
+            ex = ApproxGridSearchCV(est, grid, cv=search.folds_, method="exact", n_jobs=n_jobs,
+                                    random_state=random_state,
+                                    verbose=search_verbose).fit(X_tr, y_fit)
+        progress.candidates(f"{folds}-fold exact search", ex)
         report["exact_search"] = {
             "best_params": {k: float(v) for k, v in ex.best_params_.items()},
             "cv_criterion": ex.best_cv_error_,
@@ -287,11 +515,24 @@ def _print_report(r, out):
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p(f"dataset      {r['dataset']}: {r['n_train']} train ({r['n_labeled']} labeled), "
       f"{r['n_test']} test, {r['task']}")
+    p(f"features     {r['features']}")
+    if r.get("target"):
+        t = r["target"]
+        p("targets      " + (f"standardized (labeled training mean {t['mean']:.4g}, std "
+                             f"{t['std']:.4g}; --no-standardize-target keeps them)"
+                             if t["standardized"] else "as loaded (--no-standardize-target)"))
+    for note in r.get("notes", []):
+        p(f"note         {note}")
     p(f"model        {r['model']}, {r['folds']}-fold {r['method']} over {r['grid_size']} "
       f"grid points")
     p("chosen       " + ", ".join(f"{k}={v:.4g}" for k, v in r["best_params"].items()))
-    p(f"CV criterion {r['cv_criterion']:.4f} ({r['criterion']}, labeled held-out points)")
-    p(f"test error   {r['test_error']:.4f} (30 % held-out split)")
+    p(f"units        {r['criterion']} in {r['criterion_units']}")
+    data_units = lambda key: (f" ({r[key]:.4g} in the data's units)"  # noqa: E731
+                              if key in r else "")
+    p(f"CV criterion {r['cv_criterion']:.4f}{data_units('cv_criterion_data_units')} "
+      f"({r['criterion']}, labeled held-out points)")
+    p(f"test error   {r['test_error']:.4f}{data_units('test_error_data_units')} "
+      f"({r['criterion']}, 30 % held-out split)")
     p(f"search time  {r['search_seconds']:.2f} s ({1e3 * r['seconds_per_grid_point']:.1f} ms "
       f"per grid point)" + (f", {r['n_verified']} candidate(s) re-scored by exact CV "
                            f"(--verify {r['verify']})" if r["verify"] else ""))
@@ -304,6 +545,17 @@ def _print_report(r, out):
         p("exact search chose " + ", ".join(f"{k}={v:.4g}" for k, v in e["best_params"].items())
           + f": CV {e['cv_criterion']:.4f}, test error {e['test_error']:.4f}, "
           f"{e['search_seconds']:.2f} s ({e['speedup']:.1f}x the {r['method']} search)")
+
+
+def _level(args):
+    if args.quiet:
+        return 0
+    if args.verbose is not None:
+        return args.verbose
+    try:
+        return 1 if sys.stderr.isatty() else 0
+    except (AttributeError, ValueError):
+        return 0
 
 
 def main(argv=None):
@@ -320,9 +572,10 @@ def main(argv=None):
                         folds=args.folds, labeled_fraction=args.labeled_fraction,
                         n_components=args.n_components, quick=args.quick,
                         compare_exact=args.compare_exact, n_jobs=args.n_jobs,
-                        random_state=args.random_state,
-                        verbose=args.verbose if not args.json else 0, verify=args.verify)
-    except (ValueError, FileNotFoundError) as exc:
+                        random_state=args.random_state, verbose=_level(args),
+                        verify=args.verify, standardize=args.standardize,
+                        standardize_target=args.standardize_target)
+    except (ValueError, OSError, MemoryError) as exc:
         print(f"fastgssl select: error: {exc}", file=sys.stderr)
         return 1
     if args.json:

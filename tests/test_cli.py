@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from fastgssl.cli import main
@@ -67,7 +68,8 @@ def test_select_semi_supervised_laprls(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["n_labeled"] < report["n_train"] / 4
     assert set(report["best_params"]) == {"sigma", "gamma_a", "gamma_i"}
-    assert report["selected_point"]["exact_graph_mode"] == "rebuild"
+    # the protocol of exact CV (graph rebuilt, or labels hidden with the graph kept) is named
+    assert isinstance(report["selected_point"]["exact_graph_mode"], str)
 
 
 @pytest.mark.datasets
@@ -92,3 +94,131 @@ def test_console_script_runs():
     out = subprocess.run([sys.executable, "-m", "fastgssl.cli", "--version"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.startswith("fastgssl ")
+
+
+# ---- progress on stderr, stdout machine-clean (issue 14) --------------------------------------
+def _quick(*extra):
+    return ["select", "--quick", "--folds", "3", "--verify", "none", *extra]
+
+
+def test_json_stdout_stays_clean_with_progress_on_stderr(capsys):
+    assert main(_quick("--json", "-v")) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)  # nothing but the JSON object on stdout
+    assert "3-fold fbif search" in captured.err and "candidate" in captured.err
+    assert "9/9" in captured.err  # tqdm's bar reached the end
+    assert "[ApproxGridSearchCV]" not in captured.err + captured.out  # lines only with -vv
+
+
+def test_vv_prints_search_lines_and_one_line_per_candidate(capsys):
+    assert main(_quick("--json", "-vv")) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)
+    assert "[ApproxGridSearchCV]" in captured.err
+    assert "9 candidates, best first" in captured.err
+    assert captured.err.count(": CV ") >= 9
+
+
+def test_quiet_and_non_terminal_default_print_no_progress(capsys):
+    def no_progress(err):  # warnings may be there, progress not
+        return all(line.startswith("fastgssl select: warning:")
+                   for line in err.splitlines() if line.strip())
+
+    assert main(_quick("--json", "-q", "-v")) == 0
+    assert no_progress(capsys.readouterr().err)
+    assert main(_quick()) == 0  # capsys's stderr is not a terminal: no bar by default
+    captured = capsys.readouterr()
+    assert no_progress(captured.err) and "units" in captured.out
+
+
+def test_tqdm_is_a_dependency():
+    tomllib = pytest.importorskip("tomllib")
+    from pathlib import Path
+
+    meta = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert any(dep.startswith("tqdm") for dep in meta["project"]["dependencies"])
+
+
+# ---- standardization, units, unlabeled markers, clean errors ---------------------------------
+def _libsvm_regression(path, n=80, nan_rows=()):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(n, 3)) * [1.0, 100.0, 0.01]
+    y = 200.0 + 30.0 * np.sin(3 * X[:, 0]) + 0.2 * X[:, 1] + rng.normal(size=n)
+    lines = []
+    for i in range(n):
+        label = "nan" if i in nan_rows else f"{y[i]:.6f}"
+        lines.append(label + " " + " ".join(f"{j + 1}:{X[i, j]:.6f}" for j in range(3)))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_libsvm_features_and_targets_standardized_and_units_stated(tmp_path, capsys):
+    data = _libsvm_regression(tmp_path / "reg.txt")
+    assert main(["select", "--dataset", str(data), "--quick", "--folds", "3", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["task"] == "regression" and r["features"].startswith("standardized")
+    t = r["target"]
+    assert t["standardized"] and 190 < t["mean"] < 210 and t["std"] > 1
+    assert "standardized target units" in r["criterion_units"]
+    assert r["test_error_data_units"] == pytest.approx(r["test_error"] * t["std"] ** 2)
+    assert r["cv_criterion_data_units"] == pytest.approx(r["cv_criterion"] * t["std"] ** 2)
+    assert r["test_error"] < 1.0  # better than predicting the mean
+
+    assert main(["select", "--dataset", str(data), "--quick", "--folds", "3", "--json",
+                 "--no-standardize", "--no-standardize-target"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["features"].startswith("as loaded") and r["target"] == {"standardized": False}
+    assert r["criterion_units"] == "squared target units (targets as loaded)"
+    assert "test_error_data_units" not in r
+
+
+def test_human_output_states_preprocessing_and_units(tmp_path, capsys):
+    data = _libsvm_regression(tmp_path / "reg.txt")
+    assert main(["select", "--dataset", str(data), "--quick", "--folds", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "features     standardized" in out
+    assert "targets      standardized" in out and "--no-standardize-target" in out
+    assert "in the data's units" in out and "units        mean squared error" in out
+
+
+def test_bundled_data_standardized_by_the_same_option(capsys):
+    assert main(_quick("--json", "--no-standardize")) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["features"].startswith("as loaded") and r["target"] is None
+    assert r["criterion_units"] == "fraction of misclassified points"
+
+
+def test_nan_labels_in_a_libsvm_file_are_unlabeled_points(tmp_path, capsys):
+    data = _libsvm_regression(tmp_path / "reg.txt", nan_rows=range(0, 80, 4))
+    assert main(["select", "--dataset", str(data), "--quick", "--folds", "3", "--json",
+                 "--model", "laprls", "--method", "bif", "--labeled-fraction", "0.5"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["n_unlabeled_given"] == 20 and r["n_test"] == 18 and r["n_train"] == 42 + 20
+    assert "joined the training split as unlabeled" in r["notes"][0]
+    assert main(["select", "--dataset", str(data), "--quick", "--folds", "3", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["n_train"] == 42 and "left out" in r["notes"][0]
+
+
+def test_none_labels_in_arrays_are_handled_or_refused():
+    from sklearn.datasets import make_moons
+
+    from fastgssl.cli import select
+
+    X, y = make_moons(90, noise=0.1, random_state=0)
+    y_obj = y.astype(object)
+    y_obj[::3] = None
+    r = select((X, y_obj, "moons"), model="laprls", method="bif", folds=3, quick=True,
+               labeled_fraction=0.5, verify=None)
+    assert r["task"] == "classification" and r["n_unlabeled_given"] == 30
+    assert r["dataset"] == "moons (given arrays)"
+    with pytest.raises(ValueError, match="every label is None / NaN"):
+        select((X, np.full(90, None)), quick=True, folds=3)
+
+
+def test_empty_or_directory_dataset_is_a_clean_error(tmp_path, capsys):
+    assert main(["select", "--dataset", ""]) == 1
+    err = capsys.readouterr().err
+    assert "--dataset is empty" in err and "Traceback" not in err
+    assert main(["select", "--dataset", str(tmp_path)]) == 1
+    assert "is a directory" in capsys.readouterr().err
