@@ -79,12 +79,19 @@ def _default_xy(params):
     return names[0], names[1]
 
 
+def _method_name(search):
+    """The method a fitted search ran (``method_`` resolves ``method="auto"``)."""
+    method = getattr(search, "method_", getattr(search, "method", "exact"))
+    return method if isinstance(method, str) else getattr(method, "name", repr(method))
+
+
 def _exact_errors(search, exact, params):
     """Exact CV error per candidate of ``search`` (NaN where unknown) and its provenance."""
     res = search.cv_results_
     if exact is None:
-        if search.method in _EXACT_METHODS:
-            return np.asarray(res["mean_cv_error"], dtype=float), f"exact ({search.method})"
+        if _method_name(search) in _EXACT_METHODS:
+            return (np.asarray(res["mean_cv_error"], dtype=float),
+                    f"exact ({_method_name(search)})")
         if "exact_cv_error" in res:
             return (np.asarray(res["exact_cv_error"], dtype=float),
                     "exact t-fold CV (verified points)")
@@ -98,7 +105,7 @@ def _exact_errors(search, exact, params):
             if set(p) == set(q) and all(_same(p[k], q[k]) for k in p):
                 out[i] = other_err[j]
                 break
-    method = getattr(exact, "method", "exact")
+    method = _method_name(exact) if hasattr(exact, "cv_results_") else "exact"
     return out, f"exact t-fold CV ({method})"
 
 
@@ -201,8 +208,9 @@ def plot_cv_surface(search, x=None, y=None, *, exact=None, axes=None, cmap="viri
     colormap = plt.get_cmap(cmap).with_extremes(bad="0.85")
     if annotate is None:
         annotate = A.size <= 64
-    kind = "criterion" if search.method in _EXACT_METHODS else "approximate criterion"
-    titles = (f"{kind} ({search.method})", exact_label)
+    method = _method_name(search)
+    kind = "criterion" if method in _EXACT_METHODS else "approximate criterion"
+    titles = (f"{kind} ({method})", exact_label)
     image = None
     for ax, Z, t in zip(axes, (A, E), titles):
         image = ax.imshow(np.ma.masked_invalid(Z), origin="lower", cmap=colormap, norm=norm,

@@ -180,3 +180,15 @@ def test_import_without_matplotlib_is_cheap():
     code = ("import sys, fastgssl.plotting; "
             "assert 'matplotlib' not in sys.modules, 'matplotlib imported at import time'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cv_surface_of_an_auto_search(data):
+    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.models import SVM
+
+    X, y = data
+    s = ApproxGridSearchCV(SVM(), GRID, cv=4, random_state=0).fit(X, y)  # method="auto"
+    _, axes = plot_cv_surface(s, "sigma", "lam")
+    method = getattr(s, "method_", s.method)
+    assert method in axes[0].get_title()
+    assert _markers(axes[0], "selected")
