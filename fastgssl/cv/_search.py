@@ -177,8 +177,13 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     if state0.regularizer is not None:
         route = ("nystrom" if not dense
                  else "spectral" if len(ratios) > _SPECTRAL_MIN_RATIOS else "dense")
-        dk = DeformedKernel(route=route)
-        if dense:
+        if state0.deformed is not None and route != "spectral":
+            dk = state0.deformed  # the first fit's factorization setup (same Q, K or V)
+        else:
+            dk = DeformedKernel(route=route)
+        if dk is state0.deformed:
+            pass
+        elif dense:
             dk.fit(None, state0.regularizer, state0.labeled, base_gram=K)
         else:
             dk.fit(None, state0.regularizer, state0.labeled, factor=first_factor(state0))
@@ -198,7 +203,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         gamma_a, gamma_i = est._regularization()
         r = ratio(merged[j])
         if r > 0:
-            KLL = dk.gram(r)[1]
+            KLL = dk.labeled_gram(r)
         else:
             if base_gram is None:
                 base_gram = (K[np.ix_(L, L)] if K is not None
@@ -216,7 +221,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
                 previous[r].shape == Y_L.shape else None
             beta = fit_dense(KLL, Y_L, np.ones(L.size, dtype=bool), None, loss, gamma_a, 0.0,
                              init=start, tol=p.get("tol", 1e-10),
-                             max_iter=p.get("max_iter", 100))
+                             max_iter=p.get("max_iter", 100), solver=p.get("solver", "auto"))
             previous[r] = beta
             state.extra = {"deformed_coef": beta}
         pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm, KLL=KLL)

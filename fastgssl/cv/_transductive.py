@@ -33,7 +33,7 @@ def deformed_gram(state):
     """``K~_LL`` of a fitted kernel machine's state (``K_LL`` without a graph)."""
     L = np.flatnonzero(state.labeled)
     if state.deformed is not None:
-        return state.deformed.gram(state.r)[1]
+        return state.deformed.labeled_gram(state.r)
     if state.uses_graph:
         from fastgssl.kernels import DeformedKernel
 
@@ -45,7 +45,7 @@ def deformed_gram(state):
                 features_=state.factor, shape=state.factor.shape))
         else:
             dk.fit(None, state.regularizer, L, base_gram=state.kernel)
-        return dk.gram(state.r)[1]
+        return dk.labeled_gram(state.r)
     if state.factor is not None:
         V = np.asarray(state.factor, dtype=np.float64)[L]
         return V @ V.T
@@ -80,7 +80,8 @@ def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
     return pred
 
 
-def _newton_predictions(KLL, Y, fl, n_folds, state, warm_start, tol, max_iter):
+def _newton_predictions(KLL, Y, fl, n_folds, state, warm_start, tol, max_iter,
+                        solver="auto"):
     from fastgssl.models._kernel_solvers import fit_dense
 
     l = KLL.shape[0]
@@ -97,7 +98,7 @@ def _newton_predictions(KLL, Y, fl, n_folds, state, warm_start, tol, max_iter):
         init = None if beta_full is None else beta_full[R] * (l / R.size)
         beta, info = fit_dense(KLL[np.ix_(R, R)], Y[R], np.ones(R.size, dtype=bool), None,
                                state.loss, state.gamma_a, 0.0, init=init, tol=tol,
-                               max_iter=max_iter, return_info=True)
+                               max_iter=max_iter, return_info=True, solver=solver)
         pred[V] = KLL[np.ix_(V, R)] @ beta
         infos.append(max((d["n_iter"] for d in info), default=1))
     return pred, infos, beta_full is not None
@@ -138,7 +139,8 @@ def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None
     else:
         pred, iters, warm = _newton_predictions(KLL, Y, fl, n_folds, state, warm_start,
                                                 params.get("tol", 1e-10),
-                                                params.get("max_iter", 100))
+                                                params.get("max_iter", 100),
+                                                params.get("solver", "auto"))
         info = {"solver": "newton", "n_iter": iters, "warm_start": warm}
     info["reduction"] = "deformed kernel" if state.uses_graph else "supervised kernel"
     return (pred[:, 0] if one_d else pred), info

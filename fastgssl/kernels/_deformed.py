@@ -316,6 +316,27 @@ class DeformedKernel:
         KSL = self.sample_block(r)
         return KSL, self._cache[self._check_r(r)][1]
 
+    def labeled_gram(self, r):
+        """``K~_LL`` alone (l x l), what cross-validation needs.
+
+        The nystrom route forms it as ``V_L M^{-1} V_L^T`` in O(c^3 + l c^2) without the
+        n x l block; the other routes take it from :meth:`sample_block`.
+        """
+        r = self._check_r(r)
+        if r in self._cache:
+            return self._cache[r][1]
+        if self.route_ != "nystrom":
+            return self.gram(r)[1]
+        V_L = np.asarray(self.nystrom_.features_, dtype=np.float64)[self.labeled_index_]
+        M = np.eye(V_L.shape[1])
+        if r > 0:
+            M += r * self._VtQV
+        M = 0.5 * (M + M.T)
+        KLL = V_L @ sla.solve(M, V_L.T, assume_a="pos", check_finite=False)
+        KLL = 0.5 * (KLL + KLL.T)
+        self.gram_eigenvalues_ = _check_gram(KLL, r)
+        return KLL
+
     def coupling(self, r):
         """``G = r Q K~_{S,L}`` (n x l): ``K~(x, X_L) = k(x, X_L) - k_S(x)^T G``."""
         r = self._check_r(r)

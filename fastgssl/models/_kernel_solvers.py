@@ -255,8 +255,11 @@ def objective_dense(K, alpha, y_enc, labeled, Q, loss, gamma_a, gamma_i):
     return _objective(f, alpha @ f, y_enc, labeled, Q, loss, gamma_a, gamma_i)
 
 
+SOLVERS = ("auto", "newton")
+
+
 def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_iter=100,
-              init=None, return_info=False):
+              init=None, return_info=False, solver="auto"):
     """Expansion coefficients ``alpha`` of the dense manifold-regularized kernel machine.
 
     Parameters
@@ -281,6 +284,9 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
         (one Newton step from 0), which halves the iterations of the Huber hinge.
     return_info : bool
         Also return a list with one Newton report per column (empty for the closed form).
+    solver : {"auto", "newton"}
+        Optimizer of the losses without a closed form; ``"newton"`` is the reference
+        (damped Newton with an exact line search), ``"auto"`` picks the fastest available.
 
     Returns
     -------
@@ -292,6 +298,8 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
     See the module docstring for the closed forms and the Newton step. ``f = K alpha`` at the
     training points; ``f(x) = k(x, X) alpha`` elsewhere.
     """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {list(SOLVERS)}, got {solver!r}.")
     K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
     if K.shape != (n, n):

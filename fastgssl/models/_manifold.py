@@ -166,6 +166,9 @@ class _KernelMachine(BaseEstimator):
             _check_choice(self.landmarks, "landmarks", _LANDMARKS)
         check_positive(self.tol, "tol")
         _check_int(self.max_iter, "max_iter", 1)
+        from fastgssl.models._kernel_solvers import SOLVERS
+
+        _check_choice(self.solver, "solver", SOLVERS)
 
     def _make_loss(self, task):
         from fastgssl.losses import get_loss
@@ -352,6 +355,7 @@ class _KernelMachine(BaseEstimator):
 
         K = fac = dk = beta = None
         options = {"tol": self.tol, "max_iter": self.max_iter, "return_info": True}
+        dense_options = {**options, "solver": self.solver}
         # fastgssl.cv's exact refits hand a start in through _init_coef (used once)
         previous = self.__dict__.pop("_init_coef", None)
         deformed = Q is not None and self._formulation() == "deformed"
@@ -389,14 +393,14 @@ class _KernelMachine(BaseEstimator):
             init = (previous if previous is not None and previous.shape == y_L.shape
                     else None)
             beta, info = fit_dense(K_LL, y_L, np.ones(l, dtype=bool), None, loss, gamma_a, 0.0,
-                                   init=init, **options)
+                                   init=init, **dense_options)
             coef = dk.expansion(beta, r)
             decision = K_SL @ beta
         elif K is not None:
             init = (previous if previous is not None and previous.shape == y_enc.shape
                     else None)
             coef, info = fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, init=init,
-                                   **options)
+                                   **dense_options)
             decision = K @ coef
         else:
             coef, info = fit_nystrom(fac.features_, y_enc, labeled, Q, loss, gamma_a, gamma_i,
@@ -628,6 +632,10 @@ _COMMON_PARAMS_DOC = """
         Newton iterations per output column; a ConvergenceWarning gives the numbers otherwise.
     random_state : int, RandomState or None
         Seeds the Nystrom landmarks.
+    solver : str, default="auto"
+        Optimizer for losses without a closed form (dense backend and the l-point problem
+        of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
+        search, the reference) or ``"auto"`` (the fastest available for the loss).
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
@@ -683,7 +691,7 @@ class KRR(_KernelMachine):
     def __init__(self, lam=1e-3, sigma=1.0, *, kernel="rbf", kernel_params=None, loss="square",
                  loss_params=None, task="regression", backend="dense", n_components=300,
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
-                 warm_start=False):
+                 warm_start=False, solver="auto"):
         self.lam = lam
         self.sigma = sigma
         self.kernel = kernel
@@ -698,6 +706,7 @@ class KRR(_KernelMachine):
         self.max_iter = max_iter
         self.random_state = random_state
         self.warm_start = warm_start
+        self.solver = solver
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -743,7 +752,7 @@ class SVM(_KernelMachine):
     def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", kernel_params=None,
                  loss="huber_hinge", loss_params=None, backend="dense", n_components=300,
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
-                 warm_start=False):
+                 warm_start=False, solver="auto"):
         self.lam = lam
         self.h = h
         self.sigma = sigma
@@ -758,6 +767,7 @@ class SVM(_KernelMachine):
         self.max_iter = max_iter
         self.random_state = random_state
         self.warm_start = warm_start
+        self.solver = solver
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -845,7 +855,7 @@ class LapRLS(_KernelMachine):
                  power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
                  kernel_params=None, backend="dense", formulation="deformed",
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
-                 random_state=None, warm_start=False):
+                 random_state=None, warm_start=False, solver="auto"):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -869,6 +879,7 @@ class LapRLS(_KernelMachine):
         self.max_iter = max_iter
         self.random_state = random_state
         self.warm_start = warm_start
+        self.solver = solver
 
     def _regularization(self):
         return (check_positive(self.gamma_a, "gamma_a"),
@@ -933,7 +944,7 @@ class LapSVM(_KernelMachine):
                  regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
                  kernel_params=None, backend="dense", formulation="deformed",
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
-                 random_state=None, warm_start=False):
+                 random_state=None, warm_start=False, solver="auto"):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -957,6 +968,7 @@ class LapSVM(_KernelMachine):
         self.max_iter = max_iter
         self.random_state = random_state
         self.warm_start = warm_start
+        self.solver = solver
 
     _regularization = LapRLS._regularization
     _formulation = LapRLS._formulation
