@@ -387,7 +387,7 @@ class _KernelMachine(BaseEstimator):
             K_SL, K_LL = dk.gram(r)
             L = dk.labeled_index_
             l = L.size
-            warn_if_ill_conditioned(dk.gram_eigenvalues_, gamma_a * l,
+            warn_if_ill_conditioned(dk.gram_norm_, gamma_a * l,
                                     f"{type(self).__name__}.fit")
             y_L = y_enc[L]
             init = (previous if previous is not None and previous.shape == y_L.shape
