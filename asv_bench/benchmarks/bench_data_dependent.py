@@ -10,6 +10,8 @@ from fastgssl.datasets import make_gaussian_mixture
 from fastgssl.kernels import DataDependentKernel, rbf_kernel
 from fastgssl.models import KernelKMeans
 
+from . import log_environment
+
 
 def _mixture(n, d=50, n_classes=10, sep=0.5, seed=0):
     return make_gaussian_mixture(n, d, n_classes, sep, random_state=seed)
@@ -26,6 +28,7 @@ class DataDependentKernelBuild:
     timeout = 600
 
     def setup(self, n, m):
+        log_environment(type(self).__name__)
         _warm()
         self.X, _ = _mixture(n)
 
@@ -34,12 +37,13 @@ class DataDependentKernelBuild:
                             random_state=0).fit(self.X)
 
 
-class DataDependentKernelPower:
+class DataDependentKernelPower_n10000:
     params = [1, 2, 4]
     param_names = ["power"]
     timeout = 600
 
     def setup(self, p):
+        log_environment(type(self).__name__)
         _warm()
         self.X, _ = _mixture(10_000)
 
@@ -48,10 +52,11 @@ class DataDependentKernelPower:
                             random_state=0).fit(self.X)
 
 
-class DataDependentKernelGram:
+class DataDependentKernelGram_n10000:
     """Evaluating K_breve on new points: m base-kernel columns plus two small products."""
 
     def setup(self):
+        log_environment(type(self).__name__)
         _warm()
         X, _ = _mixture(10_000)
         self.ddk = DataDependentKernel(n_subsample=500, regularizer="L", sigma=50.0,
@@ -65,12 +70,13 @@ class DataDependentKernelGram:
         rbf_kernel(self.X_new, sigma=50.0)
 
 
-class TwoMoonsClustering:
+class TwoMoonsClustering_n1000:
     """Seed 002, Section 5.2: 1,000 points, m_hat = 40, p = 2 (paper: 1 % error)."""
 
     timeout = 300
 
     def setup(self):
+        log_environment(type(self).__name__)
         from sklearn.datasets import make_moons
 
         self.X, self.y = make_moons(1000, noise=0.05, random_state=0)
@@ -109,6 +115,7 @@ class MnistFewLabels:
     timeout = 600
 
     def setup(self):
+        log_environment(type(self).__name__)
         from fastgssl.datasets import load_mnist_test
         from fastgssl.kernels import default_sigma
 

@@ -8,6 +8,8 @@ from sklearn.neighbors import NearestNeighbors
 
 from fastgssl.graphs import epsilon_graph, knn_graph, knn_search
 
+from . import log_environment
+
 
 def _mixture(n, d, seed=0):
     rng = np.random.default_rng(seed)
@@ -21,6 +23,7 @@ class KNNGraph:
     timeout = 300
 
     def setup(self, n_d):
+        log_environment(type(self).__name__)
         n, d = n_d
         self.X = _mixture(n, d)
         knn_graph(self.X[:2000], 10)  # JIT warm-up / cache load outside the timing
@@ -42,8 +45,9 @@ class KNNGraph:
     track_recall_vs_sklearn.unit = "recall@10"
 
 
-class EpsilonGraph:
+class EpsilonGraph_n5000_d10:
     def setup(self):
+        log_environment(type(self).__name__)
         self.X = _mixture(5_000, 10)
         epsilon_graph(self.X[:500], 4.0)
 
@@ -51,8 +55,9 @@ class EpsilonGraph:
         epsilon_graph(self.X, 4.0)
 
 
-class SparseKNN:
+class SparseKNN_n5000_d500:
     def setup(self):
+        log_environment(type(self).__name__)
         import scipy.sparse as sp
 
         self.X = sp.random(5_000, 500, density=0.02, format="csr", random_state=0)
@@ -68,6 +73,7 @@ class ColdStart:
     timeout = 300
 
     def setup(self):
+        log_environment(type(self).__name__)
         knn_graph(_mixture(500, 10), 5)  # make sure the on-disk cache exists
 
     def time_first_knn_graph_fresh_process(self):

@@ -12,6 +12,8 @@ import numpy as np
 
 from fastgssl.datasets import hide_labels, make_gaussian_mixture
 
+from . import log_environment
+
 
 def gaussian_mixture(n, d=50, n_classes=10, sep=0.5, seed=0):
     return make_gaussian_mixture(n, d, n_classes, sep, random_state=seed)
@@ -30,6 +32,7 @@ class FullSolve:
     timeout = 600
 
     def setup(self, n, estimator):
+        log_environment(type(self).__name__)
         import fastgssl.models as models
 
         self.X, self.y = gaussian_mixture(n)
@@ -56,6 +59,7 @@ class SklearnLabelSpreading:
     timeout = 600
 
     def setup(self, n):
+        log_environment(type(self).__name__)
         from sklearn.semi_supervised import LabelSpreading
 
         self.X, self.y = gaussian_mixture(n)
@@ -76,7 +80,7 @@ class SklearnLabelSpreading:
     track_accuracy.unit = "accuracy"
 
 
-class SubsetApproximation:
+class SubsetApproximation_n10000:
     """SS_hat / SS_RR (seed 004 section 5) on a fixed graph: accuracy and time against m."""
 
     params = ([300, 1_000, 2_000], [True, False])
@@ -84,6 +88,7 @@ class SubsetApproximation:
     timeout = 600
 
     def setup(self, m, drop_rr):
+        log_environment(type(self).__name__)
         from fastgssl.graphs import knn_graph
         from fastgssl.models import LabelPropagation
 

@@ -7,6 +7,8 @@ import numpy as np
 
 from fastgssl.losses import get_loss
 
+from . import log_environment
+
 
 def _huber_numpy(y, f, h):
     z = y * f
@@ -18,6 +20,7 @@ class LossEvaluation:
     param_names = ["loss", "n"]
 
     def setup(self, name, n):
+        log_environment(type(self).__name__)
         rng = np.random.default_rng(0)
         self.y = rng.choice([-1.0, 1.0], size=n)
         self.f = rng.normal(size=n)
@@ -37,6 +40,7 @@ class LossEvaluation:
 
 class HuberAgainstNumpy:
     def setup(self):
+        log_environment(type(self).__name__)
         rng = np.random.default_rng(0)
         self.y = rng.choice([-1.0, 1.0], size=1_000_000)
         self.f = rng.normal(size=1_000_000)
@@ -62,6 +66,7 @@ class ColdStart:
     repeat = 3
 
     def setup(self):
+        log_environment(type(self).__name__)
         _fresh_process(_FIRST_CALL)  # make sure the disk cache is populated
 
     def time_import_fastgssl(self):

@@ -7,6 +7,8 @@ that hurts the fit shows.
 
 import numpy as np
 
+from . import log_environment
+
 
 def _regression(n, d=20, seed=0):
     from sklearn.datasets import make_regression
@@ -40,6 +42,7 @@ class KRRFit:
     timeout = 300
 
     def setup(self, n, impl):
+        log_environment(type(self).__name__)
         from sklearn.kernel_ridge import KernelRidge
 
         from fastgssl.models import KRR
@@ -69,6 +72,7 @@ class SVMFit:
     timeout = 300
 
     def setup(self, n, impl):
+        log_environment(type(self).__name__)
         from sklearn.svm import SVC
 
         from fastgssl.models import SVM
@@ -93,22 +97,23 @@ class SVMFit:
 class LapSVMFit:
     """Semi-supervised fits, 2 % labeled: dense LapSVM / LapRLS and the nystrom LapSVM."""
 
-    params = (["LapSVM-dense", "LapRLS-dense", "LapSVM-nystrom"],)
+    params = (["LapSVM-dense-n2000", "LapRLS-dense-n2000", "LapSVM-nystrom-n20000"],)
     param_names = ["model"]
     timeout = 600
 
     def setup(self, model):
+        log_environment(type(self).__name__)
         from fastgssl.models import LapRLS, LapSVM
 
         _warm()
-        n = 2000 if model.endswith("dense") else 20_000
+        name, backend, size = model.split("-")
+        n = int(size[1:])
         rng = np.random.default_rng(0)
         means = rng.normal(size=(2, 10))
         y = rng.integers(0, 2, n)
         X = means[y] + rng.normal(size=(n, 10))
         self.X, self.y = X, y
         self.ys = np.where(rng.random(n) < 0.02, y, -1)
-        name, backend = model.split("-")
         est = {"LapSVM": LapSVM, "LapRLS": LapRLS}[name]
         # the graph is built once here: the benchmark times the learner, not the kNN search
         from fastgssl.graphs import knn_graph

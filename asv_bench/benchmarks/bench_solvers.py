@@ -7,6 +7,8 @@ from fastgssl.graphs import knn_graph
 from fastgssl.regularizers import laplacian
 from fastgssl.solvers import LaplacianSolver
 
+from . import log_environment
+
 
 def _problem(n, d, r, seed=0):
     rng = np.random.default_rng(seed)
@@ -18,12 +20,13 @@ def _problem(n, d, r, seed=0):
     return Q, B
 
 
-class LaplacianSolves:
+class LaplacianSolves_n8000:
     params = (["cg", "amg", "auto"], [50, 2])
     param_names = ["method", "d"]
     timeout = 600
 
     def setup(self, method, d):
+        log_environment(type(self).__name__)
         self.Q, self.B = _problem(8_000, d, 50)
         LaplacianSolver(self.Q, method=method).solve(self.B[:, :2])  # JIT warm-up
 
@@ -39,12 +42,13 @@ class LaplacianSolves:
         return solver.multigrid_.operator_complexity
 
 
-class JacobiLoopBaseline:
+class JacobiLoopBaseline_n8000:
     params = ([50, 2],)
     param_names = ["d"]
     timeout = 600
 
     def setup(self, d):
+        log_environment(type(self).__name__)
         self.Q, self.B = _problem(8_000, d, 50)
         dinv = 1.0 / self.Q.diagonal()
         self.M = spla.LinearOperator(self.Q.shape, matvec=lambda v: dinv * v.ravel())
