@@ -74,9 +74,9 @@ sphinx_gallery_conf = {
     "write_computation_times": False,
 }
 
-# Warnings that the code under documentation raises on purpose (numerical notes) must not
-# fail the build, but warnings of the build itself do (-W).
-warnings.filterwarnings("ignore", category=UserWarning, message=".*Matplotlib is currently using agg.*")
+# Examples call plt.show() so that they also run as scripts; under Agg it only warns.
+warnings.filterwarnings("ignore", category=UserWarning,
+                        message=".*Matplotlib is currently using agg.*")
 
 html_theme = "furo"
 html_title = f"fastgssl {release}"
