@@ -235,7 +235,7 @@ def test_bad_input_errors():
         cv_score(SVM(), X, y, folds, method="exact-quadratic")
     with pytest.raises(ValueError, match=">= 2"):
         cv_score(SVM(), X, y, 1, method="bif")
-    with pytest.raises(ValueError, match="not a fitted"):
+    with pytest.raises(ValueError, match="not fitted"):
         bif_matrix(SVM(), folds)
     with pytest.raises(ValueError, match="'bif' or 'fbif'"):
         bif_matrix(SVM().fit(X, y), folds, method="exact")

@@ -217,13 +217,12 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
 
     if method not in ("bif", "fbif"):
         raise ValueError(f"method must be 'bif' or 'fbif', got {method!r}.")
-    _check_fitted(fitted_estimator)
-    labeled = np.asarray(fitted_estimator.labeled_mask_, dtype=bool)
-    classes = getattr(fitted_estimator, "classes_", None)
+    state = _check_fitted(fitted_estimator)
+    labeled = np.asarray(state.labeled, dtype=bool)
     y_check = None
-    if classes is not None:
-        yt = np.asarray(fitted_estimator.y_train_)
+    if state.classes is not None:
+        yt = np.asarray(state.y)
         y_check = yt if yt.ndim == 1 else np.argmax(yt, axis=1)
-    folds, n_folds = check_folds(folds, labeled, y_check, classification=classes is not None)
-    return bif_of_fitted(fitted_estimator, folds, n_folds, method=method,
+    folds, n_folds = check_folds(folds, labeled, y_check, classification=state.classes is not None)
+    return bif_of_fitted(state, folds, n_folds, method=method,
                          n_components=n_components, random_state=random_state)

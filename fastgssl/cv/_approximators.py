@@ -24,7 +24,6 @@ labeled points (so approximate and exact criteria compare directly).
 
 from __future__ import annotations
 
-import inspect
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -105,10 +104,6 @@ class CVResult:
 # ------------------------------------------------------------------------------------ helpers
 
 
-def _is_classification(fitted):
-    return getattr(fitted, "classes_", None) is not None
-
-
 def validation_loss(pred, targets, classification):
     """Per-point validation loss: 0-1 (classification, +-1 coded targets) or squared error."""
     if classification:
@@ -135,33 +130,37 @@ def _result(method, pred, targets, lab_idx, folds, n_folds, classification, clas
     )
 
 
-def _uses_graph(fitted):
-    return getattr(fitted, "gamma_i_", 0.0) > 0 and getattr(fitted, "graph_", None) is not None
+def as_state(fitted):
+    """The :class:`fastgssl.CVState` of a fitted learner (or the state itself)."""
+    from fastgssl._protocol import CVState
+
+    if isinstance(fitted, CVState):
+        return fitted
+    if not hasattr(fitted, "cv_state"):
+        raise ValueError(
+            f"{type(fitted).__name__} does not implement the CV protocol (a cv_state() "
+            f"method returning a fastgssl.CVState); the one-fit methods need it. Use "
+            f"method='exact', which refits any estimator."
+        )
+    return fitted.cv_state()
 
 
-def _regularizer_factory(est):
-    """Callable W -> Q building the estimator's regularizer (L, L_norm, L^p, plugins)."""
-    if hasattr(est, "_build_regularizer"):
-        return est._build_regularizer
-    from fastgssl import registry
-
-    factory = registry.load("fastgssl.regularizers", getattr(est, "regularizer", "L"))
-    params = {"power": getattr(est, "power", 1)}
-    try:
-        sig = inspect.signature(factory)
-        if not any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-            params = {k: v for k, v in params.items() if k in sig.parameters}
-    except (TypeError, ValueError):
-        pass
-    return factory(**params)
+def _regularizer_factory(state):
+    """Callable W -> Q building the learner's regularizer (L, L_norm, L^p, plugins)."""
+    if state.regularizer_factory is None:
+        raise ValueError(
+            "the learner's CVState gives no regularizer_factory (W -> Q); the fold "
+            "regularizers of the inductive protocol need it."
+        )
+    return state.regularizer_factory
 
 
-def fold_regularizers(fitted, folds, n_folds):
+def fold_regularizers(state, folds, n_folds):
     """Regularizer Q_{S_i} of the subgraph induced on each fold S_i (DESIGN 3.2)."""
-    if not _uses_graph(fitted):
+    if not state.uses_graph:
         return None
-    W = sp.csr_matrix(fitted.graph_)
-    reg = _regularizer_factory(fitted)
+    W = sp.csr_matrix(state.graph)
+    reg = _regularizer_factory(state)
     out = []
     for i in range(n_folds):
         Si = np.flatnonzero(folds == i)
@@ -172,38 +171,34 @@ def fold_regularizers(fitted, folds, n_folds):
     return out
 
 
-def _kernel_matrix(fitted):
-    K = getattr(fitted, "kernel_train_", None)
-    if K is None and getattr(fitted, "kernel", None) == "precomputed":
-        K = fitted.X_fit_
+def _kernel_matrix(state):
+    K = state.kernel
     if K is None:
         return None
     return K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
 
 
-def _fitted_state(fitted):
+def _fitted_state(state):
     """Columns of targets / fitted values and the loss derivatives at the training points."""
-    y = np.asarray(fitted.y_train_, dtype=np.float64)
-    f = np.asarray(fitted.decision_train_, dtype=np.float64)
-    labeled = np.asarray(fitted.labeled_mask_, dtype=bool)
-    Y = y[:, None] if y.ndim == 1 else y
-    F = f[:, None] if f.ndim == 1 else f
-    g = np.where(labeled[:, None], fitted.loss_.d1(Y, F), 0.0)
-    h = np.where(labeled[:, None], fitted.loss_.d2(Y, F), 0.0)
-    return Y, F, g, h, labeled, y.ndim == 1
+    Y, F, one_d = state.columns()
+    g, h = state.derivatives()
+    return Y, F, g, h, np.asarray(state.labeled, dtype=bool), one_d
 
 
-def _check_fitted(fitted):
-    needed = ("y_train_", "decision_train_", "labeled_mask_", "loss_", "gamma_a_")
-    missing = [a for a in needed if not hasattr(fitted, a)]
-    if missing:
+def _check_fitted(state):
+    """A state the derivative-based methods can use (a loss, gamma_a and a kernel/factor)."""
+    state = as_state(state)
+    if state.loss is None or not state.gamma_a > 0:
         raise ValueError(
-            f"{type(fitted).__name__} is not a fitted manifold-regularized kernel machine "
-            f"(missing {missing}); fit it first, or pass a KRR, SVM, LapRLS or LapSVM."
+            "the learner's CVState has no loss or no gamma_a > 0: derivative-based CV (bif, "
+            "fbif, newton, exact-quadratic) applies to kernel machines; use method='exact'."
         )
+    if state.kernel is None and state.factor is None:
+        raise ValueError("the learner's CVState has neither a kernel nor a factor.")
+    return state
 
 
-def _landmark_factor(fitted, K, n_components, random_state):
+def _landmark_factor(state, K, n_components, random_state):
     """Nystrom factor V of the training kernel, sampling columns of K (DESIGN 3.3)."""
     from fastgssl.kernels._nystrom import nystrom_from_gram
 
@@ -227,23 +222,23 @@ def bif_of_fitted(fitted, folds, n_folds, method="bif", n_components=None, rando
     margin points) gets the exact rank-|M| Woodbury BIF instead (cheaper, no Nystrom error).
     ``info`` (a dict) receives the form used.
     """
-    _check_fitted(fitted)
-    Y, F, G, Hc, labeled, one_d = _fitted_state(fitted)
+    state = _check_fitted(fitted)
+    Y, F, G, Hc, labeled, one_d = _fitted_state(state)
     n = len(labeled)
-    gamma_a = float(fitted.gamma_a_)
-    gamma_i = float(getattr(fitted, "gamma_i_", 0.0) or 0.0)
-    Q = fitted.laplacian_ if gamma_i > 0 else None
+    gamma_a = float(state.gamma_a)
+    gamma_i = float(state.gamma_i or 0.0)
+    Q = state.regularizer if gamma_i > 0 else None
     if gamma_i > 0 and Q is None:
-        raise ValueError("the estimator has gamma_i_ > 0 but no laplacian_; refit it.")
-    Qs = fold_regularizers(fitted, folds, n_folds)
-    if not _uses_graph(fitted):
+        raise ValueError("the learner has gamma_i > 0 but no regularizer in its CVState.")
+    Qs = fold_regularizers(state, folds, n_folds)
+    if not state.uses_graph:
         gamma_i = 0.0
-    nys = getattr(fitted, "nystrom_", None)
-    K = None if nys is not None else _kernel_matrix(fitted)
+    nys = state.factor
+    K = None if nys is not None else _kernel_matrix(state)
     out = []
     if K is None:  # nystrom backend: exact BIF of the linear model in the c features
-        Vn = nys.features_
-        Wc = np.asarray(fitted.coef_, dtype=np.float64)
+        Vn = np.asarray(nys, dtype=np.float64)
+        Wc = np.asarray(state.coef, dtype=np.float64)
         Wc = Wc[:, None] if Wc.ndim == 1 else Wc
         for k in range(Y.shape[1]):
             out.append(bif_wspace(Vn, Wc[:, k], G[:, k], Hc[:, k], labeled, folds, n_folds,
@@ -266,7 +261,7 @@ def bif_of_fitted(fitted, folds, n_folds, method="bif", n_components=None, rando
                 forms.append("exact-active-set")
                 continue
             if V is None:
-                V = _landmark_factor(fitted, K, c, random_state)
+                V = _landmark_factor(state, K, c, random_state)
             elif callable(V):  # a shared factor built on first use (the search object)
                 V = V()
             out.append(fbif_dense(V, F[:, k], G[:, k], Hc[:, k], labeled, folds, n_folds,
@@ -395,17 +390,18 @@ class _OneFitMethod(CVMethod):
     def run_fitted(self, fitted, folds, n_folds, times=None, **kw):
         """CV result from an already fitted estimator (used by the search object)."""
         t1 = time.perf_counter()
-        classification = _is_classification(fitted)
-        labeled = np.asarray(fitted.labeled_mask_, dtype=bool)
+        state = _check_fitted(fitted)
+        classification = state.classification
+        labeled = np.asarray(state.labeled, dtype=bool)
         lab_idx = np.flatnonzero(labeled)
-        pred, info, extra = self._predict(fitted, folds, n_folds, **kw)
-        targets = np.asarray(fitted.y_train_, dtype=np.float64)[lab_idx]
+        pred, info, extra = self._predict(state, folds, n_folds, **kw)
+        targets = np.asarray(state.y, dtype=np.float64)[lab_idx]
         times = dict(times or {})
         times["cv"] = time.perf_counter() - t1
-        graph_mode = extra.pop("graph_mode", "induced" if _uses_graph(fitted) else None)
+        graph_mode = extra.pop("graph_mode", "induced" if state.uses_graph else None)
         extra.setdefault("protocol", self.default_protocol())
         return _result(self.name, pred, targets, lab_idx, folds, n_folds,
-                       classification, getattr(fitted, "classes_", None), times=times,
+                       classification, state.classes, times=times,
                        info=info, graph_mode=graph_mode, **extra)
 
 
@@ -427,14 +423,14 @@ class BIF(_OneFitMethod):
 
     name = "bif"
 
-    def bif_matrix(self, fitted, folds, n_folds):
-        return bif_of_fitted(fitted, folds, n_folds, method="bif")
+    def bif_matrix(self, state, folds, n_folds):
+        return bif_of_fitted(state, folds, n_folds, method="bif")
 
-    def _predict(self, fitted, folds, n_folds):
-        B = self.bif_matrix(fitted, folds, n_folds)
-        f = np.asarray(fitted.decision_train_, dtype=np.float64)
-        labeled = np.asarray(fitted.labeled_mask_, dtype=bool)
-        backend = "nystrom-wspace" if getattr(fitted, "nystrom_", None) is not None else "dense"
+    def _predict(self, state, folds, n_folds):
+        B = self.bif_matrix(state, folds, n_folds)
+        f = np.asarray(state.f, dtype=np.float64)
+        labeled = np.asarray(state.labeled, dtype=bool)
+        backend = "nystrom-wspace" if state.factor is not None else "dense"
         return bif_predictions(f, B, labeled, folds, n_folds), {"backend": backend}, {}
 
 
@@ -464,21 +460,21 @@ class FBIF(BIF):
         self.n_components = n_components
         self.random_state = random_state
 
-    def bif_matrix(self, fitted, folds, n_folds, V=None):
-        return bif_of_fitted(fitted, folds, n_folds, method="fbif",
+    def bif_matrix(self, state, folds, n_folds, V=None):
+        return bif_of_fitted(state, folds, n_folds, method="fbif",
                              n_components=self.n_components, random_state=self.random_state,
                              V=V)
 
-    def _predict(self, fitted, folds, n_folds, V=None):
+    def _predict(self, state, folds, n_folds, V=None):
         info = {}
-        if getattr(fitted, "nystrom_", None) is not None:
-            info = {"backend": "nystrom-wspace", "rank": fitted.nystrom_.features_.shape[1]}
+        if state.factor is not None:
+            info = {"backend": "nystrom-wspace", "rank": state.factor.shape[1]}
         else:
             info = {"backend": "dense"}
-        B = bif_of_fitted(fitted, folds, n_folds, method="fbif", n_components=self.n_components,
+        B = bif_of_fitted(state, folds, n_folds, method="fbif", n_components=self.n_components,
                           random_state=self.random_state, V=V, info=info)
-        f = np.asarray(fitted.decision_train_, dtype=np.float64)
-        labeled = np.asarray(fitted.labeled_mask_, dtype=bool)
+        f = np.asarray(state.f, dtype=np.float64)
+        labeled = np.asarray(state.labeled, dtype=bool)
         return bif_predictions(f, B, labeled, folds, n_folds), info, {}
 
 
@@ -502,29 +498,29 @@ class ExactQuadraticCV(_OneFitMethod):
     protocols = ("transductive",)
     is_exact = True
 
-    def _predict(self, fitted, folds, n_folds):
-        name = getattr(fitted.loss_, "name", None)
+    def _predict(self, state, folds, n_folds):
+        name = getattr(state.loss, "name", None)
         if name != "square":
             raise ValueError(
                 f"method='exact-quadratic' needs the square loss, the estimator uses "
                 f"{name!r}; use method='exact', 'bif' or 'fbif'."
             )
-        labeled = np.asarray(fitted.labeled_mask_, dtype=bool)
+        labeled = np.asarray(state.labeled, dtype=bool)
         l = int(labeled.sum())
         n = len(labeled)
-        gamma_i = float(getattr(fitted, "gamma_i_", 0.0) or 0.0)
-        use_graph = _uses_graph(fitted)
-        mu_a = l * float(fitted.gamma_a_)
+        gamma_i = float(state.gamma_i or 0.0)
+        use_graph = state.uses_graph
+        mu_a = l * float(state.gamma_a)
         mu_i = l * gamma_i / n**2 if use_graph else 0.0
-        Q = fitted.laplacian_ if use_graph else None
-        y = np.asarray(fitted.y_train_, dtype=np.float64)
-        nys = getattr(fitted, "nystrom_", None)
+        Q = state.regularizer if use_graph else None
+        y = np.asarray(state.y, dtype=np.float64)
+        nys = state.factor
         if nys is not None:
-            pred = exact_quadratic_wspace(nys.features_, y, labeled, folds, n_folds, mu_a,
+            pred = exact_quadratic_wspace(np.asarray(nys), y, labeled, folds, n_folds, mu_a,
                                           mu_i, Q)
             backend = "nystrom-wspace"
         else:
-            pred = exact_quadratic_predictions(_kernel_matrix(fitted), y, labeled, folds,
+            pred = exact_quadratic_predictions(_kernel_matrix(state), y, labeled, folds,
                                                n_folds, mu_a, mu_i, Q)
             backend = "dense"
         extra = {"form": "sum"}
@@ -533,12 +529,12 @@ class ExactQuadraticCV(_OneFitMethod):
         return pred, {"backend": backend, "mu_a": mu_a, "mu_i": mu_i}, extra
 
 
-def complement_regularizers(fitted, folds, n_folds):
+def complement_regularizers(state, folds, n_folds):
     """Regularizer of the subgraph induced on S minus S_i, embedded in n x n, per fold."""
-    if not _uses_graph(fitted):
+    if not state.uses_graph:
         return None
-    W = sp.csr_matrix(fitted.graph_)
-    reg = _regularizer_factory(fitted)
+    W = sp.csr_matrix(state.graph)
+    reg = _regularizer_factory(state)
     n = W.shape[0]
     out = []
     for i in range(n_folds):
@@ -571,29 +567,29 @@ class NewtonCV(_OneFitMethod):
 
     name = "newton"
 
-    def _predict(self, fitted, folds, n_folds):
-        if getattr(fitted, "nystrom_", None) is not None:
+    def _predict(self, state, folds, n_folds):
+        if state.factor is not None:
             raise ValueError(
                 "method='newton' needs the dense backend (backend='dense'); for the nystrom "
                 "backend use method='bif' (its exact w-space BIF) or 'exact'."
             )
-        Y, F, G, Hc, labeled, one_d = _fitted_state(fitted)
-        K = _kernel_matrix(fitted)
-        alpha = np.asarray(fitted.dual_coef_, dtype=np.float64)
+        Y, F, G, Hc, labeled, one_d = _fitted_state(state)
+        K = _kernel_matrix(state)
+        alpha = np.asarray(state.coef, dtype=np.float64)
         alpha = alpha[:, None] if alpha.ndim == 1 else alpha
-        gamma_i = float(getattr(fitted, "gamma_i_", 0.0) or 0.0) if _uses_graph(fitted) else 0.0
+        gamma_i = float(state.gamma_i or 0.0) if state.uses_graph else 0.0
         linear = int(np.count_nonzero((G[labeled] != 0) & (Hc[labeled] == 0)))
         if linear:
             warnings.warn(
                 f"method='newton': {linear} labeled point(s) sit on a linear piece of the "
-                f"loss {fitted.loss_.name!r} (non-zero slope, zero curvature); the Newton step "
+                f"loss {state.loss.name!r} (non-zero slope, zero curvature); the Newton step "
                 f"is unreliable there. Use method='bif', 'fbif' or 'exact'.",
                 RuntimeWarning,
                 stacklevel=4,
             )
-        Qc = complement_regularizers(fitted, folds, n_folds)
+        Qc = complement_regularizers(state, folds, n_folds)
         cols = [newton_step_predictions(K, alpha[:, k], G[:, k], Hc[:, k], labeled, folds,
-                                        n_folds, float(fitted.gamma_a_), gamma_i, Qc)
+                                        n_folds, float(state.gamma_a), gamma_i, Qc)
                 for k in range(Y.shape[1])]
         pred = cols[0] if one_d else np.column_stack(cols)
         return pred, {"backend": "dense"}, {}
