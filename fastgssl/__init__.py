@@ -32,12 +32,16 @@ _SUBMODULES = (
     "testing",
 )
 
-__all__ = list(_SUBMODULES) + ["__version__"]
+__all__ = list(_SUBMODULES) + ["CVState", "__version__"]
 
 
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"fastgssl.{name}")
+    if name == "CVState":  # the learner-side protocol of fastgssl.cv
+        from fastgssl._protocol import CVState
+
+        return CVState
     raise AttributeError(f"module 'fastgssl' has no attribute {name!r}")
 
 

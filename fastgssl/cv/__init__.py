@@ -14,9 +14,19 @@ Functions
 - :func:`cv_score`        mean validation loss (0-1 / squared error) over labeled points
 - :func:`cv_result`       the whole :class:`CVResult` (times, graph mode, objective form)
 
+Protocols
+---------
+``protocol="transductive"`` (default): the labels of fold i are hidden and every point stays
+in the graph; ``protocol="inductive"``: the points of fold i are removed. Learners expose
+their fitted state through ``cv_state()`` (:class:`fastgssl.CVState`); methods subclass
+:class:`CVMethod` (``run``, ``protocols``, ``is_exact``). ``method="auto"`` (the default of
+:func:`cv_score`, :func:`cv_result` and :class:`ApproxGridSearchCV`) picks exact CV where it
+costs about one fit and otherwise t-FBIF with the winner verified by exact CV.
+
 Methods (registry group ``fastgssl.cv``)
 ----------------------------------------
-- :class:`ExactCV`           ``"exact"``: t refits (graph rebuilt, or induced subgraph)
+- :class:`ExactCV`           ``"exact"``: transductive (deformed-kernel reduction, label
+  propagation re-solves) or inductive (t refits, graph rebuilt or induced)
 - :class:`BIF`               ``"bif"``: DESIGN 3.2
 - :class:`FBIF`              ``"fbif"``: DESIGN 3.3 (Nystrom + Woodbury; w-space for nystrom)
 - :class:`ExactQuadraticCV`  ``"exact-quadratic"``: DESIGN 3.4, sum-of-losses form
@@ -32,6 +42,7 @@ from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
 from fastgssl.cv._approximators import (
     BIF,
     FBIF,
+    CVMethod,
     CVResult,
     ExactCV,
     ExactQuadraticCV,
@@ -43,6 +54,7 @@ from fastgssl.cv._search import ApproxGridSearchCV
 __all__ = [
     "ApproxGridSearchCV",
     "BIF",
+    "CVMethod",
     "CVResult",
     "ExactCV",
     "ExactQuadraticCV",

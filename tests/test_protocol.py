@@ -1,0 +1,180 @@
+"""The CV protocol: a learner and a CV method written only against the documented seams.
+
+* learner side: ``fit``, ``decision_function``, ``get_params`` / ``set_params`` and
+  ``cv_state()`` returning a :class:`fastgssl.CVState`;
+* method side: a :class:`fastgssl.cv.CVMethod` registered in the ``fastgssl.cv`` group (the
+  example plugin distribution ``fastgssl-pseudohuber`` ships ``hidden-label-refits``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.datasets import make_moons
+
+from fastgssl import CVState
+from fastgssl.cv import ApproxGridSearchCV, CVMethod, cv_result, cv_score, make_folds
+from fastgssl.models import LabelPropagation, LapRLS, LapSVM
+
+
+class MeanFormKernelRidgeClassifier(ClassifierMixin, BaseEstimator):
+    """A third-party learner: kernel ridge on +-1 targets, papers' mean form
+    ``(1/n) sum (y - f)^2 + lam ||f||^2``, implementing only the documented protocol."""
+
+    def __init__(self, lam=1e-2, gamma=1.0):
+        self.lam = lam
+        self.gamma = gamma
+
+    def _kernel(self, A, B):
+        d2 = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2 * A @ B.T
+        return np.exp(-self.gamma * np.clip(d2, 0, None))
+
+    def fit(self, X, y, init_coef=None):
+        from fastgssl.losses import get_loss
+
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        self.classes_ = np.unique(y)
+        self.y_enc_ = np.where(y == self.classes_[1], 1.0, -1.0)
+        self.X_ = X
+        K = self._kernel(X, X)
+        n = len(y)
+        self.alpha_ = sla.solve(K + n * self.lam * np.eye(n), self.y_enc_, assume_a="pos")
+        self.K_ = K
+        self.f_ = K @ self.alpha_
+        self.loss_ = get_loss("square")
+        return self
+
+    def decision_function(self, X):
+        return self._kernel(np.asarray(X, dtype=float), self.X_) @ self.alpha_
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def cv_state(self):
+        n = len(self.y_enc_)
+        return CVState(task="classification", y=self.y_enc_, labeled=np.ones(n, dtype=bool),
+                       f=self.f_, classes=self.classes_, gamma_a=self.lam, loss=self.loss_,
+                       kernel=self.K_, coef=self.alpha_, estimator=self)
+
+
+def _data(n=80, seed=0):
+    X, y = make_moons(n, noise=0.25, random_state=seed)
+    return X, y
+
+
+def _brute_mean_form(est, X, y, folds):
+    lab = np.arange(len(y))
+    pred = np.empty(len(y))
+    for i in np.unique(folds):
+        tr, va = lab[folds != i], lab[folds == i]
+        pred[va] = clone(est).fit(X[tr], y[tr]).decision_function(X[va])
+    return pred
+
+
+@pytest.mark.parametrize("method, protocol", [("exact", "transductive"),
+                                              ("exact", "inductive"),
+                                              ("newton", None)])
+def test_third_party_learner_exact_methods_equal_brute_force(method, protocol):
+    X, y = _data()
+    folds = make_folds(y, 4, random_state=0)
+    est = MeanFormKernelRidgeClassifier(lam=1e-2, gamma=2.0)
+    res = cv_result(est, X, y, folds, method=method, protocol=protocol)
+    ref = _brute_mean_form(est, X, y, folds)
+    assert np.abs(res.predictions - ref).max() < 1e-9
+
+
+@pytest.mark.parametrize("method", ["bif", "fbif", "exact-quadratic"])
+def test_third_party_learner_one_fit_methods_run(method):
+    X, y = _data()
+    res = cv_result(MeanFormKernelRidgeClassifier(), X, y, 4, method=method, random_state=0)
+    assert res.predictions.shape == (len(y),) and 0.0 <= res.score <= 1.0
+
+
+def test_third_party_learner_in_the_search():
+    X, y = _data()
+    grid = {"lam": [1e-3, 1e-1], "gamma": [0.5, 2.0]}
+    s = ApproxGridSearchCV(MeanFormKernelRidgeClassifier(), grid, cv=4, random_state=0).fit(X, y)
+    for i, params in enumerate(s.cv_results_["params"]):
+        ref = cv_score(MeanFormKernelRidgeClassifier(**params), X, y, s.folds_, method="exact")
+        assert s.cv_results_["mean_cv_error"][i] == pytest.approx(ref, abs=1e-12)
+
+
+def test_method_object_written_against_the_base_class():
+    class Holdout(CVMethod):
+        """Exact transductive CV of the first fold only (a method object, not a plugin)."""
+
+        name = "first-fold"
+        protocols = ("transductive",)
+        is_exact = True
+
+        def run(self, estimator, X, y, folds, *, protocol=None):
+            self.check_protocol(protocol)
+            from fastgssl.cv import ExactCV
+
+            return ExactCV().run(estimator, X, y, folds, protocol="transductive")
+
+    X, y = _data()
+    assert cv_score(MeanFormKernelRidgeClassifier(), X, y, 4, method=Holdout(),
+                    random_state=0) >= 0.0
+    with pytest.raises(ValueError, match="not 'inductive'"):
+        cv_score(MeanFormKernelRidgeClassifier(), X, y, 4, method=Holdout(),
+                 protocol="inductive", random_state=0)
+
+
+def _plugin_available():
+    from fastgssl import registry
+
+    return any(e["name"] == "hidden-label-refits" for e in registry.available("fastgssl.cv"))
+
+
+plugin = pytest.mark.skipif(not _plugin_available(),
+                            reason="the example plugin distribution fastgssl-pseudohuber "
+                                   "(plugins/) is not installed")
+
+
+def _semi(n=100, n_lab=20, seed=1):
+    X, y = make_moons(n, noise=0.2, random_state=seed)
+    rng = np.random.default_rng(seed)
+    y_semi = np.full(n, -1)
+    lab = np.r_[rng.choice(np.flatnonzero(y == 0), n_lab // 2, replace=False),
+                rng.choice(np.flatnonzero(y == 1), n_lab // 2, replace=False)]
+    y_semi[lab] = y[lab]
+    return X, y_semi
+
+
+@plugin
+@pytest.mark.parametrize("est", [LapSVM(sigma=0.5, gamma_a=1e-3, gamma_i=1.0, n_neighbors=6),
+                                 LapRLS(sigma=0.5, gamma_i=1.0, n_neighbors=6,
+                                        task="classification"),
+                                 LabelPropagation(n_neighbors=6)],
+                         ids=["lapsvm", "laprls", "labelprop"])
+def test_cv_plugin_equals_the_one_fit_transductive_cv(est):
+    X, y_semi = _semi()
+    folds = make_folds(y_semi, 4, random_state=0)
+    plug = cv_result(est, X, y_semi, folds, method="hidden-label-refits")
+    fast = cv_result(est, X, y_semi, folds, method="exact", protocol="transductive")
+    assert plug.protocol == fast.protocol == "transductive"
+    if isinstance(est, LabelPropagation):
+        assert np.array_equal(np.argmax(plug.predictions, 1), np.argmax(fast.predictions, 1))
+    else:
+        assert np.abs(plug.predictions - fast.predictions).max() < 1e-9
+    assert plug.score == pytest.approx(fast.score)
+
+
+@plugin
+def test_cv_plugin_inside_the_search():
+    X, y_semi = _semi()
+    grid = {"gamma_i": [0.1, 1.0], "gamma_a": [1e-3, 1e-1]}
+    est = LapSVM(sigma=0.5, n_neighbors=6)
+    a = ApproxGridSearchCV(est, grid, cv=4, method="hidden-label-refits",
+                           random_state=0).fit(X, y_semi)
+    b = ApproxGridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
+    assert a.protocol_ == b.protocol_ == "transductive"
+    assert np.allclose(a.cv_results_["mean_cv_error"], b.cv_results_["mean_cv_error"],
+                       atol=1e-12)
+    with pytest.raises(ValueError, match="not 'inductive'"):
+        ApproxGridSearchCV(est, grid, cv=4, method="hidden-label-refits",
+                           protocol="inductive").fit(X, y_semi)
