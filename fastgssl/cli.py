@@ -330,8 +330,9 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     ``dataset`` is a name (``"breast_cancer"``, ``"digits"``, a LIBSVM path or shared name)
     or a tuple ``(X, y[, name])``; labels that are None / NaN mark unlabeled points: the
     semi-supervised models (laprls, lapsvm) use them as extra unlabeled training points, the
-    supervised ones leave them out (both said in the report). ``verbose``: 0 silent, 1
-    progress bars on stderr, 2 also the search's lines.
+    supervised ones leave them out (both said in the report). ``-1`` is a class here (as in
+    LIBSVM files), not a marker: the job hides labels itself (``labeled_fraction``).
+    ``verbose``: 0 silent, 1 progress bars on stderr, 2 also the search's lines.
     """
     from sklearn.model_selection import train_test_split
 

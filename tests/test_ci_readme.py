@@ -1,0 +1,52 @@
+""".ci/readme_commands.py: CI runs the README's test command verbatim (issue 14)."""
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / ".ci" / "readme_commands.py"
+
+pytestmark = pytest.mark.skipif(not SCRIPT.is_file(), reason="not a source checkout")
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("readme_commands", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _copy(tmp_path):
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    shutil.copy(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    return tmp_path
+
+
+def test_repository_passes_and_both_commands_start_from_a_fresh_venv():
+    mod = _module()
+    assert mod.check(ROOT) == []
+    commands = mod.readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert set(commands) == {"main", "test"}
+    assert "pytest" in commands["test"] and "fastgssl select" in commands["main"]
+
+
+def test_a_changed_command_or_an_extra_setup_step_fails(tmp_path):
+    mod = _module()
+    root = _copy(tmp_path)
+    run = root / ".ci" / "run"
+    text = run.read_text()
+    run.write_text(text.replace("python -m pytest -q\n", "python -m pytest -q -x\n"))
+    problems = mod.check(root)
+    assert len(problems) == 1 and "verbatim" in problems[0]
+    run.write_text(text.replace("python3 .ci/readme_commands.py\n",
+                                "python3 .ci/readme_commands.py\npip install -U pip\n"))
+    problems = mod.check(root)
+    assert len(problems) == 1 and "pip install -U pip" in problems[0]
+    run.write_text(text)
+    readme = root / "README.md"
+    readme.write_text(readme.read_text().replace("**Run the tests**", "**Tests**"))
+    assert "Run the tests" in mod.check(root)[0]
