@@ -32,9 +32,63 @@ exclude_patterns = ["_build", "scripts", "auto_examples/*.ipynb", "auto_examples
                     "auto_examples/*.zip", "auto_examples/*.md5", "sg_execution_times.rst"]
 templates_path = ["_templates"]
 
-# API reference: one page per public object, generated from the docstrings.
+# API reference: one page per public object, generated from the docstrings.  The subpackages
+# export their names lazily (module __getattr__), which autosummary's introspection cannot
+# see, so docs/api.rst is written here from each subpackage's __all__ (a build product,
+# ignored by git: edit _write_api_page, not api.rst).
+API_MODULES = ["graphs", "regularizers", "solvers", "kernels", "losses", "models", "cv",
+               "datasets", "registry", "testing", "plotting"]
+
+
+def _write_api_page():
+    import importlib
+    import inspect
+
+    parts = ["API reference", "=============", "",
+             "Generated from the docstrings of the public names (each subpackage's",
+             "``__all__``).  Every subpackage is imported lazily: ``import fastgssl`` loads",
+             "none of them.", ""]
+    for short in API_MODULES:
+        name = f"fastgssl.{short}"
+        module = importlib.import_module(name)
+        names = sorted(module.__all__)
+        objs = {n: getattr(module, n) for n in names}
+        classes = [n for n in names if inspect.isclass(objs[n])]
+        functions = [n for n in names if callable(objs[n]) and n not in classes]
+        others = [n for n in names if n not in classes and n not in functions]
+        parts += [f":mod:`{name}`", "-" * (len(name) + 7), "",
+                  f".. automodule:: {name}", "   :no-members:", "",
+                  f".. currentmodule:: {name}", ""]
+        for title, items, template in (("Classes", classes, "autosummary/class.rst"),
+                                       ("Functions", functions, None)):
+            if items:
+                parts += [f".. rubric:: {title}", "", ".. autosummary::",
+                          "   :toctree: generated"]
+                if template:
+                    parts.append(f"   :template: {template}")
+                parts += [""] + [f"   {n}" for n in items] + [""]
+        if others:
+            parts += [".. rubric:: Constants", ""]
+            parts += [f"* ``{n}``: ``{objs[n]!r}``" for n in others] + [""]
+    text = "\n".join(parts) + "\n"
+    target = Path(__file__).parent / "api.rst"
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+
+
+_write_api_page()
+
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+# scikit-learn's metadata-routing setters (set_fit_request, ...) are generated per class and
+# their docstrings point into scikit-learn's own glossary: documented there, not here.
+autodoc_default_options = {
+    "members": True,
+    "inherited-members": False,
+    "exclude-members": "set_fit_request, set_predict_request, set_score_request, "
+                       "set_partial_fit_request, set_transform_request, "
+                       "set_inverse_transform_request, set_split_request, "
+                       "get_metadata_routing",
+}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
@@ -91,6 +145,9 @@ nitpicky = False
 DOCSTRING_FIXES = [
     # "rank-|M|" reads as a reST substitution reference |M|
     ("fastgssl.cv.NewtonCV", "rank-|M|", r"rank-\|M\|"),
+    # "n_components_)" in a type field reads as a reference to the target "n_components"
+    ("fastgssl.kernels.NystromFactor", "n_components_)", r"n_components\_)"),
+    ("fastgssl.kernels.NystromFactor", "(n_components_,)", r"(n_components\_,)"),
 ]
 _fixes_applied = set()
 
@@ -113,4 +170,3 @@ def _check_fixes(app, exception):
 def setup(app):
     app.connect("autodoc-process-docstring", _fix_docstrings)
     app.connect("build-finished", _check_fixes)
-autosummary_ignore_module_all = False
