@@ -60,7 +60,7 @@ def _write_api_page():
                   f".. automodule:: {name}", "   :no-members:", "",
                   f".. currentmodule:: {name}", ""]
         for title, items, template in (("Classes", classes, "autosummary/class.rst"),
-                                       ("Functions", functions, None)):
+                                       ("Functions", functions, "autosummary/function.rst")):
             if items:
                 parts += [f".. rubric:: {title}", "", ".. autosummary::",
                           "   :toctree: generated"]
