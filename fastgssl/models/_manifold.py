@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import ClassifierTags, RegressorTags
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -42,6 +43,8 @@ _FORMULATIONS = ("deformed", "full")
 _BACKENDS = ("dense", "nystrom")
 _LANDMARKS = ("uniform", "kmeans++")
 _TASKS = ("classification", "regression")
+# folds of the internal CV that calibrates predict_proba (probability=True)
+_PLATT_FOLDS = 5
 # rows of new points per kernel block in decision_function (block x n_train doubles)
 _PREDICT_BLOCK_ELEMENTS = 1 << 23
 
@@ -429,7 +432,70 @@ class _KernelMachine(BaseEstimator):
         self.deformed_kernel_ = dk
         self.deformed_coef_ = beta
         self.n_iter_ = max((i["n_iter"] for i in info), default=1)
+        self.probability_sigmoids_ = None
+        if self.probability:
+            self._fit_platt(X, y)
         return self
+
+    def _fit_platt(self, X, y):
+        """Platt sigmoids on the out-of-fold decision values of exact transductive CV."""
+        from fastgssl.cv import make_folds
+        from fastgssl.cv._approximators import ExactCV
+        from fastgssl.models._calibration import platt_fit
+
+        if self.task_ != "classification":
+            raise ValueError("probability=True needs a classifier (task='classification').")
+        labeled = self.labeled_mask_
+        y_lab = np.argmax(self.y_train_, axis=1) if self.y_train_.ndim == 2 else \
+            (self.y_train_ > 0).astype(int)
+        counts = np.bincount(y_lab[labeled])
+        n_folds = int(min(_PLATT_FOLDS, counts[counts > 0].min()))
+        if n_folds < 2:
+            raise ValueError(
+                "probability=True calibrates on out-of-fold decision values and needs at "
+                "least 2 labeled points of every class."
+            )
+        codes = np.where(labeled, y_lab, -1)
+        folds = make_folds(codes, n_folds, labeled=labeled, random_state=self.random_state)
+        res = ExactCV().run_transductive(self, X, y, folds, fitted=self)
+        oof = res.predictions
+        if oof.ndim == 1:
+            self.probability_sigmoids_ = [platt_fit(oof, res.targets > 0)]
+        else:
+            self.probability_sigmoids_ = [platt_fit(oof[:, k], res.targets[:, k] > 0)
+                                          for k in range(oof.shape[1])]
+
+    def _has_probability(self):
+        return bool(self.probability) and getattr(self, "task_", "classification") == \
+            "classification"
+
+    @available_if(_has_probability)
+    def predict_proba(self, X):
+        """Class probabilities by Platt scaling (fit with ``probability=True``).
+
+        The sigmoids are fitted at ``fit`` on the out-of-fold decision values of exact
+        transductive cross-validation (``min(5, smallest class count)`` stratified folds of
+        the labeled points, seeded by ``random_state``): for the kernel machines that is t
+        extra refits of size about l on the Gram matrix of the fit (closed forms for the
+        square loss), as SVC's ``probability=True`` runs an internal CV. One-vs-rest models
+        normalize the per-class probabilities.
+
+        Returns
+        -------
+        ndarray of shape (n_new, n_classes)
+        """
+        from fastgssl.models._calibration import platt_probabilities
+
+        check_is_fitted(self, "probability_sigmoids_")
+        if self.probability_sigmoids_ is None:
+            raise ValueError("predict_proba needs the model fitted with probability=True.")
+        return platt_probabilities(self.decision_function(X), self.probability_sigmoids_)
+
+    @available_if(_has_probability)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     def cv_state(self):
         """The fitted state that :mod:`fastgssl.cv` reads (:class:`fastgssl.CVState`).
@@ -632,6 +698,10 @@ _COMMON_PARAMS_DOC = """
         Newton iterations per output column; a ConvergenceWarning gives the numbers otherwise.
     random_state : int, RandomState or None
         Seeds the Nystrom landmarks.
+    probability : bool, default=False
+        Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
+        decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
+        of size about l; see :meth:`predict_proba`).
     solver : str, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -691,7 +761,8 @@ class KRR(_KernelMachine):
     def __init__(self, lam=1e-3, sigma=1.0, *, kernel="rbf", kernel_params=None, loss="square",
                  loss_params=None, task="regression", backend="dense", n_components=300,
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
-                 warm_start=False, solver="auto"):
+                 warm_start=False, solver="auto",
+                 probability=False):
         self.lam = lam
         self.sigma = sigma
         self.kernel = kernel
@@ -707,6 +778,7 @@ class KRR(_KernelMachine):
         self.random_state = random_state
         self.warm_start = warm_start
         self.solver = solver
+        self.probability = probability
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -752,7 +824,8 @@ class SVM(_KernelMachine):
     def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", kernel_params=None,
                  loss="huber_hinge", loss_params=None, backend="dense", n_components=300,
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
-                 warm_start=False, solver="auto"):
+                 warm_start=False, solver="auto",
+                 probability=False):
         self.lam = lam
         self.h = h
         self.sigma = sigma
@@ -768,6 +841,7 @@ class SVM(_KernelMachine):
         self.random_state = random_state
         self.warm_start = warm_start
         self.solver = solver
+        self.probability = probability
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -855,7 +929,8 @@ class LapRLS(_KernelMachine):
                  power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
                  kernel_params=None, backend="dense", formulation="deformed",
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
-                 random_state=None, warm_start=False, solver="auto"):
+                 random_state=None, warm_start=False, solver="auto",
+                 probability=False):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -880,6 +955,7 @@ class LapRLS(_KernelMachine):
         self.random_state = random_state
         self.warm_start = warm_start
         self.solver = solver
+        self.probability = probability
 
     def _regularization(self):
         return (check_positive(self.gamma_a, "gamma_a"),
@@ -944,7 +1020,8 @@ class LapSVM(_KernelMachine):
                  regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
                  kernel_params=None, backend="dense", formulation="deformed",
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
-                 random_state=None, warm_start=False, solver="auto"):
+                 random_state=None, warm_start=False, solver="auto",
+                 probability=False):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -969,6 +1046,7 @@ class LapSVM(_KernelMachine):
         self.random_state = random_state
         self.warm_start = warm_start
         self.solver = solver
+        self.probability = probability
 
     _regularization = LapRLS._regularization
     _formulation = LapRLS._formulation
