@@ -2,12 +2,13 @@
 Approximate against exact CV over a grid
 ========================================
 
-t-FBIF (Liu, Jiang & Liao's fast Bouligand influence function) scores a grid point from one
-training run instead of t refits.  It is a first-order expansion, and it is optimistic
-where the model nearly interpolates its training data (small ``lam``, narrow kernels): the
-held-out points have high leverage and the criterion falls towards the training error.  A
-plain argmin then picks that corner.  ``verify="best"`` re-scores the first-ranked candidate
-by exact t-fold CV until the winner is verified.
+t-FBIF, the fast t-fold Bouligand influence function of Liu, Lin, Ding, Wang & Liao (2018),
+scores a grid point from one training run instead of t refits.  It is a first-order
+expansion, and it is optimistic where the model nearly interpolates its training data
+(small ``lam``, narrow kernels): the held-out points have high leverage and the criterion
+falls towards the training error.  A plain argmin then picks that corner.
+``verify="best"`` re-scores the first-ranked candidate by exact t-fold CV until the winner
+is verified.
 
 This example runs the same 5 x 5 grid twice on the breast-cancer data (569 points, bundled
 with scikit-learn): by 5-fold t-FBIF with verification, and by exact 5-fold CV, and plots

@@ -10,7 +10,7 @@ block solve.  (The harmonic solution of :class:`~fastgssl.models.LabelPropagatio
 ``L_uu f_u = W_ul y_l``, gives the same picture but needs hundreds of CG iterations on this
 long, thin 2-D graph; ``alpha < 1`` keeps LGC's system well conditioned.)
 
-New points need no new solve: the induction formula of Bengio, Delalleau & Le Roux (2006),
+New points need no new solve: the induction formula of Bengio, Delalleau & Le Roux (2004),
 ``f(x) = sum_j K(x, x_j) f_j / sum_j K(x, x_j)`` over the ``n_neighbors`` nearest training
 points, extends the solution to any ``x``.  Here it colours a 300 x 300 grid.
 """
