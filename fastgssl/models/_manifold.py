@@ -27,7 +27,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import ClassifierTags, RegressorTags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from fastgssl._validation import (
     check_n_neighbors,
@@ -185,6 +185,9 @@ class _KernelMachine(BaseEstimator):
         return loss
 
     def _check_train_X(self, X):
+        # feature names (DataFrame columns) are recorded as scikit-learn does and checked at
+        # predict time; the array itself goes through fastgssl's own checks
+        validate_data(self, X, skip_check_array=True, reset=True)
         X = check_X(X, "X", accept_sparse=True)
         if self.kernel == "precomputed":
             if X.shape[0] != X.shape[1]:
@@ -197,6 +200,8 @@ class _KernelMachine(BaseEstimator):
         return X
 
     def _check_new_X(self, X):
+        if self.kernel != "precomputed":
+            validate_data(self, X, skip_check_array=True, reset=False)
         X = check_X(X, "X", accept_sparse=True)
         expected = self.n_features_in_
         if X.shape[1] != expected:
@@ -635,45 +640,34 @@ class _KernelMachine(BaseEstimator):
         return None
 
 
-_FITTED_STATE_DOC = """
-    Fitted-state contract (read by :mod:`fastgssl.cv`)
-    --------------------------------------------------
-    X_fit_ : ndarray or sparse matrix
-        Training points, or the Gram matrix when ``kernel="precomputed"``.
-    n_features_in_ : int
-    labeled_mask_ : ndarray of bool, shape (n,)
-    y_train_ : ndarray of shape (n,) or (n, n_classes)
-        Encoded targets: +-1 (binary; +1 is ``classes_[1]``), one +-1 column per class
-        (multi-class one-vs-rest) or real values (regression); 0 at unlabeled points.
-    classes_ : ndarray (classification only)
-    task_ : {"classification", "regression"}
-    loss_ : fastgssl.losses.Loss
-    kernel_train_ : ndarray of shape (n, n) or None
-        Kernel matrix of the training points (dense backend), None for nystrom.
-    nystrom_ : fastgssl.kernels.NystromFactor or None
-        The factor ``V`` (``nystrom_.features_``) for the nystrom backend, else None.
-    graph_ : scipy.sparse.csr_matrix or None
-        Affinity W over all training points (None when ``gamma_i == 0``).
-    laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
-        The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
-        ``power >= 3`` (None when ``gamma_i == 0``).
-    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
-        Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
-    coef_ : ndarray of shape (r,) or (r, n_classes)
-        Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
-    decision_train_ : ndarray, shape of ``y_train_``
-        f at the n training points.
-    deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
-        The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
-    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
-        ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
-    gamma_a_, gamma_i_ : float
-        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
-    n_iter_ : int
-        Newton iterations (largest over output columns; 1 for a closed form: one solve).
-"""
 
-_COMMON_PARAMS_DOC = """
+
+
+class KRR(_KernelMachine):
+    """Kernel ridge regression (square loss); LSSVM is the same model.
+
+    Minimizes the papers' mean form (seed paper 001)::
+
+        (1/n) sum_i (y_i - f(x_i))^2 + lam ||f||_K^2,
+
+    so that ``alpha = (K + n lam I)^{-1} y`` (one Cholesky factorization). The least-squares
+    SVM (LSSVM, Suykens) without bias is exactly this model fitted to +-1 targets: use
+    ``task="classification"``.
+
+    Parameters
+    ----------
+    lam : float > 0, default=1e-3
+        Regularization. scikit-learn's ``KernelRidge(alpha=n * lam, kernel="rbf",
+        gamma=1 / (2 * sigma))`` fits the same function (its objective is the sum form
+        ``sum_i (y_i - f_i)^2 + alpha ||f||^2``).
+    sigma : float > 0, default=1.0
+        RBF bandwidth, papers' convention (not squared).
+    loss : str or Loss, default="square"
+        Any registered loss; non-square losses are fitted by Newton's method.
+    task : {"regression", "classification"}, default="regression"
+        ``"classification"`` encodes two labels of any values as +-1 (LSSVM) and more labels
+        one-vs-rest, sharing one factorization.
+
     kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
         ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"linear"``: ``<x, x'>``; ``"poly"``:
         ``(<x, x'> / sigma + coef0) ** degree``; a callable ``(X, Z, **kernel_params) -> K``;
@@ -711,42 +705,60 @@ _COMMON_PARAMS_DOC = """
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
         over decreasing regularization (what :class:`fastgssl.cv.ApproxGridSearchCV` does)
         then needs fewer Newton steps and skips the O(n^3) square-loss start.
-"""
 
-
-class KRR(_KernelMachine):
-    __doc__ = """Kernel ridge regression (square loss); LSSVM is the same model.
-
-    Minimizes the papers' mean form (seed paper 001)::
-
-        (1/n) sum_i (y_i - f(x_i))^2 + lam ||f||_K^2,
-
-    so that ``alpha = (K + n lam I)^{-1} y`` (one Cholesky factorization). The least-squares
-    SVM (LSSVM, Suykens) without bias is exactly this model fitted to +-1 targets: use
-    ``task="classification"``.
-
-    Parameters
-    ----------
-    lam : float > 0, default=1e-3
-        Regularization. scikit-learn's ``KernelRidge(alpha=n * lam, kernel="rbf",
-        gamma=1 / (2 * sigma))`` fits the same function (its objective is the sum form
-        ``sum_i (y_i - f_i)^2 + alpha ||f||^2``).
-    sigma : float > 0, default=1.0
-        RBF bandwidth, papers' convention (not squared).
-    loss : str or Loss, default="square"
-        Any registered loss; non-square losses are fitted by Newton's method.
-    task : {"regression", "classification"}, default="regression"
-        ``"classification"`` encodes two labels of any values as +-1 (LSSVM) and more labels
-        one-vs-rest, sharing one factorization.
-    """ + _COMMON_PARAMS_DOC + """
     Attributes
     ----------
-    See the fitted-state contract below.
-    """ + _FITTED_STATE_DOC + """
+    X_fit_ : ndarray or sparse matrix
+        Training points, or the Gram matrix when ``kernel="precomputed"``.
+    n_features_in_ : int
+    labeled_mask_ : ndarray of bool, shape (n,)
+    y_train_ : ndarray of shape (n,) or (n, n_classes)
+        Encoded targets: +-1 (binary; +1 is ``classes_[1]``), one +-1 column per class
+        (multi-class one-vs-rest) or real values (regression); 0 at unlabeled points.
+    classes_ : ndarray (classification only)
+    task_ : {"classification", "regression"}
+    loss_ : fastgssl.losses.Loss
+    kernel_train_ : ndarray of shape (n, n) or None
+        Kernel matrix of the training points (dense backend), None for nystrom.
+    nystrom_ : fastgssl.kernels.NystromFactor or None
+        The factor ``V`` (``nystrom_.features_``) for the nystrom backend, else None.
+    graph_ : scipy.sparse.csr_matrix or None
+        Affinity W over all training points (None when ``gamma_i == 0``).
+    laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
+        The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
+        ``power >= 3`` (None when ``gamma_i == 0``).
+    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
+        Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
+    coef_ : ndarray of shape (r,) or (r, n_classes)
+        Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
+    decision_train_ : ndarray, shape of ``y_train_``
+        f at the n training points.
+    deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
+        The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
+    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
+        ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
+    gamma_a_, gamma_i_ : float
+        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
+    n_iter_ : int
+        Newton iterations (largest over output columns; 1 for a closed form: one solve).
+
+    See Also
+    --------
+    LapRLS : the same learner with a graph term over unlabeled points.
+    SVM : the Huber-hinge counterpart.
+    sklearn.kernel_ridge.KernelRidge : the sum-form equivalent (``alpha = n lam``).
+
     Notes
     -----
     The supervised case of :class:`LapRLS`: ``gamma_a = lam``, ``gamma_i = 0``, every point
     labeled. No intercept (as in the papers).
+
+    References
+    ----------
+    Suykens, J. A. K., Vandewalle, J. (1999). Least squares support vector machine
+    classifiers. Neural Processing Letters 9.
+    Liu, Y., Jiang, S., Liao, S. (2014). Efficient approximation of cross-validation for
+    kernel methods using Bouligand influence function. ICML.
 
     Examples
     --------
@@ -791,7 +803,7 @@ class KRR(_KernelMachine):
 
 
 class SVM(_KernelMachine):
-    __doc__ = """Support vector machine with the Huber-smoothed hinge loss (seed paper 001).
+    """Support vector machine with the Huber-smoothed hinge loss (seed paper 001).
 
     Minimizes ``(1/n) sum_i ell_h(y_i f(x_i)) + lam ||f||_K^2`` with the Huber hinge ``ell_h``
     (DESIGN 3.1; it tends to the hinge as ``h -> 0``) by Newton's method with a line search.
@@ -809,16 +821,99 @@ class SVM(_KernelMachine):
         RBF bandwidth, papers' convention (not squared).
     loss : str or Loss, default="huber_hinge"
         Any registered loss (``h`` is passed to ``huber_hinge`` only).
-    """ + _COMMON_PARAMS_DOC + """
+
+    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
+        ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"linear"``: ``<x, x'>``; ``"poly"``:
+        ``(<x, x'> / sigma + coef0) ** degree``; a callable ``(X, Z, **kernel_params) -> K``;
+        ``"precomputed"``: X is the Gram matrix in ``fit`` and the kernel between new and
+        training points in ``predict`` (as scikit-learn's SVC).
+    kernel_params : dict, optional
+        ``degree`` (3) and ``coef0`` (1.0) of ``"poly"``; keyword arguments of a callable.
+    backend : {"dense", "nystrom"}, default="dense"
+        ``"dense"``: exact, ``f = K alpha`` over the training points (O(n^2) memory, O(n^3)
+        time). ``"nystrom"``: ``f = V w`` in ``n_components`` Nystrom features (O(n c) memory,
+        O(n c^2) time), never an n x n matrix.
+    n_components : int, default=300
+        Number of Nystrom landmarks (nystrom backend).
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+        Landmark sampling of the nystrom backend.
+    loss_params : dict, optional
+        Extra parameters of the loss.
+    tol : float, default=1e-10
+        Newton stops when the largest coefficient change is below ``tol`` times the largest
+        coefficient (closed forms ignore it).
+    max_iter : int, default=100
+        Newton iterations per output column; a ConvergenceWarning gives the numbers otherwise.
+    random_state : int, RandomState or None
+        Seeds the Nystrom landmarks.
+    probability : bool, default=False
+        Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
+        decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
+        of size about l; see :meth:`predict_proba`).
+    solver : str, default="auto"
+        Optimizer for losses without a closed form (dense backend and the l-point problem
+        of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
+        search, the reference) or ``"auto"`` (the fastest available for the loss).
+    warm_start : bool, default=False
+        Dense backend, non-quadratic losses: start Newton from the previous fit's
+        ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
+        over decreasing regularization (what :class:`fastgssl.cv.ApproxGridSearchCV` does)
+        then needs fewer Newton steps and skips the O(n^3) square-loss start.
+
     Attributes
     ----------
-    See the fitted-state contract below.
-    """ + _FITTED_STATE_DOC + """
+    X_fit_ : ndarray or sparse matrix
+        Training points, or the Gram matrix when ``kernel="precomputed"``.
+    n_features_in_ : int
+    labeled_mask_ : ndarray of bool, shape (n,)
+    y_train_ : ndarray of shape (n,) or (n, n_classes)
+        Encoded targets: +-1 (binary; +1 is ``classes_[1]``), one +-1 column per class
+        (multi-class one-vs-rest) or real values (regression); 0 at unlabeled points.
+    classes_ : ndarray (classification only)
+    task_ : {"classification", "regression"}
+    loss_ : fastgssl.losses.Loss
+    kernel_train_ : ndarray of shape (n, n) or None
+        Kernel matrix of the training points (dense backend), None for nystrom.
+    nystrom_ : fastgssl.kernels.NystromFactor or None
+        The factor ``V`` (``nystrom_.features_``) for the nystrom backend, else None.
+    graph_ : scipy.sparse.csr_matrix or None
+        Affinity W over all training points (None when ``gamma_i == 0``).
+    laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
+        The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
+        ``power >= 3`` (None when ``gamma_i == 0``).
+    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
+        Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
+    coef_ : ndarray of shape (r,) or (r, n_classes)
+        Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
+    decision_train_ : ndarray, shape of ``y_train_``
+        f at the n training points.
+    deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
+        The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
+    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
+        ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
+    gamma_a_, gamma_i_ : float
+        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
+    n_iter_ : int
+        Newton iterations (largest over output columns; 1 for a closed form: one solve).
+
+    See Also
+    --------
+    LapSVM : the same learner with a graph term over unlabeled points.
+    KRR : the square-loss counterpart.
+    sklearn.svm.SVC : the hinge-loss SVM with an intercept (``C = 1 / (2 n lam)``).
+
     Notes
     -----
     The supervised case of :class:`LapSVM` (``gamma_a = lam``, ``gamma_i = 0``, all points
     labeled). The dense Newton step only factorizes the block of the points with positive
     curvature (the margin points ``|1 - y f| <= h``): O(n m + m^3) for m such points.
+
+    References
+    ----------
+    Chapelle, O. (2007). Training a support vector machine in the primal. Neural
+    Computation 19.
+    Liu, Y., Jiang, S., Liao, S. (2014). Efficient approximation of cross-validation for
+    kernel methods using Bouligand influence function. ICML.
     """
 
     def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", kernel_params=None,
@@ -853,7 +948,23 @@ class SVM(_KernelMachine):
         return "classification"
 
 
-_LAP_PARAMS_DOC = """
+
+
+class LapRLS(_KernelMachine):
+    """Laplacian regularized least squares (seed paper 000; Belkin et al. 2006).
+
+    Minimizes DESIGN 3.1 with the square loss::
+
+        (1/l) sum_{j in L} (y_j - f(x_j))^2 + gamma_a ||f||_K^2 + gamma_i / n^2 f^T Q f,
+
+    closed form (dense backend) ``alpha = (J K + gamma_a l I + gamma_i l / n^2 Q K)^{-1} J y``.
+    Unlabeled points: ``-1`` (classification) or ``NaN`` (regression). With every point
+    labeled the model is the supervised one plus the graph term; with ``gamma_i = 0`` it is
+    :class:`KRR` on the labeled points.
+
+    Parameters
+    ----------
+
     gamma_a : float > 0, default=1e-2
         Weight of the RKHS norm (ambient regularization).
     gamma_i : float >= 0, default=1e-2
@@ -886,40 +997,106 @@ _LAP_PARAMS_DOC = """
         formation of ``K~_{S,L}``, then an l-point fit (closed form or Newton). ``"full"``:
         the n-space problem (the reference). Both give the same minimizer, the same
         ``dual_coef_`` / ``coef_`` and predictions (to round-off).
-"""
 
-
-class LapRLS(_KernelMachine):
-    __doc__ = """Laplacian regularized least squares (seed paper 000; Belkin et al. 2006).
-
-    Minimizes DESIGN 3.1 with the square loss::
-
-        (1/l) sum_{j in L} (y_j - f(x_j))^2 + gamma_a ||f||_K^2 + gamma_i / n^2 f^T Q f,
-
-    closed form (dense backend) ``alpha = (J K + gamma_a l I + gamma_i l / n^2 Q K)^{-1} J y``.
-    Unlabeled points: ``-1`` (classification) or ``NaN`` (regression). With every point
-    labeled the model is the supervised one plus the graph term; with ``gamma_i = 0`` it is
-    :class:`KRR` on the labeled points.
-
-    Parameters
-    ----------
-    """ + _LAP_PARAMS_DOC + """
     loss : str or Loss, default="square"
     task : {"auto", "classification", "regression"}, default="auto"
         ``"auto"``: regression when y is floating point and contains NaN or non-integral
         values, classification otherwise (integer-valued regression targets need
         ``task="regression"``).
-    """ + _COMMON_PARAMS_DOC + """
+
+    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
+        ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"linear"``: ``<x, x'>``; ``"poly"``:
+        ``(<x, x'> / sigma + coef0) ** degree``; a callable ``(X, Z, **kernel_params) -> K``;
+        ``"precomputed"``: X is the Gram matrix in ``fit`` and the kernel between new and
+        training points in ``predict`` (as scikit-learn's SVC).
+    kernel_params : dict, optional
+        ``degree`` (3) and ``coef0`` (1.0) of ``"poly"``; keyword arguments of a callable.
+    backend : {"dense", "nystrom"}, default="dense"
+        ``"dense"``: exact, ``f = K alpha`` over the training points (O(n^2) memory, O(n^3)
+        time). ``"nystrom"``: ``f = V w`` in ``n_components`` Nystrom features (O(n c) memory,
+        O(n c^2) time), never an n x n matrix.
+    n_components : int, default=300
+        Number of Nystrom landmarks (nystrom backend).
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+        Landmark sampling of the nystrom backend.
+    loss_params : dict, optional
+        Extra parameters of the loss.
+    tol : float, default=1e-10
+        Newton stops when the largest coefficient change is below ``tol`` times the largest
+        coefficient (closed forms ignore it).
+    max_iter : int, default=100
+        Newton iterations per output column; a ConvergenceWarning gives the numbers otherwise.
+    random_state : int, RandomState or None
+        Seeds the Nystrom landmarks.
+    probability : bool, default=False
+        Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
+        decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
+        of size about l; see :meth:`predict_proba`).
+    solver : str, default="auto"
+        Optimizer for losses without a closed form (dense backend and the l-point problem
+        of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
+        search, the reference) or ``"auto"`` (the fastest available for the loss).
+    warm_start : bool, default=False
+        Dense backend, non-quadratic losses: start Newton from the previous fit's
+        ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
+        over decreasing regularization (what :class:`fastgssl.cv.ApproxGridSearchCV` does)
+        then needs fewer Newton steps and skips the O(n^3) square-loss start.
+
     Attributes
     ----------
-    See the fitted-state contract below.
-    """ + _FITTED_STATE_DOC + """
+    X_fit_ : ndarray or sparse matrix
+        Training points, or the Gram matrix when ``kernel="precomputed"``.
+    n_features_in_ : int
+    labeled_mask_ : ndarray of bool, shape (n,)
+    y_train_ : ndarray of shape (n,) or (n, n_classes)
+        Encoded targets: +-1 (binary; +1 is ``classes_[1]``), one +-1 column per class
+        (multi-class one-vs-rest) or real values (regression); 0 at unlabeled points.
+    classes_ : ndarray (classification only)
+    task_ : {"classification", "regression"}
+    loss_ : fastgssl.losses.Loss
+    kernel_train_ : ndarray of shape (n, n) or None
+        Kernel matrix of the training points (dense backend), None for nystrom.
+    nystrom_ : fastgssl.kernels.NystromFactor or None
+        The factor ``V`` (``nystrom_.features_``) for the nystrom backend, else None.
+    graph_ : scipy.sparse.csr_matrix or None
+        Affinity W over all training points (None when ``gamma_i == 0``).
+    laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
+        The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
+        ``power >= 3`` (None when ``gamma_i == 0``).
+    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
+        Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
+    coef_ : ndarray of shape (r,) or (r, n_classes)
+        Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
+    decision_train_ : ndarray, shape of ``y_train_``
+        f at the n training points.
+    deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
+        The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
+    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
+        ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
+    gamma_a_, gamma_i_ : float
+        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
+    n_iter_ : int
+        Newton iterations (largest over output columns; 1 for a closed form: one solve).
+
+    See Also
+    --------
+    LapSVM : the Huber-hinge counterpart.
+    KRR : the supervised case (``gamma_i = 0``).
+    fastgssl.kernels.DeformedKernel : the kernel of ``formulation="deformed"``.
+
     Notes
     -----
     Graph components without a labeled point raise an ``UnlabeledComponentWarning``: the
     intrinsic term is constant on them, so only the kernel term decides there. The dense
     backend factorizes the n x n matrix (LU, O(n^3)); the nystrom backend solves a c x c
     system after one product ``V^T Q V``.
+
+    References
+    ----------
+    Belkin, M., Niyogi, P., Sindhwani, V. (2006). Manifold regularization: a geometric
+    framework for learning from labeled and unlabeled examples. JMLR 7.
+    Sindhwani, V., Niyogi, P., Belkin, M. (2005). Beyond the point cloud: from
+    transductive to semi-supervised learning. ICML.
     """
 
     _semi_supervised = True
@@ -980,7 +1157,7 @@ class LapRLS(_KernelMachine):
 
 
 class LapSVM(_KernelMachine):
-    __doc__ = """Laplacian SVM with the Huber-smoothed hinge (seed paper 000).
+    """Laplacian SVM with the Huber-smoothed hinge (seed paper 000).
 
     Minimizes DESIGN 3.1 with the Huber hinge ``ell_h`` (half-width ``h``)::
 
@@ -993,15 +1170,124 @@ class LapSVM(_KernelMachine):
 
     Parameters
     ----------
-    """ + _LAP_PARAMS_DOC + """
+
+    gamma_a : float > 0, default=1e-2
+        Weight of the RKHS norm (ambient regularization).
+    gamma_i : float >= 0, default=1e-2
+        Weight of the intrinsic (graph) term; the penalty is ``gamma_i / n^2 f^T Q f``.
+        ``gamma_i = 0`` skips the graph altogether.
+    sigma : float > 0, default=1.0
+        RBF bandwidth, papers' convention (not squared).
+    graph : str or sparse matrix, default="knn"
+        A registered builder of ``fastgssl.graphs`` (``"knn"`` takes ``n_neighbors``,
+        ``graph_weight`` and ``sigma_w``; other builders take ``graph_params``), or a
+        precomputed symmetric nonnegative affinity W (n, n) over all training points.
+    n_neighbors : int, default=10
+        k of the kNN graph.
+    sigma_w : float > 0 or None, default=None
+        Width of the Gaussian edge weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))`` (papers'
+        convention); None lets the builder choose its heuristic.
+    graph_weight : {"gaussian", "binary", "distance"}, default="gaussian"
+        Edge weights of the kNN graph: Gaussian as in seed paper 000, whose grid searches
+        ``sigma_w``.
+    graph_params : dict, optional
+        Extra keyword arguments of the graph builder.
+    regularizer : {"L", "L_norm"} or a registered name, default="L"
+        ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, via ``fastgssl.regularizers``.
+    power : int >= 1, default=1
+        Iterated regularizer ``Q^p``.
+    formulation : {"deformed", "full"}, default="deformed"
+        ``"deformed"``: solve the equivalent supervised problem on the l labeled points with
+        the deformed kernel ``K~`` (Sindhwani, Niyogi & Belkin 2005; see
+        :class:`fastgssl.kernels.DeformedKernel`): one O(n^3) (dense) or O(n c^2) (nystrom)
+        formation of ``K~_{S,L}``, then an l-point fit (closed form or Newton). ``"full"``:
+        the n-space problem (the reference). Both give the same minimizer, the same
+        ``dual_coef_`` / ``coef_`` and predictions (to round-off).
+
     h : float > 0, default=0.01
         Half-width of the Huber zone (seed paper 000 uses 0.01).
     loss : str or Loss, default="huber_hinge"
-    """ + _COMMON_PARAMS_DOC + """
+
+    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
+        ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"linear"``: ``<x, x'>``; ``"poly"``:
+        ``(<x, x'> / sigma + coef0) ** degree``; a callable ``(X, Z, **kernel_params) -> K``;
+        ``"precomputed"``: X is the Gram matrix in ``fit`` and the kernel between new and
+        training points in ``predict`` (as scikit-learn's SVC).
+    kernel_params : dict, optional
+        ``degree`` (3) and ``coef0`` (1.0) of ``"poly"``; keyword arguments of a callable.
+    backend : {"dense", "nystrom"}, default="dense"
+        ``"dense"``: exact, ``f = K alpha`` over the training points (O(n^2) memory, O(n^3)
+        time). ``"nystrom"``: ``f = V w`` in ``n_components`` Nystrom features (O(n c) memory,
+        O(n c^2) time), never an n x n matrix.
+    n_components : int, default=300
+        Number of Nystrom landmarks (nystrom backend).
+    landmarks : {"uniform", "kmeans++"}, default="uniform"
+        Landmark sampling of the nystrom backend.
+    loss_params : dict, optional
+        Extra parameters of the loss.
+    tol : float, default=1e-10
+        Newton stops when the largest coefficient change is below ``tol`` times the largest
+        coefficient (closed forms ignore it).
+    max_iter : int, default=100
+        Newton iterations per output column; a ConvergenceWarning gives the numbers otherwise.
+    random_state : int, RandomState or None
+        Seeds the Nystrom landmarks.
+    probability : bool, default=False
+        Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
+        decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
+        of size about l; see :meth:`predict_proba`).
+    solver : str, default="auto"
+        Optimizer for losses without a closed form (dense backend and the l-point problem
+        of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
+        search, the reference) or ``"auto"`` (the fastest available for the loss).
+    warm_start : bool, default=False
+        Dense backend, non-quadratic losses: start Newton from the previous fit's
+        ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
+        over decreasing regularization (what :class:`fastgssl.cv.ApproxGridSearchCV` does)
+        then needs fewer Newton steps and skips the O(n^3) square-loss start.
+
     Attributes
     ----------
-    See the fitted-state contract below.
-    """ + _FITTED_STATE_DOC + """
+    X_fit_ : ndarray or sparse matrix
+        Training points, or the Gram matrix when ``kernel="precomputed"``.
+    n_features_in_ : int
+    labeled_mask_ : ndarray of bool, shape (n,)
+    y_train_ : ndarray of shape (n,) or (n, n_classes)
+        Encoded targets: +-1 (binary; +1 is ``classes_[1]``), one +-1 column per class
+        (multi-class one-vs-rest) or real values (regression); 0 at unlabeled points.
+    classes_ : ndarray (classification only)
+    task_ : {"classification", "regression"}
+    loss_ : fastgssl.losses.Loss
+    kernel_train_ : ndarray of shape (n, n) or None
+        Kernel matrix of the training points (dense backend), None for nystrom.
+    nystrom_ : fastgssl.kernels.NystromFactor or None
+        The factor ``V`` (``nystrom_.features_``) for the nystrom backend, else None.
+    graph_ : scipy.sparse.csr_matrix or None
+        Affinity W over all training points (None when ``gamma_i == 0``).
+    laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
+        The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
+        ``power >= 3`` (None when ``gamma_i == 0``).
+    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
+        Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
+    coef_ : ndarray of shape (r,) or (r, n_classes)
+        Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
+    decision_train_ : ndarray, shape of ``y_train_``
+        f at the n training points.
+    deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
+        The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
+    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
+        ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
+    gamma_a_, gamma_i_ : float
+        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
+    n_iter_ : int
+        Newton iterations (largest over output columns; 1 for a closed form: one solve).
+
+    See Also
+    --------
+    LapRLS : the square-loss counterpart.
+    SVM : the supervised case (``gamma_i = 0``).
+    fastgssl.kernels.DeformedKernel : the kernel of ``formulation="deformed"``.
+
     Notes
     -----
     Dense Newton step: ``(2 gamma_a I + (D + 2 s Q) K) d = -r`` with ``D = diag(ell'')/l`` on
@@ -1011,6 +1297,15 @@ class LapSVM(_KernelMachine):
     ``H_w = (1/l) V_L^T diag(ell'') V_L + 2 gamma_a I + 2 s V^T Q V`` (c x c Cholesky,
     O(l c^2 + c^3) per step after one O(nnz(Q) c + n c^2) product), never an n x n matrix.
     With every point labeled and ``gamma_i = 0`` the model is :class:`SVM`.
+
+    References
+    ----------
+    Belkin, M., Niyogi, P., Sindhwani, V. (2006). Manifold regularization: a geometric
+    framework for learning from labeled and unlabeled examples. JMLR 7.
+    Sindhwani, V., Niyogi, P., Belkin, M. (2005). Beyond the point cloud: from
+    transductive to semi-supervised learning. ICML.
+    Melacci, S., Belkin, M. (2011). Laplacian support vector machines trained in the
+    primal. JMLR 12.
     """
 
     _semi_supervised = True
