@@ -67,3 +67,15 @@ def test_predict_proba_only_when_asked_and_for_classifiers():
     y[np.flatnonzero(y == 1)[1:]] = -1  # a single labeled point of class 1
     with pytest.raises(ValueError, match="at least 2 labeled points"):
         LapSVM(probability=True).fit(X, y)
+
+
+def test_dense_fit_too_large_is_refused_before_any_work(monkeypatch):
+    import fastgssl._memory as memory
+    from fastgssl.models import LapSVM
+
+    monkeypatch.setattr(memory, "available_memory", lambda: (10**6, "test"), raising=False)
+    X = np.random.default_rng(0).normal(size=(2000, 3))
+    y = np.full(2000, -1)
+    y[:10] = np.arange(10) % 2
+    with pytest.raises(MemoryError, match="nystrom"):
+        LapSVM().fit(X, y)

@@ -153,6 +153,11 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         W = first._build_graph(X, n)
     K = None
     if dense:
+        from fastgssl._memory import check_dense_memory
+
+        check_dense_memory(n, n, 3 if W is not None else 2,
+                           what="the search's kernel matrix and deformed-kernel factorization",
+                           remedy="use backend='nystrom' in the estimator or fewer points")
         if p.get("kernel", "rbf") == "precomputed":
             K = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
         else:

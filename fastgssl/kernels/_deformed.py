@@ -442,9 +442,7 @@ def warn_if_ill_conditioned(norm1, mu, what, stacklevel=3):
 
 def _check_dense_memory(n, n_arrays):
     """Refuse an (n, n) route that cannot fit, before allocating (nystrom is the way out)."""
-    try:
-        from fastgssl._memory import check_dense_memory
-    except ImportError:  # pragma: no cover - the memory guard is optional here
-        return
+    from fastgssl._memory import check_dense_memory
+
     check_dense_memory(n, n, n_arrays, what="the deformed kernel (dense route)",
                        remedy="use backend='nystrom' (route='nystrom') or fewer points")

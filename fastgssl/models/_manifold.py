@@ -355,6 +355,15 @@ class _KernelMachine(BaseEstimator):
         y_enc, labeled, classes = self._targets(y, n, task)
         loss = self._make_loss(task)
 
+        if self.backend == "dense":  # refuse before any work (graph, kernel) is done
+            from fastgssl._memory import check_dense_memory
+
+            # the n x n kernel, plus the n x n factorization of a graph problem (I + r K Q or
+            # Q K), or the Cholesky copy of K_LL without a graph
+            check_dense_memory(n, n, (3 if gamma_i > 0 else 2) - (self.kernel == "precomputed"),
+                               what=f"{type(self).__name__}'s dense kernel and factorization",
+                               remedy="use backend='nystrom' (n_components=300..1000) or fewer "
+                                      "points")
         W = Q = None
         if gamma_i > 0:
             W = self._build_graph(X, n)
