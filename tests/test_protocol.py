@@ -178,3 +178,42 @@ def test_cv_plugin_inside_the_search():
     with pytest.raises(ValueError, match="not 'inductive'"):
         ApproxGridSearchCV(est, grid, cv=4, method="hidden-label-refits",
                            protocol="inductive").fit(X, y_semi)
+
+
+@pytest.mark.parametrize("scoring", ["balanced_accuracy", "roc_auc", "f1"])
+def test_search_with_scikit_learn_scorers(scoring):
+    from sklearn.metrics import balanced_accuracy_score, f1_score, roc_auc_score
+
+    metric = {"balanced_accuracy": balanced_accuracy_score, "roc_auc": roc_auc_score,
+              "f1": f1_score}[scoring]
+    X, y_semi = _semi()
+    grid = {"gamma_i": [0.01, 1.0], "sigma": [0.3, 1.0]}
+    s = ApproxGridSearchCV(LapSVM(n_neighbors=6), grid, cv=4, scoring=scoring,
+                           random_state=0).fit(X, y_semi)
+    lab = np.flatnonzero(y_semi != -1)
+    for i, params in enumerate(s.cv_results_["params"]):
+        res = cv_result(LapSVM(n_neighbors=6, **params), X, y_semi, s.folds_)
+        per_fold = []
+        for k in range(4):
+            rows = np.flatnonzero(res.folds[lab] == k)
+            dec = res.predictions[rows]
+            per_fold.append(metric(y_semi[lab][rows],
+                                   dec if scoring == "roc_auc" else (dec > 0).astype(int)))
+        assert s.cv_results_["mean_test_score"][i] == pytest.approx(np.mean(per_fold))
+    assert s.best_index_ == int(np.argmax(s.cv_results_["mean_test_score"]))
+
+
+def test_search_with_a_callable_scorer_and_bad_scoring():
+    X, y_semi = _semi()
+    calls = []
+
+    def scorer(est, rows, y_true):
+        calls.append(len(y_true))
+        return float(np.mean(est.predict(rows) == y_true))
+
+    s = ApproxGridSearchCV(LapSVM(n_neighbors=6), {"gamma_i": [0.1, 1.0]}, cv=4,
+                           scoring=scorer, random_state=0).fit(X, y_semi)
+    assert len(calls) == 8
+    assert np.allclose(s.cv_results_["mean_test_score"], 1 - s.cv_results_["mean_cv_error"])
+    with pytest.raises(ValueError, match="scoring must be"):
+        ApproxGridSearchCV(LapSVM(), {"gamma_i": [0.1]}, cv=4, scoring="nope").fit(X, y_semi)

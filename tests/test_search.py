@@ -99,7 +99,7 @@ def test_cv_results_layout_progress_and_refit_false(capsys):
 def test_search_bad_input():
     X, y = regression_data(30)
     with pytest.raises(ValueError, match="scoring"):
-        ApproxGridSearchCV(KRR(), {"lam": [1.0]}, scoring="r2").fit(X, y)
+        ApproxGridSearchCV(KRR(), {"lam": [1.0]}, scoring="not-a-scorer").fit(X, y)
     with pytest.raises(ValueError, match=">= 2"):
         ApproxGridSearchCV(KRR(), {"lam": [1.0]}, cv=1).fit(X, y)
     with pytest.raises(ValueError, match="lam"):

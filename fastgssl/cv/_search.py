@@ -40,7 +40,6 @@ __all__ = ["ApproxGridSearchCV"]
 
 _KERNEL_KEYS = ("sigma", "kernel", "kernel_params", "backend", "n_components", "landmarks")
 _GRAPH_KEYS = ("graph", "n_neighbors", "sigma_w", "graph_weight", "graph_params")
-_SCORINGS = (None, "accuracy", "neg_mean_squared_error", "neg_error")
 _CHOLESKY_MAX_LAMS = 15
 # two eigendecompositions cost about as much as this many LU factorizations (measured at
 # n = 600-2000: eigh ~ 9 n^3 flops at a lower rate than getrf's 2/3 n^3)
@@ -58,6 +57,18 @@ def _freeze(value):
 
 def _group_key(params, keys):
     return tuple((k, _freeze(params[k])) for k in keys if k in params)
+
+
+def _record(search, pred, targets, fold_of_labeled, n_folds, classification, seconds):
+    """One candidate's record: the criterion per fold, and the scorer's when one is set."""
+    per_fold, mean = _fold_losses(pred, targets, fold_of_labeled, n_folds, classification)
+    rec = {"error": mean, "fold_errors": per_fold, "time": seconds}
+    if search._scorer is not None:
+        from fastgssl.cv._scoring import fold_scores
+
+        rec["fold_scores"] = fold_scores(search._scorer, pred, targets, fold_of_labeled,
+                                         n_folds, search._classes)
+    return rec
 
 
 def _fold_losses(pred, targets, fold_of_labeled, n_folds, classification):
@@ -122,10 +133,8 @@ def _generic_group(search, X, y, folds, n_folds, classification, group, candidat
         t1 = time.perf_counter()
         est = clone(search.estimator).set_params(**candidates[idx])
         res = _run(approx, est, X, y, folds, protocol)
-        per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled, n_folds,
-                                      classification)
-        records.append((idx, {"error": mean, "fold_errors": per_fold,
-                              "time": time.perf_counter() - t1}))
+        records.append((idx, _record(search, res.predictions, res.targets, fold_of_labeled,
+                                     n_folds, classification, time.perf_counter() - t1)))
     return records
 
 
@@ -232,9 +241,8 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm, KLL=KLL)
         targets = state.columns()[0][L]
         targets = targets[:, 0] if pred.ndim == 1 else targets
-        per_fold, mean = _fold_losses(pred, targets, fold_of_labeled, n_folds, classification)
-        records.append((idx, {"error": mean, "fold_errors": per_fold,
-                              "time": time.perf_counter() - t1 + share}))
+        records.append((idx, _record(search, pred, targets, fold_of_labeled, n_folds,
+                                     classification, time.perf_counter() - t1 + share)))
     return records
 
 
@@ -326,10 +334,9 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
             previous = fitted if warm else None
             kw = {"V": V} if method == "fbif" and V is not None else {}
             res = approx.run_fitted(fitted, folds, n_folds, **kw)
-        per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled, n_folds,
-                                      classification)
-        records.append((idx, {"error": mean, "fold_errors": per_fold,
-                              "time": time.perf_counter() - t1 + share}))
+        records.append((idx, _record(search, res.predictions, res.targets, fold_of_labeled,
+                                     n_folds, classification,
+                                     time.perf_counter() - t1 + share)))
     return records
 
 
@@ -409,9 +416,8 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
                                    n_folds, lam)
                 pred[:, k] = bif_predictions(F[:, k], B, labeled, folds, n_folds)
         pred = pred[:, 0] if y_enc.ndim == 1 else pred
-        per_fold, mean = _fold_losses(pred, y_enc, fold_of_labeled, n_folds, classification)
-        records.append((idx, {"error": mean, "fold_errors": per_fold,
-                              "time": time.perf_counter() - t1 + share}))
+        records.append((idx, _record(search, pred, y_enc, fold_of_labeled, n_folds,
+                                     classification, time.perf_counter() - t1 + share)))
     return records
 
 
@@ -427,9 +433,20 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
     cv : int or array-like of int, default=10
         Number of folds t (stratified labeled points, unlabeled points split alike, seeded
         by ``random_state``) or the fold id of every training point.
-    method : str, default="fbif"
-        A method of the ``fastgssl.cv`` group: ``"fbif"``, ``"bif"``, ``"exact-quadratic"``,
-        ``"exact"`` or a plugin.
+    method : str or CVMethod, default="auto"
+        ``"auto"`` picks per learner and protocol (``method_`` says what it chose): exact
+        transductive CV for LapRLS / LapSVM and any square-loss learner (the deformed-kernel
+        reduction: about one fit per candidate, work shared along the grid), exact CV for
+        label propagation and for estimators the one-fit paths cannot see through (a
+        ``Pipeline``: refits per candidate), and t-FBIF with ``verify="best"`` for supervised
+        non-square losses (SVM), so a default search never returns an unverified first-order
+        winner. Or a name of the ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``,
+        ``"fbif"``, ``"bif"``, ``"newton"`` or a plugin (plugins run through their ``run``).
+    protocol : {None, "transductive", "inductive"}
+        ``"transductive"``: a fold's labels are hidden, every point stays in the graph;
+        ``"inductive"``: a fold's points are removed. None: transductive when the method
+        computes it (``protocol_`` says which). A protocol the named method does not compute
+        is an error.
     n_components : int or None
         Nystrom columns of FBIF (default ``min(n, 300)``).
     n_jobs : int or None
@@ -440,11 +457,15 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Progress lines per group (>= 1) and per candidate (>= 2).
     random_state : int or None
         Folds and Nystrom landmarks.
-    scoring : {None, "accuracy", "neg_mean_squared_error", "neg_error"}
-        Sign convention of ``mean_test_score`` (higher is better): ``None`` gives accuracy
-        (1 - 0-1 error) for classifiers and negative mean squared error for regressors;
-        ``"neg_error"`` the negative CV criterion for both.  The criterion itself is the
-        0-1 / squared error over the labeled held-out points.
+    scoring : None, str or callable
+        ``None`` / ``"accuracy"`` / ``"neg_mean_squared_error"`` / ``"neg_error"``: the
+        criterion (0-1 error for classifiers, squared error for regressors, over the labeled
+        held-out points) with the sign convention of ``mean_test_score`` (higher is better;
+        ``None`` gives accuracy or the negative squared error). Any other scikit-learn scorer
+        name (``"balanced_accuracy"``, ``"roc_auc"``, ``"f1_macro"``, ...) or a callable
+        ``scorer(estimator, X, y)`` is evaluated per fold on the out-of-fold predictions
+        and ranks the candidates; ``mean_cv_error`` keeps the criterion, which is what
+        ``verify`` re-scores.
     verify : {None, False, "best"} or int, default=None
         Exact verification of the winner.  The first-order criteria (``bif`` / ``fbif``) are
         optimistic for nearly interpolating models (small ``lam`` and ``sigma``: the held-out
@@ -470,6 +491,12 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``verify``: ``approx_cv_error`` (the method's criterion), ``exact_cv_error`` (NaN
         where not verified) and ``verified``; ``mean_cv_error`` and the scores then use the
         exact error where it is known.
+    method_ : str
+        The method used (what ``method="auto"`` picked).
+    protocol_ : str
+        The protocol used.
+    verify_ : None, str or int
+        The verification used (``"best"`` when ``"auto"`` picked a first-order method).
     n_verified_ : int
         Exact verifications run (0 without ``verify``).
     verify_time_ : float
@@ -631,6 +658,11 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled,
                                           n_folds, classification)
             rec = results[top]
+            if self._scorer is not None:
+                from fastgssl.cv._scoring import fold_scores
+
+                rec["fold_scores"] = fold_scores(self._scorer, res.predictions, res.targets,
+                                                 fold_of_labeled, n_folds, self._classes)
             rec["approx_error"] = rec["error"]
             rec.update(error=mean, fold_errors=per_fold, verified=True,
                        time=rec["time"] + time.perf_counter() - t1)
@@ -661,8 +693,9 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        if self.scoring not in _SCORINGS:
-            raise ValueError(f"scoring must be one of {list(_SCORINGS)}, got {self.scoring!r}.")
+        from fastgssl.cv._scoring import check_scoring
+
+        self._scorer = check_scoring(self.scoring)
         self._verify_cap(1)  # validate before any work
         from fastgssl._validation import check_X
 
@@ -673,6 +706,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not candidates:
             raise ValueError("param_grid is empty.")
         self._labeled = labeled
+        self._classes = np.unique(y_arr[labeled]) if classification else None
         self._resolve(X)
         groups = {}
         for i, params in enumerate(candidates):
@@ -732,11 +766,15 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return -1.0, 0.0
 
     def _store_results(self, candidates, results, n_folds, classification):
-        sign, offset = self._sign(classification)
         errors = np.array([results[i]["error"] for i in range(len(candidates))])
-        fold_errors = np.array([results[i]["fold_errors"] for i in range(len(candidates))])
-        scores = offset + sign * errors
-        split = offset + sign * fold_errors
+        if self._scorer is None:
+            sign, offset = self._sign(classification)
+            fold_errors = np.array([results[i]["fold_errors"] for i in range(len(candidates))])
+            split = offset + sign * fold_errors
+            scores = offset + sign * errors
+        else:  # a scikit-learn scorer on the out-of-fold predictions: higher is better
+            split = np.array([results[i]["fold_scores"] for i in range(len(candidates))])
+            scores = split.mean(axis=1)
         out = {"params": candidates}
         for name in sorted({k for c in candidates for k in c}):
             col = np.ma.MaskedArray(np.empty(len(candidates), dtype=object), mask=True)
@@ -748,12 +786,11 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             out[f"split{i}_test_score"] = split[:, i]
         out["mean_test_score"] = scores
         out["std_test_score"] = split.std(axis=1)
-        order = np.argsort(errors, kind="stable")
-        rank = np.empty(len(candidates), dtype=np.int32)
-        # equal errors share the best rank (scikit-learn's "min" ranking)
-        rank[order] = np.arange(1, len(candidates) + 1)
-        for i in range(len(candidates)):
-            rank[i] = 1 + int(np.sum(errors < errors[i]))
+        loss = errors if self._scorer is None else -scores
+        order = np.argsort(loss, kind="stable")
+        # equal values share the best rank (scikit-learn's "min" ranking)
+        rank = np.array([1 + int(np.sum(loss < loss[i])) for i in range(len(candidates))],
+                        dtype=np.int32)
         out["rank_test_score"] = rank
         out["mean_cv_error"] = errors
         if self.verify_ not in (None, False) and self._approximate():
