@@ -197,7 +197,7 @@ class _Progress:
         self.stream = stream if stream is not None else sys.stderr
 
     def bar(self, desc, total, unit):
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         return tqdm(total=total, desc=desc, unit=unit, file=self.stream,
                     disable=self.level < 1, leave=True, mininterval=0.5, dynamic_ncols=True)
