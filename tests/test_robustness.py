@@ -456,3 +456,25 @@ def test_knn_kernels_never_index_unchecked_candidates():
     _refine_dense(X, X, cand, np.full(20, np.inf), np.zeros(20), 0, True, False, 3,
                   False, out_i, out_d, failed)
     assert (out_i == -1).all() and np.isinf(out_d).all()
+
+
+def test_overflowing_graph_weights_are_refused():
+    from fastgssl.graphs import check_adjacency
+    from fastgssl.regularizers import laplacian
+
+    W = sp.diags([np.full(4, 1.5e308), np.full(4, 1.5e308)], [-1, 1], shape=(5, 5))
+    with np.errstate(over="raise"):  # symmetrizing halves before adding: no overflow
+        np.testing.assert_array_equal(check_adjacency(W).toarray(), W.toarray())
+    with pytest.raises(ValueError, match="rescale W"):
+        laplacian(W)
+    with pytest.raises(ValueError, match="rescale W"):
+        laplacian(W * 1e-150, power=2)
+
+
+def test_nndescent_huge_n_jobs_is_capped():
+    pytest.importorskip("pynndescent")
+    from fastgssl.graphs import NNDescentGraph
+
+    X = _data(2, n=100, d=8)
+    W = NNDescentGraph(5, random_state=0, recall_sample=0, n_jobs=10**9)(X)
+    assert W.shape == (100, 100) and W.nnz > 0

@@ -208,7 +208,7 @@ def check_adjacency(W, name="W"):
             f"{name} is not symmetric (max |W - W^T| = {asym.max():.3g}); pass "
             f"(W + W.T) / 2 or W.maximum(W.T)."
         )
-    W = ((W + W.T) * 0.5).tocsr()  # exact symmetry (removes round-off asymmetry)
+    W = (W * 0.5 + W.T * 0.5).tocsr()  # exact symmetry (halved first: no overflow)
     W.sort_indices()
     return W
 

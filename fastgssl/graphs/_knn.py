@@ -4,9 +4,11 @@ Algorithm (one concept: exact Euclidean kNN; no paper, standard numerical linear
 ------------------------------------------------------------------------------------------
 1. *Filter.* Squared distances of a block of queries to a block of reference points are
    formed as ``||x||^2 + ||y||^2 - 2 x.y`` with one matrix product (BLAS ``sgemm`` on centred
-   float32 copies for dense data, a sparse product in float64 for CSR data).  A Numba kernel
-   (``prange`` over query rows) keeps, for every query, a max-heap of the ``k_c > k`` smallest
-   approximate distances seen so far.
+   float32 copies, scaled by a power of two, for dense data; a sparse product in float64 of
+   the centred CSR data, see :mod:`fastgssl.graphs._geometry`).  Data whose squared
+   distances overflow or underflow float64 are refused first (``ValueError``: rescale).
+   A Numba kernel (``prange`` over query rows) keeps, for every query, a max-heap of the
+   ``k_c > k`` smallest approximate distances seen so far.
 2. *Refine.* The exact squared distances of the ``k_c`` candidates are recomputed from the
    original float64 data (sequential sum of ``(x_l - y_l)^2``) and sorted by
    ``(distance, index)``: ties are broken by the smaller index.

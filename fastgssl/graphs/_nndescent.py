@@ -114,7 +114,7 @@ class NNDescentGraph(_GraphBuilder):
                 "pip install 'fastgssl[ann]' (or pip install pynndescent), or use the exact "
                 "builder 'knn'."
             ) from exc
-        from fastgssl._validation import check_n_neighbors, check_X
+        from fastgssl._validation import check_n_jobs, check_n_neighbors, check_X
 
         from ._geometry import check_distance_scale
 
@@ -125,9 +125,11 @@ class NNDescentGraph(_GraphBuilder):
         sigma_w = check_weight(self.weight, self.sigma_w)
         m = self.search_neighbors if self.search_neighbors is not None else max(2 * k, 30)
         m = min(max(int(m), k + 1), n)
+        # pynndescent hands n_jobs to numba.set_num_threads: cap it at the CPU count
+        n_jobs = None if self.n_jobs is None else check_n_jobs(self.n_jobs)
         index = pynndescent.NNDescent(
             X, n_neighbors=m, metric="euclidean", random_state=self.random_state,
-            n_jobs=self.n_jobs,
+            n_jobs=n_jobs,
         )
         idx, dist = index.neighbor_graph
         idx = np.asarray(idx, dtype=np.int64)

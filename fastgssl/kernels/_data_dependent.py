@@ -35,6 +35,7 @@ from sklearn.utils.validation import check_is_fitted
 from fastgssl._validation import (
     MAX_POWER,
     check_bounded_int,
+    check_finite_result,
     check_positive,
     check_random_state,
     check_X,
@@ -368,6 +369,8 @@ class DataDependentKernel(BaseEstimator):
             K += self._eta * (H1.T @ H2)
         if symmetric:
             K = 0.5 * (K + K.T)
+        check_finite_result(K, "DataDependentKernel.gram",
+                            hint="increase ridge or lower power / eta, or rescale X")
         return float(K[0, 0]) if scalar else K
 
     def __call__(self, X1, X2=None):

@@ -165,14 +165,26 @@ def laplacian(W, kind="L", power=1, ridge=0.0, *, operator="auto"):
             f"operator must be 'auto', 'sparse' or 'linear_operator', got {operator!r}."
         )
     W = check_adjacency(W, "W")
-    R, _ = _base_laplacian(W, kind, ridge)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported just below
+        R, _ = _base_laplacian(W, kind, ridge)
+    if not np.isfinite(R.data).all():
+        raise ValueError(
+            "the degrees of W (row sums of its weights) overflow float64; rescale W (for "
+            "example W / W.max()): a Laplacian is unchanged up to that factor."
+        )
     if operator == "linear_operator" or (operator == "auto" and power > MAX_EXPLICIT_POWER):
         return LaplacianPower(R, power, kind=kind, ridge=ridge)
     Q = R
-    for _ in range(power - 1):
-        Q = Q @ R
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported just below
+        for _ in range(power - 1):
+            Q = Q @ R
     Q = sp.csr_matrix(Q)
     Q.sort_indices()
+    if not np.isfinite(Q.data).all():
+        raise ValueError(
+            f"(L + ridge I)^{power} overflows float64 for this W; rescale W (for example "
+            f"W / W.max()) or use a lower power."
+        )
     return Q
 
 
