@@ -478,3 +478,55 @@ def test_nndescent_huge_n_jobs_is_capped():
     X = _data(2, n=100, d=8)
     W = NNDescentGraph(5, random_state=0, recall_sample=0, n_jobs=10**9)(X)
     assert W.shape == (100, 100) and W.nnz > 0
+
+
+def test_models_on_overflowing_data_raise_in_a_subprocess():
+    """The 11 crashes of issue 16 (knn_graph, LapRLS, LapSVM dense / Nystrom, label
+    propagation, LGC on 1e200- and 1e300-scaled data) become ValueErrors saying to rescale."""
+    code = textwrap.dedent(
+        """
+        import numpy as np, warnings
+        warnings.simplefilter("ignore")
+        from fastgssl.models import (KRR, LabelPropagation, LapRLS, LapSVM,
+                                     LocalGlobalConsistency)
+        X0 = np.random.default_rng(0).normal(size=(120, 4))
+        y = (X0[:, 0] > 0).astype(int)
+        y[::2] = -1
+        makers = [lambda: LapRLS(n_neighbors=5, sigma=1.0),
+                  lambda: LapSVM(n_neighbors=5, sigma=1.0),
+                  lambda: LapSVM(n_neighbors=5, sigma=1.0, n_components=30),
+                  lambda: LabelPropagation(n_neighbors=5),
+                  lambda: LocalGlobalConsistency(n_neighbors=5)]
+        for scale in (1e200, 1e300):
+            for make in makers:
+                try:
+                    make().fit(X0 * scale, y)
+                except ValueError as exc:
+                    assert "Rescale" in str(exc), exc
+                else:
+                    raise SystemExit("no error")
+        print("OK")
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.strip().endswith("OK")
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("offset", [1e4, 1e8])
+def test_models_are_translation_invariant(offset):
+    from fastgssl.models import KRR, LabelPropagation, LapRLS
+
+    X = _data(0, n=120, d=4)
+    y = (X[:, 0] > 0).astype(int)
+    y_ssl = y.copy()
+    y_ssl[::2] = -1
+    Xt = X + offset * np.ptp(X)
+    for make, yy, out in ((lambda: LapRLS(n_neighbors=5, sigma=1.0), y_ssl, "decision_function"),
+                          (lambda: LabelPropagation(n_neighbors=5), y_ssl, "predict_proba"),
+                          (lambda: KRR(sigma=2.0, lam=1e-3), y, "decision_function")):
+        a = getattr(make().fit(X, yy), out)(X)
+        b = getattr(make().fit(Xt, yy), out)(Xt)
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-5)

@@ -113,9 +113,9 @@ def check_distance_scale(X, Y=None, *, name="X", y_name="Y"):
         )
     if m > 0 and bound < MIN_SQDIST:
         raise ValueError(
-            f"{what} {have} a spread so small (squared distances at most {bound:.3g}) that "
-            f"squared Euclidean distances underflow to subnormal numbers or zero and lose "
-            f"their precision. Rescale {what} (for example with "
+            f"{what} {have} a spread so small (no feature spans more than {2.0 * m:.3g}) "
+            f"that squared Euclidean distances (at most {bound:.3g}) underflow to subnormal "
+            f"numbers or zero and lose their precision. Rescale {what} (for example with "
             f"sklearn.preprocessing.StandardScaler or by multiplying by a constant)."
         )
     return bound
