@@ -228,11 +228,20 @@ def check_semi_supervised_y(
     return y, labeled, classes
 
 
-def check_random_state(seed):
-    """Turn ``seed`` into a :class:`numpy.random.RandomState` (scikit-learn's rule)."""
+def check_random_state(seed, name="random_state"):
+    """Turn ``seed`` into a :class:`numpy.random.RandomState` (scikit-learn's rule).
+
+    Invalid seeds raise a ``ValueError`` naming the argument.
+    """
     from sklearn.utils import check_random_state as _crs
 
-    return _crs(seed)
+    try:
+        return _crs(seed)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name} must be None, an integer in [0, 2**32 - 1], a numpy RandomState or "
+            f"Generator-compatible seed; got {seed!r:.60} ({exc})."
+        ) from None
 
 
 def check_no_complex(A, name):

@@ -530,3 +530,75 @@ def test_models_are_translation_invariant(offset):
         a = getattr(make().fit(X, yy), out)(X)
         b = getattr(make().fit(Xt, yy), out)(Xt)
         np.testing.assert_allclose(b, a, rtol=0, atol=1e-5)
+
+
+JUNK = [None, 3.0, -1, 0, "abc", [[1, 2], [3]], {"a": 1}, float("nan"), float("inf"), 10**12,
+        1.5, True, np.ones((2, 2, 2)), [], np.zeros((0, 3)), object()]
+
+
+def test_every_parameter_refuses_junk_with_value_or_type_error():
+    """Each argument of the public functions of graphs / kernels / regularizers / solvers /
+    KernelKMeans, given junk, either works or raises ValueError / TypeError (never an
+    AttributeError, IndexError, OverflowError... from deep inside)."""
+    from fastgssl.graphs import (
+        KNNGraph,
+        PrecomputedGraph,
+        check_adjacency,
+        knn_recall,
+    )
+    from fastgssl.models import KernelKMeans
+    from fastgssl.regularizers import laplacian, laplacian_null_space
+    from fastgssl.solvers import LaplacianSolver
+
+    X = _data(0, n=30, d=3)
+    W = knn_graph(X, 4)
+    Q = laplacian(W, ridge=1e-3)
+    calls = {
+        "X": lambda j: knn_search(j, 3), "n_neighbors": lambda j: knn_search(X, j),
+        "X_ref": lambda j: knn_search(X, 3, j),
+        "algorithm": lambda j: knn_search(X, 3, algorithm=j),
+        "n_jobs": lambda j: knn_search(X, 3, n_jobs=j),
+        "weight": lambda j: knn_graph(X, 3, weight=j),
+        "sigma_w": lambda j: knn_graph(X, 3, weight="gaussian", sigma_w=j),
+        "symmetrize": lambda j: knn_graph(X, 3, symmetrize=j),
+        "eps": lambda j: epsilon_graph(X, j), "W": lambda j: check_adjacency(j),
+        "sigma": lambda j: rbf_kernel(X, sigma=j), "out": lambda j: rbf_kernel(X, out=j),
+        "max_samples": lambda j: default_sigma(X, max_samples=j),
+        "n_components": lambda j: nystrom(X, j),
+        "landmarks": lambda j: nystrom(X, 5, landmarks=j),
+        "random_state": lambda j: nystrom(X, 5, random_state=j),
+        "kernel": lambda j: nystrom(X, 5, kernel=j),
+        "kind": lambda j: laplacian(W, kind=j), "power": lambda j: laplacian(W, power=j),
+        "ridge": lambda j: laplacian(W, ridge=j),
+        "operator": lambda j: laplacian(W, operator=j),
+        "W ": lambda j: laplacian_null_space(j),
+        "Q": lambda j: LaplacianSolver(j), "method": lambda j: LaplacianSolver(Q, method=j),
+        "rtol": lambda j: LaplacianSolver(Q, rtol=j),
+        "maxiter": lambda j: LaplacianSolver(Q, maxiter=j),
+        "power ": lambda j: LaplacianSolver(Q, power=j),
+        "null_space": lambda j: LaplacianSolver(Q, null_space=j),
+        "block_size": lambda j: LaplacianSolver(Q, block_size=j),
+        "switch_iterations": lambda j: LaplacianSolver(Q, switch_iterations=j),
+        "B": lambda j: LaplacianSolver(Q, method="direct").solve(j),
+        "X ": lambda j: KernelKMeans(2).fit(j), "n_clusters": lambda j: KernelKMeans(j).fit(X),
+        "sigma ": lambda j: KernelKMeans(2, sigma=j).fit(X),
+        "kernel ": lambda j: KernelKMeans(2, kernel=j).fit(X),
+        "max_iter": lambda j: KernelKMeans(2, max_iter=j).fit(X),
+        "X  ": lambda j: KernelKMeans(2, sigma=1.0).fit(X).predict(j),
+        "eta": lambda j: DataDependentKernel(eta=j, n_subsample=5).fit(X),
+        "n_subsample": lambda j: DataDependentKernel(n_subsample=j).fit(X),
+        "solver": lambda j: DataDependentKernel(solver=j, n_subsample=5).fit(X),
+        "X1": lambda j: DataDependentKernel(n_subsample=5, random_state=0).fit(X).gram(j),
+        "n_neighbors ": lambda j: KNNGraph(j)(X), "indices": lambda j: knn_recall(X, j),
+        "W  ": lambda j: PrecomputedGraph(j),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, call in calls.items():
+            for junk in JUNK:
+                try:
+                    call(junk)
+                except (ValueError, TypeError):
+                    pass
+                except Exception as exc:  # pragma: no cover - the failure message
+                    raise AssertionError(f"{name.strip()}={junk!r:.40}: {exc!r}") from exc

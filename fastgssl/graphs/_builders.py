@@ -83,7 +83,7 @@ def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize="max"
     from ._knn import knn_search
 
     sigma_w = check_weight(weight, sigma_w)
-    if symmetrize not in SYMMETRIZE:
+    if not isinstance(symmetrize, str) or symmetrize not in SYMMETRIZE:
         raise ValueError(f"symmetrize must be one of {list(SYMMETRIZE)}, got {symmetrize!r}.")
     idx, sq = knn_search(X, n_neighbors, n_jobs=n_jobs)
     n, k = idx.shape

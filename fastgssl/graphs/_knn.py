@@ -287,6 +287,8 @@ def _refine_sparse(q_ptr, q_ind, q_val, r_ptr, r_ind, r_val, cand_i, cand_worst,
 def numba_threads(n_jobs):
     """Run the enclosed Numba parallel kernels on ``n_jobs`` threads (None / -1: all)."""
     limit = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, (int, np.integer))):
+        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}.")
     if n_jobs is None or n_jobs == -1:
         wanted = limit
     elif isinstance(n_jobs, (int, np.integer)) and n_jobs >= 1:
@@ -526,7 +528,7 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
             X, R = sp.csr_matrix(X), sp.csr_matrix(R)
     n_avail = R.shape[0] - (1 if exclude_self else 0)
     k = check_n_neighbors(n_neighbors, n_avail + 1, name="n_neighbors")
-    if algorithm not in ("auto", "brute", "kd_tree"):
+    if not isinstance(algorithm, str) or algorithm not in ("auto", "brute", "kd_tree"):
         raise ValueError(
             f"algorithm must be 'auto', 'brute' or 'kd_tree', got {algorithm!r}."
         )

@@ -40,7 +40,11 @@ def knn_recall(X, indices, *, sample_size=1000, random_state=None):
     from ._knn import knn_search
 
     X = check_X(X, "X")
-    indices = np.asarray(indices)
+    try:
+        indices = np.asarray(indices)
+    except ValueError as exc:
+        raise ValueError(f"indices must be an integer array of shape (n_samples, k): {exc}") \
+            from None
     if indices.ndim != 2 or indices.shape[0] != X.shape[0]:
         raise ValueError(
             f"indices must have shape (n_samples, k) = ({X.shape[0]}, k), got "

@@ -20,7 +20,7 @@ def check_weight(weight, sigma_w):
     """Validate ``weight`` / ``sigma_w``; return ``sigma_w`` as float or None."""
     from fastgssl._validation import check_positive
 
-    if weight not in WEIGHTS:
+    if not isinstance(weight, str) or weight not in WEIGHTS:
         raise ValueError(f"weight must be one of {list(WEIGHTS)}, got {weight!r}.")
     if sigma_w is None:
         return None

@@ -231,6 +231,11 @@ class DataDependentKernel(BaseEstimator):
         eta = check_positive(self.eta, "eta")
         ridge = check_positive(self.ridge, "ridge", strict=False)
         rtol = check_positive(self.rtol, "rtol")
+        if not isinstance(self.solver, str) or self.solver not in ("auto", "amg", "cg",
+                                                                  "direct"):
+            raise ValueError(
+                f"solver must be one of ['auto', 'amg', 'cg', 'direct'], got {self.solver!r}."
+            )
         power = check_bounded_int(
             self.power, "power", low=1, high=MAX_POWER,
             hint=" Each power is one more chained Laplacian solve per subsample point.",

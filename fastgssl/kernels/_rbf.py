@@ -164,6 +164,9 @@ def default_sigma(X, *, max_samples=1000, random_state=0):
     sigma : float > 0
     """
     X = check_X(X, "X", min_samples=2)
+    if (isinstance(max_samples, bool) or not isinstance(max_samples, (int, np.integer))
+            or max_samples < 2):
+        raise ValueError(f"max_samples must be an integer >= 2, got {max_samples!r}.")
     n = X.shape[0]
     if n > max_samples:
         rng = check_random_state(random_state)

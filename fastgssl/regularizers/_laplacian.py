@@ -160,7 +160,7 @@ def laplacian(W, kind="L", power=1, ridge=0.0, *, operator="auto"):
     from fastgssl.graphs._builders import check_adjacency
 
     power, ridge = _check_kind_power_ridge(kind, power, ridge)
-    if operator not in ("auto", "sparse", "linear_operator"):
+    if not isinstance(operator, str) or operator not in ("auto", "sparse", "linear_operator"):
         raise ValueError(
             f"operator must be 'auto', 'sparse' or 'linear_operator', got {operator!r}."
         )

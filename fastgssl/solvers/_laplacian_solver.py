@@ -182,7 +182,8 @@ class LaplacianSolver:
             raise ValueError(f"maxiter must be a positive integer or None, got {maxiter!r}.")
         self.maxiter = maxiter
         self.method = method
-        self.switch_iterations = int(switch_iterations)
+        self.switch_iterations = check_bounded_int(switch_iterations, "switch_iterations",
+                                                   low=1)
         if block_size is not None and (not isinstance(block_size, (int, np.integer))
                                        or block_size < 1):
             raise ValueError(f"block_size must be a positive integer or None, got "
@@ -228,11 +229,25 @@ class LaplacianSolver:
         elif null_space is None:
             self.null_space_ = None
         else:
-            N = np.asarray(null_space, dtype=np.float64)
+            from fastgssl._validation import check_no_complex
+
+            check_no_complex(null_space, "null_space")
+            try:
+                N = np.asarray(null_space, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"null_space must be 'auto', None or a numeric array of shape (n, m): "
+                    f"{exc}"
+                ) from None
             if N.ndim == 1:
                 N = N[:, None]
-            if N.shape[0] != n:
-                raise ValueError(f"null_space has {N.shape[0]} rows; Q has {n}.")
+            if N.ndim != 2 or N.shape[0] != n or N.shape[1] == 0:
+                raise ValueError(
+                    f"null_space must be 'auto', None or an array of shape ({n},) or ({n}, m) "
+                    f"with m >= 1; got shape {N.shape}."
+                )
+            if not np.isfinite(N).all():
+                raise ValueError("null_space contains NaN or infinite values.")
             Nq, _ = np.linalg.qr(N)
             if not _is_null(Q, Nq, slack=1e3).all():
                 worst = float(np.max(np.linalg.norm(Q @ Nq, axis=0)))
