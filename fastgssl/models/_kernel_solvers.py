@@ -53,6 +53,7 @@ import numba
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.linalg.lapack import dpotrf as _dpotrf, dpotrs as _dpotrs
 from sklearn.exceptions import ConvergenceWarning
 
 from fastgssl.kernels._nystrom import small_blas
@@ -255,7 +256,299 @@ def objective_dense(K, alpha, y_enc, labeled, Q, loss, gamma_a, gamma_i):
     return _objective(f, alpha @ f, y_enc, labeled, Q, loss, gamma_a, gamma_i)
 
 
-SOLVERS = ("auto", "newton")
+# ---------------------------------------------------------------------------------------------
+# Active-set solver for the piecewise-quadratic losses (DESIGN 3.9): no graph, f = K alpha.
+# ---------------------------------------------------------------------------------------------
+def _piecewise_kind(loss):
+    """``(name, h)`` of the built-in piecewise-quadratic losses, else ``(None, None)``."""
+    name = getattr(loss, "name", None)
+    if name == "huber_hinge":
+        h = float(loss.params["h"])
+        if not h > 0:
+            raise ValueError(f"the Huber hinge needs a width h > 0, got h={h}.")
+        return name, h
+    if name == "squared_hinge":
+        return name, 0.0
+    return None, None
+
+
+def _binary_targets(Y):
+    return bool(np.all(np.abs(Y) == 1.0))
+
+
+def _box_qp_constants(kind, h, gamma_a, l):
+    """``(c, b, U)`` of the box QP in ``a = y * alpha`` (see :func:`_box_qp_column`)."""
+    gl = gamma_a * l
+    if kind == "huber_hinge":
+        return 4.0 * h * gl, 1.0 + h, 1.0 / (2.0 * gl)
+    return gl, 1.0, np.inf
+
+
+_NOT_PSD = (
+    "the kernel matrix is not positive semi-definite: the Cholesky factorization of "
+    "K_MM + c I failed in the active-set solver (a Gram matrix of a positive-definite kernel "
+    "is needed; add a small ridge to K, raise gamma_a, or use solver='newton')."
+)
+
+# Violators added to the quadratic set per outer iteration: max(_BLOCK, current size), the
+# largest KKT violations first (bench/bench_svm_solver.py measured 20-50 alike).
+_BLOCK = 32
+# Trial steps of the projected step on the free set before the ratio-test step.
+_PROJECTED_TRIALS = (1.0, 0.5, 0.25)
+
+
+def _box_qp_column(K, y, c, b, U, a, f, max_outer, info):
+    """Primal active-set method for the box QP dual to one column of the kernel machine.
+
+    With ``a = y * alpha`` (``y`` in {-1, +1}) the stationarity condition of
+    ``(1/l) sum ell(y_j, f_j) + gamma_a alpha^T K alpha`` (``alpha = -ell'(f) / (2 gamma_a
+    l)``) is the KKT system of::
+
+        min_a  1/2 a^T (Y K Y + c I) a - b 1^T a    subject to  0 <= a <= U,
+
+    Huber hinge: ``c = 4 h gamma_a l``, ``b = 1 + h``, ``U = 1 / (2 gamma_a l)``; squared
+    hinge: ``c = gamma_a l``, ``b = 1``, ``U = inf``. The three pieces of the loss are the
+    three states of a point: ``a = 0`` (rest, ``y f > 1 + h``), ``0 < a < U`` (margin band M)
+    and ``a = U`` (linear piece E). On the free set M the solution is the |M| x |M| system
+    ``(K_MM + c I) alpha_M = b y_M - K_ME alpha_E`` (DESIGN 3.9).
+
+    Each outer iteration adds the largest KKT violators (bound points whose gradient
+    ``g = y f + c a - b`` points into the box), solves on the free set, and keeps the iterate
+    feasible: a projected step onto the box if it lowers the QP objective (a few trial
+    lengths), else the ratio-test step to the first bound hit (those points leave the free
+    set). The QP objective decreases monotonically and no free set repeats, so the method
+    terminates; it stops when no violator is left (the KKT conditions hold to round-off).
+    ``f = K (y * a)`` is kept up to date by products with the changed rows of K only.
+    """
+    l = y.shape[0]
+    finite = np.isfinite(U)
+    status = np.zeros(l, dtype=np.int8)  # 0: a = 0; 1: free; 2: a = U
+    status[a > 0] = 1
+    if finite:
+        status[a >= U] = 2
+    E = np.flatnonzero(status == 2)
+    f_E = (y[E] * U) @ K[E] if E.size else np.zeros(l)  # K[:, E] alpha_E
+    n_solve = 0
+    converged = False
+    outer = 0
+    while outer < max_outer:
+        g = y * f + c * a - b
+        tau = 1e-11 * (b + np.abs(f).max() + c * a.max())
+        V = np.flatnonzero(((status == 0) & (g < -tau)) | ((status == 2) & (g > tau)))
+        if V.size == 0 and not (np.abs(g[status == 1]) > tau).any():
+            converged = True
+            break
+        outer += 1
+        k = max(_BLOCK, int((status == 1).sum()))
+        if V.size > k:  # (V may be empty: a warm start's free set is solved first)
+            V = V[np.argpartition(-np.abs(g[V]), k - 1)[:k]]
+        up = V[status[V] == 2]
+        if up.size:
+            f_E -= (y[up] * U) @ K[up]
+        status[V] = 1
+        while True:  # solve on the free set until the solution is feasible
+            F = np.flatnonzero(status == 1)
+            if F.size == 0:
+                break
+            K_F = K[F]
+            yF = y[F]
+            H = K_F[:, F]
+            H *= yF[:, None]
+            H *= yF[None, :]
+            H.flat[:: F.size + 1] += c
+            R, err = _dpotrf(H, lower=0, overwrite_a=1, clean=0)
+            if err != 0:
+                raise ValueError(_NOT_PSD)
+            aF_new, _ = _dpotrs(R, b - yF * f_E[F], lower=0)
+            n_solve += 1
+            aF = a[F]
+            p = aF_new - aF
+            lo = aF_new < 0
+            hi = aF_new > U if finite else np.zeros(F.size, dtype=bool)
+            if not (lo.any() or hi.any()):
+                a[F] = aF_new
+                f += (yF * p) @ K_F
+                break
+            q_old = 0.5 * (a @ (y * f)) + 0.5 * c * (a @ a) - b * a.sum()
+            accepted = False
+            for trial in _PROJECTED_TRIALS:
+                ap = np.clip(aF + trial * p, 0.0, U)
+                fp = f + (yF * (ap - aF)) @ K_F
+                a_try = a.copy()
+                a_try[F] = ap
+                q_new = 0.5 * (a_try @ (y * fp)) + 0.5 * c * (a_try @ a_try) - b * a_try.sum()
+                if q_new < q_old:
+                    a, f, accepted = a_try, fp, True
+                    status[F[ap <= 0.0]] = 0
+                    if finite:
+                        bu = F[ap >= U]
+                        if bu.size:
+                            status[bu] = 2
+                            f_E += (y[bu] * U) @ K[bu]
+                    break
+            if accepted:
+                continue
+            # ratio test: the longest feasible step towards the free-set solution
+            r = np.full(F.size, np.inf)
+            r[lo] = aF[lo] / (aF[lo] - aF_new[lo])
+            if finite:
+                r[hi] = (U - aF[hi]) / (aF_new[hi] - aF[hi])
+            t = max(float(r.min()), 0.0)
+            a[F] = aF + t * p
+            f += (yF * (t * p)) @ K_F
+            blocked = r <= t
+            bl = F[blocked & lo]
+            a[bl] = 0.0
+            status[bl] = 0
+            if finite:
+                bu = F[blocked & hi]
+                if bu.size:
+                    a[bu] = U
+                    status[bu] = 2
+                    f_E += (y[bu] * U) @ K[bu]
+    info["n_iter"] += n_solve
+    info["outer"] += outer
+    info["converged"] = converged
+    info["margin"] = int((status == 1).sum())
+    info["linear"] = int((status == 2).sum())
+    return a, f
+
+
+def _pieces(z, kind, h):
+    """Piece of each point from its margin z = y f: 0 rest, 1 quadratic piece, 2 linear."""
+    if kind == "squared_hinge":
+        return (z < 1.0).astype(np.int8)
+    code = np.zeros(z.shape[0], dtype=np.int8)
+    code[z <= 1.0 + h] = 1
+    code[z < 1.0 - h] = 2
+    return code
+
+
+def _partition_newton(K, y, kind, h, gamma_a, alpha, f, loss, tol, max_iter, info):
+    """Chapelle's primal partition iteration with an exact line search (the fallback).
+
+    On the partition of the current ``f`` into M, E and the rest, the minimizer of the
+    objective's quadratic model is ``alpha = 0`` off M u E, ``alpha_E = y_E / (2 gamma_a
+    l)``, ``(K_MM + c I) alpha_M = b y_M - K_ME alpha_E``; the step towards it is the Newton
+    step, taken with the exact line search of the true objective (plain partition iteration
+    can cycle). Stops when a full step leaves the partition unchanged or the relative step is
+    below ``tol``.
+    """
+    l = y.shape[0]
+    c, b, _ = _box_qp_constants(kind, h, gamma_a, l)
+    aE = 1.0 / (2.0 * gamma_a * l)
+    code = _pieces(y * f, kind, h)
+    for _ in range(max_iter):
+        M = np.flatnonzero(code == 1)
+        E = np.flatnonzero(code == 2)
+        alpha_new = np.zeros(l)
+        alpha_new[E] = y[E] * aE
+        f_new = (y[E] * aE) @ K[E] if E.size else np.zeros(l)
+        if M.size:
+            K_M = K[M]
+            H = K_M[:, M]
+            H.flat[:: M.size + 1] += c
+            R, err = _dpotrf(H, lower=0, overwrite_a=1, clean=0)
+            if err != 0:
+                raise ValueError(_NOT_PSD)
+            alpha_new[M], _ = _dpotrs(R, b * y[M] - f_new[M], lower=0)
+            f_new += alpha_new[M] @ K_M
+        d = alpha_new - alpha
+        u = f_new - f
+        slope = (loss.d1(y, f) @ u) / l + 2.0 * gamma_a * (f @ d)
+        scale = np.abs(alpha_new).max()
+        step = np.abs(d).max() / scale if scale > 0 else 0.0
+        info.update(n_iter=info["n_iter"] + 1, step=step, slope=slope, margin=int(M.size),
+                    linear=int(E.size))
+        if not slope < 0:  # no descent left: stationary to round-off
+            info["converged"] = True
+            break
+        t = _line_search(loss, y, f, u, l, gamma_a, 0.0, (alpha @ f, f @ d, d @ u),
+                         (0.0, 0.0, 0.0), slope)
+        info["t"] = t
+        alpha, f = (alpha_new, f_new) if t == 1.0 else (alpha + t * d, f + t * u)
+        new_code = _pieces(y * f, kind, h)
+        if (t == 1.0 and np.array_equal(new_code, code)) or step * t <= tol:
+            info["converged"] = True
+            break
+        code = new_code
+    return alpha, f
+
+
+def _fit_active_set(K, Y, loss, kind, h, gamma_a, init, tol, max_iter):
+    """All points labeled (targets +-1); one active-set solve per column. (alpha, infos)."""
+    l, k = Y.shape
+    c, b, U = _box_qp_constants(kind, h, gamma_a, l)
+    if init is None:
+        A0 = np.zeros((l, k))
+        F0 = np.zeros((l, k))
+    else:
+        # a = y * alpha of the warm start, projected onto the box (a fold refit's start is
+        # the full fit's alpha rescaled by l / (l - m): its linear piece lands on U)
+        A0 = np.clip(Y * np.asarray(init, dtype=np.float64), 0.0, U)
+        if np.isfinite(U):
+            A0[A0 >= U * (1.0 - 1e-12)] = U
+        with small_blas(2.0 * l * l * k):
+            F0 = K @ (Y * A0)
+    alpha = np.empty_like(Y)
+    infos = []
+    with small_blas(l**3 / 3):
+        for j in range(k):
+            y = Y[:, j]
+            info = {"n_iter": 0, "outer": 0, "converged": False, "solver": "active-set",
+                    "step": np.nan, "t": 1.0, "slope": np.nan, "margin": 0, "linear": 0,
+                    "warm_start": init is not None}
+            a, f = _box_qp_column(K, y, c, b, U, A0[:, j].copy(), F0[:, j].copy(),
+                                  max_iter, info)
+            # certificate: f from scratch (the incremental updates carry round-off), KKT again
+            s = np.flatnonzero(a > 0)
+            f = (y[s] * a[s]) @ K[s] if s.size else np.zeros(l)
+            a, f = _box_qp_column(K, y, c, b, U, a, f, max_iter, info)
+            a_j = y * a
+            if not info["converged"]:
+                info["fallback"] = "partition Newton with line search"
+                a_j, f = _partition_newton(K, y, kind, h, gamma_a, a_j, f, loss, tol,
+                                           max_iter, info)
+            alpha[:, j] = a_j
+            g = loss.d1(y, f)
+            scale = np.abs(a_j).max()
+            resid = np.abs(a_j + g / (2.0 * gamma_a * l)).max()
+            info.update(objective=float(loss.value(y, f).mean() + gamma_a * (a_j @ f)),
+                        kkt=float(resid / scale) if scale > 0 else float(resid))
+            infos.append(info)
+    return alpha, infos
+
+
+SOLVERS = ("auto", "newton", "active-set")
+
+
+def _use_active_set(solver, loss, Q, Y_L):
+    """Whether fit_dense runs the active-set solver (and checks an explicit request)."""
+    kind, _ = _piecewise_kind(loss)  # raises on h <= 0
+    if solver == "newton" or _is_square(loss):
+        return False
+    applicable = kind is not None and Q is None and _binary_targets(Y_L)
+    if solver == "active-set" and not applicable:
+        raise ValueError(
+            "solver='active-set' needs a piecewise-quadratic loss ('huber_hinge' or "
+            "'squared_hinge'), targets in {-1, +1} and no graph term (Q None or gamma_i = 0; "
+            f"formulation='deformed' reduces manifold regularization to that case); got "
+            f"loss={getattr(loss, 'name', loss)!r}, graph term "
+            f"{'present' if Q is not None else 'absent'}. Use solver='auto' or 'newton'."
+        )
+    return applicable
+
+
+def _warn_active_set(info, max_iter, column):
+    warnings.warn(
+        f"The active-set solver did not converge in max_iter={max_iter} iterations (output "
+        f"column {column}): objective {info.get('objective', float('nan')):.6g}, last relative "
+        f"step {info['step']:.3g}, last step length {info['t']:.3g}, partition sizes "
+        f"|M| = {info['margin']} (quadratic piece), |E| = {info['linear']} (linear piece). "
+        f"Increase max_iter or gamma_a, or use solver='newton'.",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
 
 
 def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_iter=100,
@@ -327,6 +620,16 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
             rhs[L] = Y[L]
             with small_blas(2 * n**3 / 3):
                 alpha = sla.solve(A, rhs, overwrite_a=True, check_finite=False)
+    elif _use_active_set(solver, loss, Q, Y[L]):
+        kind, h = _piecewise_kind(loss)
+        init = None if init is None else _as_columns(init)[0]
+        K_LL = K if l == n else K[np.ix_(L, L)]
+        alpha = np.zeros_like(Y)
+        alpha[L], infos = _fit_active_set(K_LL, Y[L], loss, kind, h, gamma_a,
+                                          None if init is None else init[L], tol, max_iter)
+        for k, info in enumerate(infos):
+            if not info["converged"]:
+                _warn_active_set(info, max_iter, k)
     else:
         with small_blas(n**3 if Q is not None else 0.0):
             problem = _DenseProblem(K, labeled, Q, gamma_a, s)
