@@ -159,7 +159,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     dense = p.get("backend", "dense") == "dense"
     W = None
     if float(p.get("gamma_i", 0) or 0) > 0 and isinstance(p.get("graph"), str):
-        W = first._build_graph(X, n)
+        W = first.build_graph(X)
     K = None
     if dense:
         from fastgssl._memory import check_dense_memory
@@ -288,7 +288,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
     W = None  # one graph per group (a precomputed graph=W is used as given)
     if float(p.get("gamma_i", 0) or 0) > 0 and not semi_exact and not precomputed:
         if isinstance(p.get("graph"), str):
-            W = first._build_graph(X, X.shape[0])
+            W = first.build_graph(X)
     setup = time.perf_counter() - t0
     lab_idx = np.flatnonzero(labeled)
     fold_of_labeled = folds[lab_idx]

@@ -5,6 +5,8 @@
 - :func:`knn_graph`      symmetric kNN graph, weights binary / gaussian / distance
 - :func:`epsilon_graph`  symmetric epsilon-neighbourhood graph
 - :func:`check_adjacency`  validation of a user-supplied W
+- :func:`resolve_graph`  one road from a builder name, callable or matrix to W (every
+  estimator uses it)
 - :func:`knn_recall`     recall of approximate neighbour lists against exact search
 - registry factories (group ``fastgssl.graphs``): :class:`KNNGraph` (``"knn"``),
   :class:`EpsilonGraph` (``"epsilon"``), :class:`PrecomputedGraph` (``"precomputed"``),
@@ -26,6 +28,7 @@ _LOCATIONS = {
     "knn_graph": "fastgssl.graphs._builders",
     "knn_recall": "fastgssl.graphs._nndescent",
     "knn_search": "fastgssl.graphs._knn",
+    "resolve_graph": "fastgssl.graphs._resolve",
 }
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)

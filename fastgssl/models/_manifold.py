@@ -67,37 +67,6 @@ def _check_choice(value, name, choices):
     return value
 
 
-def _check_affinity(W, n):
-    """Validate a user-given affinity matrix W (n x n, symmetric, nonnegative) -> CSR."""
-    if sp.issparse(W):
-        W = sp.csr_matrix(W, dtype=np.float64)
-    else:
-        W = np.asarray(W, dtype=np.float64)
-        if W.ndim != 2:
-            raise ValueError(
-                f"graph must be a registered builder name or an (n, n) affinity matrix; got "
-                f"an array of shape {W.shape}."
-            )
-        W = sp.csr_matrix(W)
-    if W.shape != (n, n):
-        raise ValueError(
-            f"graph has shape {W.shape} but X has {n} samples; a precomputed affinity must be "
-            f"({n}, {n}) over all training points (labeled and unlabeled)."
-        )
-    W.sum_duplicates()
-    if not np.isfinite(W.data).all():
-        raise ValueError("graph contains NaN or infinite weights.")
-    if W.nnz and W.data.min() < 0:
-        raise ValueError(f"graph must be nonnegative; its smallest weight is {W.data.min():g}.")
-    asym = abs(W - W.T)
-    if asym.nnz and asym.max() > 1e-12 * max(1.0, abs(W).max()):
-        raise ValueError(
-            f"graph must be symmetric (largest |W - W^T| = {asym.max():g}); symmetrize it, "
-            f"e.g. W = W.maximum(W.T)."
-        )
-    return W
-
-
 class _PickledLoss:
     """Stand-in for a Loss inside a pickle: rebuilt with ``get_loss(name, **params)``."""
 
@@ -187,8 +156,9 @@ class _KernelMachine(BaseEstimator):
     def _check_train_X(self, X):
         # feature names (DataFrame columns) are recorded as scikit-learn does and checked at
         # predict time; the array itself goes through fastgssl's own checks
-        validate_data(self, X, skip_check_array=True, reset=True)
+        X_in = X
         X = check_X(X, "X", accept_sparse=True)
+        validate_data(self, X_in, skip_check_array=True, reset=True)
         if self.kernel == "precomputed":
             if X.shape[0] != X.shape[1]:
                 raise ValueError(
@@ -200,9 +170,10 @@ class _KernelMachine(BaseEstimator):
         return X
 
     def _check_new_X(self, X):
-        if self.kernel != "precomputed":
-            validate_data(self, X, skip_check_array=True, reset=False)
+        X_in = X
         X = check_X(X, "X", accept_sparse=True)
+        if self.kernel != "precomputed":
+            validate_data(self, X_in, skip_check_array=True, reset=False)
         expected = self.n_features_in_
         if X.shape[1] != expected:
             if self.kernel == "precomputed":
@@ -273,26 +244,38 @@ class _KernelMachine(BaseEstimator):
         return y_enc, labeled, classes
 
     # ---- graph ---------------------------------------------------------------------------
-    def _build_graph(self, X, n):
-        graph = self.graph
-        if isinstance(graph, str):
-            if self.kernel == "precomputed":
-                raise ValueError(
-                    "kernel='precomputed' gives no coordinates to build a graph from; pass "
-                    "graph=W (a precomputed (n, n) sparse affinity) or set gamma_i=0."
-                )
-            from fastgssl import registry
+    def build_graph(self, X):
+        """The affinity W of the estimator's ``graph`` over the rows of ``X``.
 
-            params = {}
-            if graph == "knn":
-                params["n_neighbors"] = check_n_neighbors(self.n_neighbors, n)
-                params["weight"] = self.graph_weight
-                if self.sigma_w is not None:
-                    params["sigma_w"] = check_positive(self.sigma_w, "sigma_w")
+        Uses :func:`fastgssl.graphs.resolve_graph` with ``n_neighbors``, ``graph_weight``,
+        ``sigma_w`` and ``graph_params``; the grid search calls it once per graph group.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n, n)
+        """
+        from fastgssl.graphs import resolve_graph
+
+        graph = self.graph
+        n = X.shape[0]
+        if isinstance(graph, str) and self.kernel == "precomputed":
+            raise ValueError(
+                "kernel='precomputed' gives no coordinates to build a graph from; pass "
+                "graph=W (a precomputed (n, n) sparse affinity) or set gamma_i=0."
+            )
+        params = {}
+        if isinstance(graph, str):
+            params["n_neighbors"] = check_n_neighbors(self.n_neighbors, n)
+            params["weight"] = self.graph_weight
+            if self.sigma_w is not None:
+                params["sigma_w"] = check_positive(self.sigma_w, "sigma_w")
+            if graph != "knn":  # other builders take graph_params only (as before)
+                params = {}
             params.update(self.graph_params or {})
-            W = registry.get("fastgssl.graphs", graph, **params)(X)
-            return _check_affinity(W, n)
-        return _check_affinity(graph, n)
+        return resolve_graph(graph, X, builder_params=params)
+
+    def _build_graph(self, X, n):
+        return self.build_graph(X)
 
     def _build_regularizer(self, W):
         from fastgssl import registry
@@ -366,7 +349,7 @@ class _KernelMachine(BaseEstimator):
                                       "points")
         W = Q = None
         if gamma_i > 0:
-            W = self._build_graph(X, n)
+            W = self.build_graph(X)
             Q = self._build_regularizer(W)
             self._warn_unlabeled_components(W, labeled)
 
