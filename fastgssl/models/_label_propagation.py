@@ -22,7 +22,6 @@ Estimators: :class:`LabelPropagation`, :class:`LabelPropagationRegressor`,
 
 from __future__ import annotations
 
-import inspect
 import numbers
 import warnings
 
@@ -58,8 +57,11 @@ __all__ = [
 POLICIES = ("abstain", "uniform", "nearest")
 
 
-class DisconnectedGraphWarning(UserWarning):
-    """Some graph components (or subset-system components) contain no labeled point."""
+# One public warning for graph components without a labeled point (kernel machines and
+# label propagation alike); the old name stays importable.
+from fastgssl._warnings import UnlabeledComponentWarning  # noqa: E402
+
+DisconnectedGraphWarning = UnlabeledComponentWarning
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,18 +80,6 @@ def _check_affinity(W, n, name):
             f"({n}, {n}) affinity matrix of the training points."
         )
     return W
-
-
-def _builder_kwargs(factory, params):
-    """Keep the keyword arguments a registered graph factory accepts."""
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return params
-    names = sig.parameters
-    if any(p.kind is p.VAR_KEYWORD for p in names.values()):
-        return params
-    return {k: v for k, v in params.items() if k in names}
 
 
 def _infer_gaussian_sigma(W, X, max_edges=2000):
@@ -353,21 +343,15 @@ class _GraphPropagation(BaseEstimator):
         if isinstance(graph, str) and graph == "precomputed":
             W = _check_affinity(X, n, "X (graph='precomputed')")
             return W, None, (weight, None)
-        if sp.issparse(graph) or isinstance(graph, np.ndarray):
-            W = _check_affinity(graph, n, "graph")
-        elif callable(graph):
-            W = _check_affinity(graph(X), n, "the graph returned by the graph callable")
+        from fastgssl.graphs import resolve_graph
+
+        W = resolve_graph(graph, X, builder_params=params)
+        if callable(graph) and not isinstance(graph, str) and not sp.issparse(graph):
             # a builder object (e.g. fastgssl.graphs.EpsilonGraph(eps=...)) names its kernel
             if getattr(graph, "weight", None) in WEIGHTS:
                 weight = graph.weight
                 if getattr(graph, "sigma_w", None) is not None:
                     return W, coords, (weight, float(graph.sigma_w))
-        else:
-            from fastgssl import registry
-
-            factory = registry.load("fastgssl.graphs", graph)
-            builder = factory(**_builder_kwargs(factory, params))
-            W = _check_affinity(builder(X), n, f"the graph built by {graph!r}")
         sigma = self.sigma_w
         if weight == "gaussian" and sigma is None:
             # the builder's heuristic bandwidth, recovered exactly from the edges

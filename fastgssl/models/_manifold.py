@@ -49,8 +49,7 @@ _PLATT_FOLDS = 5
 _PREDICT_BLOCK_ELEMENTS = 1 << 23
 
 
-class UnlabeledComponentWarning(UserWarning):
-    """Some connected components of the graph hold no labeled point."""
+from fastgssl._warnings import UnlabeledComponentWarning  # noqa: E402
 
 
 def _check_int(value, name, minimum):
