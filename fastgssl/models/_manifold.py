@@ -18,7 +18,6 @@ Two backends: ``"dense"`` (``f = K alpha`` over the n training points, exact, O(
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -30,6 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from fastgssl._validation import (
+    check_bounded_int,
     check_n_neighbors,
     check_positive,
     check_semi_supervised_y,
@@ -50,14 +50,6 @@ _PREDICT_BLOCK_ELEMENTS = 1 << 23
 
 
 from fastgssl._warnings import UnlabeledComponentWarning  # noqa: E402
-
-
-def _check_int(value, name, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}.")
-    return int(value)
 
 
 def _check_choice(value, name, choices):
@@ -133,10 +125,10 @@ class _KernelMachine(BaseEstimator):
         if hasattr(self, "h"):
             check_positive(self.h, "h")
         if self.backend == "nystrom":
-            _check_int(self.n_components, "n_components", 1)
+            check_bounded_int(self.n_components, "n_components", low=1)
             _check_choice(self.landmarks, "landmarks", _LANDMARKS)
         check_positive(self.tol, "tol")
-        _check_int(self.max_iter, "max_iter", 1)
+        check_bounded_int(self.max_iter, "max_iter", low=1)
         from fastgssl.models._kernel_solvers import SOLVERS
 
         _check_choice(self.solver, "solver", SOLVERS)
@@ -279,7 +271,7 @@ class _KernelMachine(BaseEstimator):
     def _build_regularizer(self, W):
         from fastgssl import registry
 
-        power = _check_int(self.power, "power", 1)
+        power = check_bounded_int(self.power, "power", low=1)
         Q = registry.get("fastgssl.regularizers", self.regularizer, power=power)(W)
         return sp.csr_matrix(Q) if sp.issparse(Q) else Q
 
