@@ -279,19 +279,15 @@ class DeformedKernel:
         For the nystrom route this is ``V M^{-1} V_L^T`` with ``M = I + r V^T Q V``.
         """
         r = self._check_r(r)
-        if r in self._cache:
+        if r in self._cache and self._cache[r][0] is not None:
             return self._cache[r][0]
         L = self.labeled_index_
         if self.route_ == "nystrom":
-            V = np.asarray(self.nystrom_.features_, dtype=np.float64)
-            M = np.eye(V.shape[1])
-            if r > 0:
-                M += r * self._VtQV
-            M = 0.5 * (M + M.T)
-            MinvVL = sla.solve(M, V[L].T, assume_a="pos", check_finite=False)
-            KSL = V @ MinvVL
-            extra = MinvVL
-        elif r == 0:
+            self.labeled_gram(r)
+            KSL = np.asarray(self.nystrom_.features_, dtype=np.float64) @ self._cache[r][2]
+            self._cache[r] = (KSL,) + self._cache[r][1:]
+            return KSL
+        if r == 0:
             KSL = self.kernel_train_[:, L].copy()
             extra = None
         elif self.route_ == "spectral":
@@ -332,9 +328,11 @@ class DeformedKernel:
         if r > 0:
             M += r * self._VtQV
         M = 0.5 * (M + M.T)
-        KLL = V_L @ sla.solve(M, V_L.T, assume_a="pos", check_finite=False)
+        MinvVL = sla.solve(M, V_L.T, assume_a="pos", check_finite=False)
+        KLL = V_L @ MinvVL
         KLL = 0.5 * (KLL + KLL.T)
         self.gram_norm_ = _check_gram(KLL, r)
+        self._cache = {r: (None, KLL, MinvVL)}  # the n x l block is formed on demand
         return KLL
 
     def coupling(self, r):
@@ -355,7 +353,7 @@ class DeformedKernel:
         beta = np.asarray(beta, dtype=np.float64)
         r = self._check_r(r)
         if self.route_ == "nystrom":
-            self.sample_block(r)
+            self.labeled_gram(r)
             return self._cache[r][2] @ beta
         alpha = -(self.coupling(r) @ beta)
         alpha[self.labeled_index_] += beta
@@ -377,7 +375,7 @@ class DeformedKernel:
         X_new = check_X(X_new, "X", accept_sparse=True)
         L = self.labeled_index_
         if self.route_ == "nystrom":
-            self.sample_block(r)
+            self.labeled_gram(r)
             return self.nystrom_.transform(X_new) @ self._cache[r][2]
         if self.kernel == "precomputed":
             if X_new.shape[1] != self.n_samples_:

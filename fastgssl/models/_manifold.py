@@ -375,7 +375,9 @@ class _KernelMachine(BaseEstimator):
                                 route="nystrom" if fac is not None else "dense")
             dk.fit(X, Q, labeled, base_gram=K, factor=fac)
             r = gamma_i / (n**2 * gamma_a)
-            K_SL, K_LL = dk.gram(r)
+            # nystrom: only K~_LL (l x l) is formed; dense: the LU gives the n x l block too
+            K_SL = None if fac is not None else dk.sample_block(r)
+            K_LL = dk.labeled_gram(r)
             L = dk.labeled_index_
             l = L.size
             warn_if_ill_conditioned(dk.gram_norm_, gamma_a * l,
@@ -386,7 +388,7 @@ class _KernelMachine(BaseEstimator):
             beta, info = fit_dense(K_LL, y_L, np.ones(l, dtype=bool), None, loss, gamma_a, 0.0,
                                    init=init, **dense_options)
             coef = dk.expansion(beta, r)
-            decision = K_SL @ beta
+            decision = fac.features_ @ coef if fac is not None else K_SL @ beta
         elif K is not None:
             init = (previous if previous is not None and previous.shape == y_enc.shape
                     else None)
