@@ -39,6 +39,26 @@ The nystrom Newton step solves with the c x c Hessian
 ``H_w = (1/l) V_L^T diag(h) V_L + 2 gamma_a I + 2 s V^T Q V``: O(l c^2 + c^3) per step after
 one O(nnz(Q) c + n c^2) product ``V^T Q V``.
 
+Piecewise-quadratic losses without a graph (``solver="active-set"``, the ``"auto"`` choice for
+``huber_hinge`` / ``squared_hinge`` with +-1 targets; DESIGN 3.9): with ``a = y * alpha`` the
+stationarity condition ``alpha = -ell'(f) / (2 gamma_a l)`` is the KKT system of the box QP
+``min 1/2 a^T (Y K Y + c I) a - b 1^T a`` over ``0 <= a <= U`` (Huber hinge: ``c = 4 h gamma_a
+l``, ``b = 1 + h``, ``U = 1 / (2 gamma_a l)``; squared hinge: ``c = gamma_a l``, ``b = 1``, no
+upper bound). The loss's pieces are the states of a point (rest: ``a = 0``; margin band M:
+free; linear piece E: ``a = U``) and on a fixed partition the solution is the |M| x |M| system
+``(K_MM + c I) alpha_M = b y_M - K_ME alpha_E``. A primal active-set method on the box QP
+(:func:`_box_qp_column`) starts from ``a = 0`` (M empty) or from a warm start projected onto the
+box, adds the largest KKT violators in blocks, solves on M by Cholesky and keeps the iterate
+feasible by a projected step (accepted only if it lowers the QP objective) or a ratio-test step:
+the objective decreases monotonically, so it terminates, and |M| stays near the final number
+of margin points throughout (never the l x l system of Newton's square-loss start). Each
+column then gets a certificate: f recomputed from scratch and the KKT conditions checked
+again (to 1e-11 of the scale of the gradient); a column that does not certify within
+``max_iter`` outer iterations continues with Chapelle's partition Newton iteration with the
+exact line search (the reference iteration restricted to the pieces) and warns with the
+objective, the step and the partition sizes. Targets other than +-1 (``auto``: Newton), a
+graph term or another loss are not handled by it.
+
 Newton starts from the square-loss solution unless a warm start is given. The line search
 minimizes the convex ``phi(t)`` along the Newton direction exactly (a
 safeguarded one-dimensional Newton iteration on ``phi'``, bracketed in (0, 1]; the quadratic
@@ -571,15 +591,29 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
         Newton stops when the largest coefficient change is below ``tol`` times the largest
         coefficient (ignored by the square loss's closed form).
     max_iter : int
-        Newton iterations per output column (a ConvergenceWarning with the numbers otherwise).
+        Newton iterations per output column; for the active-set solver, outer iterations
+        (each adds a block of violators) per column, and again for its fallback (a
+        ConvergenceWarning with the numbers otherwise).
     init : ndarray, optional
-        Warm start for Newton (same shape as the result); default: the square-loss solution
-        (one Newton step from 0), which halves the iterations of the Huber hinge.
+        Warm start (same shape as the result); Newton's default is the square-loss solution
+        (one Newton step from 0), the active-set solver's ``alpha = 0``.
     return_info : bool
-        Also return a list with one Newton report per column (empty for the closed form).
-    solver : {"auto", "newton"}
-        Optimizer of the losses without a closed form; ``"newton"`` is the reference
-        (damped Newton with an exact line search), ``"auto"`` picks the fastest available.
+        Also return a list with one solver report per column (empty for the closed form);
+        the active-set reports carry ``solver="active-set"``, ``n_iter`` (|M| x |M| solves),
+        ``outer``, ``margin`` / ``linear`` (final |M| / |E|), ``objective`` and ``kkt`` (the
+        relative residual of ``alpha = -ell'(f) / (2 gamma_a l)``).
+    solver : {"auto", "newton", "active-set"}
+        Optimizer of the losses without a closed form. ``"newton"``: the reference (damped
+        Newton with an exact line search), any loss, with or without a graph.
+        ``"active-set"``: the box-QP active-set method of the module docstring, for
+        ``huber_hinge`` / ``squared_hinge`` with targets in {-1, +1} and no graph term (Q None
+        or ``gamma_i == 0``: SVM, and LapSVM's deformed-kernel l-point problem); a
+        ValueError elsewhere. ``"auto"``: active-set where it applies, else Newton. Both reach
+        the same minimizer (to round-off; with a singular K the same f, and active-set
+        returns the alpha with ``alpha = -ell'(f) / (2 gamma_a l)``). The square loss keeps
+        its closed form whatever the choice. The kernel must be positive semi-definite: a
+        failed Cholesky factorization of ``K_MM + c I`` in the active-set solver raises a
+        ValueError.
 
     Returns
     -------
