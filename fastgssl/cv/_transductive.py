@@ -60,6 +60,7 @@ def deformed_gram(state):
 def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
     """Mean-form held-out predictions of the square loss, one factorization per fold size."""
     from fastgssl.cv._bif import exact_quadratic_cholesky
+    from fastgssl.kernels._nystrom import small_blas
 
     l = KLL.shape[0]
     sizes = np.bincount(fl, minlength=n_folds)
@@ -67,7 +68,8 @@ def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
     for m in np.unique(sizes):
         mu = gamma_a * (l - m)
         folds_m = np.flatnonzero(sizes == m)
-        res = exact_quadratic_cholesky(KLL, Y, fl, n_folds, mu)
+        with small_blas(l**3):
+            res = exact_quadratic_cholesky(KLL, Y, fl, n_folds, mu)
         if res is not None:
             rows = np.isin(fl, folds_m)
             pred[rows] = res[0][rows]
