@@ -1,9 +1,10 @@
 """Cross-validation from one fit: folds, exact t-CV, t-BIF, t-FBIF, exact quadratic CV.
 
-Implements seed 000 (Liu et al., *Efficient Cross-Validation for Semi-Supervised Learning*:
-t-BIF / t-FBIF for LapRLS and LapSVM) and seed 001 (Liu et al., *Fast Cross-Validation*,
-IJCAI 2018: t-FBIF for KRR / LSSVM and SVM) with the corrected formulas of DESIGN 3.2-3.4,
-and exact t-fold CV of the square loss at the cost of one fit.
+Implements Liu et al. (2019, *Efficient Cross-Validation for Semi-Supervised Learning*:
+t-BIF / t-FBIF for LapRLS and LapSVM) and Liu et al. (2018, *Fast Cross-Validation*, IJCAI:
+t-FBIF for KRR / LSSVM and SVM) with corrected formulas, exact t-fold CV of the square loss
+at the cost of one fit, and exact transductive CV of any kernel machine through the deformed
+kernel (Sindhwani, Niyogi & Belkin 2005).
 
 Functions
 ---------
@@ -27,9 +28,9 @@ Methods (registry group ``fastgssl.cv``)
 ----------------------------------------
 - :class:`ExactCV`           ``"exact"``: transductive (deformed-kernel reduction, label
   propagation re-solves) or inductive (t refits, graph rebuilt or induced)
-- :class:`BIF`               ``"bif"``: DESIGN 3.2
-- :class:`FBIF`              ``"fbif"``: DESIGN 3.3 (Nystrom + Woodbury; w-space for nystrom)
-- :class:`ExactQuadraticCV`  ``"exact-quadratic"``: DESIGN 3.4, sum-of-losses form
+- :class:`BIF`               ``"bif"``: Liu et al. 2019
+- :class:`FBIF`              ``"fbif"``: Liu et al. 2018 (Nystrom + Woodbury; w-space for nystrom)
+- :class:`ExactQuadraticCV`  ``"exact-quadratic"``: the block identity, sum-of-losses form
 - :class:`NewtonCV`          ``"newton"``: one Newton step per fold from the full fit (exact
   for quadratic objectives, second order otherwise; not in the seeds)
 

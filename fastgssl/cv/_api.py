@@ -3,8 +3,8 @@
 
 Methods are looked up by name in the ``fastgssl.cv`` registry group (``exact``, ``bif``,
 ``fbif``, ``exact-quadratic`` and any plugin), so a third-party approximation is used the
-same way as the built-ins.  Papers: seed 000 (semi-supervised t-BIF / t-FBIF) and seed 001
-(*Fast Cross-Validation*, supervised t-FBIF); formulas in DESIGN 3.2-3.4.
+same way as the built-ins.  Papers: Liu et al. (2019; semi-supervised t-BIF / t-FBIF) and
+Liu et al. (2018, *Fast Cross-Validation*; supervised t-FBIF), with corrected formulas.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _run(method_obj, estimator, X, y, folds, protocol):
         raise ValueError(
             f"method {getattr(method_obj, 'name', method_obj)!r} computes the "
             f"{' / '.join(supported)} protocol, not {protocol!r}."
-        )
+       )
     return method_obj.run(estimator, X, y, folds)
 
 
@@ -151,7 +151,7 @@ def cv_predictions(estimator, X, y, folds, method="auto", **options):
     ndarray of shape (l,) or (l, n_classes)
         One row per labeled training point, in the order of their indices
         (``np.flatnonzero(labeled)``; all points in the supervised case).  Approximate
-        methods return ``f_j + eps_i B[j, i]`` (DESIGN 3.2), ``exact`` the refit's
+        methods return ``f_j + eps_i B[j, i]`` (Liu et al. 2019), ``exact`` the refit's
         ``decision_function``, ``exact-quadratic`` the exact held-out predictions of the
         sum-of-losses form.
 
@@ -185,7 +185,7 @@ def cv_score(estimator, X, y, folds, method="auto", **options):
 
 
 def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_state=0):
-    """BIF matrix B of DESIGN 3.2 for a fitted estimator.
+    """BIF matrix B of Liu et al. 2019 for a fitted estimator.
 
     Parameters
     ----------
@@ -211,7 +211,7 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
     -----
     ``H = 2 gamma_A I + (1/l) K diag(h) + 2 s K L_S`` and
     ``r_i = -2 gamma_A f - (1/m_i) K[:, L_i] g[L_i] - 2 s_i K[:, S_i] L_{S_i} f[S_i]``,
-    ``B[:, i] = H^{-1} r_i`` (the seeds' ``J K F`` order and hinge sign are corrected).
+    ``B[:, i] = H^{-1} r_i`` (the source papers``J K F`` order and hinge sign are corrected).
     """
     from fastgssl.cv._approximators import _check_fitted, bif_of_fitted
 

@@ -5,11 +5,11 @@ name                   class
 =====================  =========================================================================
 ``exact``              :class:`ExactCV`: t refits (semi-supervised: graph rebuilt on S minus S_i,
                        or the induced subgraph)
-``bif``                :class:`BIF`: t-BIF from one fit (DESIGN 3.2; seeds 000 and 001)
-``fbif``               :class:`FBIF`: t-FBIF, Nystrom + Woodbury (DESIGN 3.3); the exact
+``bif``                :class:`BIF`: t-BIF from one fit (Liu et al. 2019; Liu et al. (2018, 2019))
+``fbif``               :class:`FBIF`: t-FBIF, Nystrom + Woodbury (Liu et al. 2018); the exact
                        w-space BIF for the nystrom backend
 ``exact-quadratic``    :class:`ExactQuadraticCV`: exact t-fold CV of the square loss from one
-                       factorization (DESIGN 3.4, sum-of-losses form)
+                       factorization (the block identity, sum-of-losses form)
 =====================  =========================================================================
 
 Each class is a factory ``(**options) -> approximator`` whose :meth:`run` method takes an
@@ -127,7 +127,7 @@ def _result(method, pred, targets, lab_idx, folds, n_folds, classification, clas
         task="classification" if classification else "regression",
         classes=classes,
         **kw,
-    )
+   )
 
 
 def as_state(fitted):
@@ -141,7 +141,7 @@ def as_state(fitted):
             f"{type(fitted).__name__} does not implement the CV protocol (a cv_state() "
             f"method returning a fastgssl.CVState); the one-fit methods need it. Use "
             f"method='exact', which refits any estimator."
-        )
+       )
     return fitted.cv_state()
 
 
@@ -151,12 +151,12 @@ def _regularizer_factory(state):
         raise ValueError(
             "the learner's CVState gives no regularizer_factory (W -> Q); the fold "
             "regularizers of the inductive protocol need it."
-        )
+       )
     return state.regularizer_factory
 
 
 def fold_regularizers(state, folds, n_folds):
-    """Regularizer Q_{S_i} of the subgraph induced on each fold S_i (DESIGN 3.2)."""
+    """Regularizer Q_{S_i} of the subgraph induced on each fold S_i (Liu et al. 2019)."""
     if not state.uses_graph:
         return None
     W = sp.csr_matrix(state.graph)
@@ -192,14 +192,14 @@ def _check_fitted(state):
         raise ValueError(
             "the learner's CVState has no loss or no gamma_a > 0: derivative-based CV (bif, "
             "fbif, newton, exact-quadratic) applies to kernel machines; use method='exact'."
-        )
+       )
     if state.kernel is None and state.factor is None:
         raise ValueError("the learner's CVState has neither a kernel nor a factor.")
     return state
 
 
 def _landmark_factor(state, K, n_components, random_state):
-    """Nystrom factor V of the training kernel, sampling columns of K (DESIGN 3.3)."""
+    """Nystrom factor V of the training kernel, sampling columns of K (Liu et al. 2018)."""
     from fastgssl.kernels._nystrom import nystrom_from_gram
 
     n = K.shape[0]
@@ -214,8 +214,8 @@ def bif_of_fitted(fitted, folds, n_folds, method="bif", n_components=None, rando
                   V=None, info=None):
     """BIF matrix of a fitted estimator: (n, t) for one output, (n, t, k) for k outputs.
 
-    ``method="bif"``: dense H of DESIGN 3.2 (nystrom backend: exact w-space BIF);
-    ``method="fbif"``: Nystrom + Woodbury (DESIGN 3.3), ``n_components`` sampled columns
+    ``method="bif"``: dense H of Liu et al. 2019 (nystrom backend: exact w-space BIF);
+    ``method="fbif"``: Nystrom + Woodbury (Liu et al. 2018), ``n_components`` sampled columns
     (default: ``min(n, 300)``), or a given factor ``V`` (an array, or a callable returning
     it, called only when a factor is needed); nystrom backend: w-space BIF.
     Without a graph, an output whose loss has at most c points of non-zero curvature (Huber
@@ -356,7 +356,7 @@ class CVMethod:
                 f"method {self.name!r} computes the {' / '.join(self.protocols)} protocol, "
                 f"not {protocol!r}; use method='exact' (both protocols) or "
                 f"method='auto'."
-            )
+           )
         return protocol
 
     def run(self, estimator, X, y, folds, *, protocol=None):
@@ -406,7 +406,7 @@ class _OneFitMethod(CVMethod):
 
 
 class BIF(_OneFitMethod):
-    """t-fold CV by the Bouligand influence function from one fit (DESIGN 3.2).
+    """t-fold CV by the Bouligand influence function from one fit (Liu et al. 2019).
 
     Parameters
     ----------
@@ -435,7 +435,7 @@ class BIF(_OneFitMethod):
 
 
 class FBIF(BIF):
-    """t-FBIF: the BIF with a Nystrom low-rank kernel and the Woodbury identity (DESIGN 3.3).
+    """t-FBIF: the BIF with a Nystrom low-rank kernel and the Woodbury identity (Liu et al. 2018).
 
     Parameters
     ----------
@@ -479,7 +479,7 @@ class FBIF(BIF):
 
 
 class ExactQuadraticCV(_OneFitMethod):
-    """Exact t-fold CV of the square loss at the cost of one fit (DESIGN 3.4).
+    """Exact t-fold CV of the square loss at the cost of one fit (the block identity).
 
     Notes
     -----
@@ -504,7 +504,7 @@ class ExactQuadraticCV(_OneFitMethod):
             raise ValueError(
                 f"method='exact-quadratic' needs the square loss, the estimator uses "
                 f"{name!r}; use method='exact', 'bif' or 'fbif'."
-            )
+           )
         labeled = np.asarray(state.labeled, dtype=bool)
         l = int(labeled.sum())
         n = len(labeled)
@@ -549,7 +549,7 @@ def complement_regularizers(state, folds, n_folds):
 class NewtonCV(_OneFitMethod):
     """Leave-fold-out by one Newton step of each fold's objective from the full fit.
 
-    Not in the seed papers: the second-order companion of the BIF (approximate CV by a Newton
+    Not in the source papers: the second-order companion of the BIF (approximate CV by a Newton
     step; Beirami et al. 2017, Rad & Maleki 2020, Stephenson & Broderick 2020).  It is
     **exact** for quadratic objectives (KRR, LapRLS with the induced subgraph, mean form, the
     same hyper-parameters: equal to ``exact`` with ``graph_mode="induced"``) and 1.5-10x
@@ -572,7 +572,7 @@ class NewtonCV(_OneFitMethod):
             raise ValueError(
                 "method='newton' needs the dense backend (backend='dense'); for the nystrom "
                 "backend use method='bif' (its exact w-space BIF) or 'exact'."
-            )
+           )
         Y, F, G, Hc, labeled, one_d = _fitted_state(state)
         K = _kernel_matrix(state)
         alpha = np.asarray(state.coef, dtype=np.float64)
@@ -586,7 +586,7 @@ class NewtonCV(_OneFitMethod):
                 f"is unreliable there. Use method='bif', 'fbif' or 'exact'.",
                 RuntimeWarning,
                 stacklevel=4,
-            )
+           )
         Qc = complement_regularizers(state, folds, n_folds)
         cols = [newton_step_predictions(K, alpha[:, k], G[:, k], Hc[:, k], labeled, folds,
                                         n_folds, float(state.gamma_a), gamma_i, Qc)
@@ -747,7 +747,7 @@ class ExactCV(CVMethod):
         if graph_mode_option not in ("rebuild", "induced"):
             raise ValueError(
                 f"graph_mode must be 'rebuild' or 'induced', got {self.graph_mode!r}."
-            )
+           )
         y_arr, labeled, classification = _prepare(estimator, X, y, folds)
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
         precomputed = getattr(estimator, "kernel", None) == "precomputed"
@@ -783,7 +783,7 @@ class ExactCV(CVMethod):
             delayed(_fit_fold)(estimator, X, _subset(y, train), train, val, precomputed, graph,
                                init, classes)
             for train, val, graph, init in tasks
-        )
+       )
         pred = np.empty(targets.shape)
         pos = {j: p for p, j in enumerate(lab_idx)}
         for (_, val, _, _), dec in zip(tasks, decs):

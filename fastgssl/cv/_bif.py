@@ -1,10 +1,10 @@
 """Bouligand-influence-function (BIF) matrices and exact quadratic CV on raw arrays.
 
-Implements the corrected formulas of DESIGN 3.2-3.4 for the papers
+Implements the corrected formulas of Liu et al. 2018-2019, corrected for the papers
 
 * Liu, Li, Wu, Ding, Wang: *Efficient Cross-Validation for Semi-Supervised Learning*
-  (seed 000: t-BIF / t-FBIF for LapRLS and LapSVM), and
-* Liu, Lin, Ding, Wang, Liao: *Fast Cross-Validation*, IJCAI 2018 (seed 001: t-BIF /
+  (Liu et al. (2019): t-BIF / t-FBIF for LapRLS and LapSVM), and
+* Liu, Lin, Ding, Wang, Liao: *Fast Cross-Validation*, IJCAI 2018 (Liu et al. (2018): t-BIF /
   t-FBIF for KRR / LSSVM and the Huber-smoothed SVM),
 
 plus the exact t-fold CV of the square loss from one factorization (block hat-matrix
@@ -12,13 +12,13 @@ identity; An, Liu & Venkatesh 2007; LS-SVMlab ``crossvalidatelssvm``).
 
 Everything here works on plain arrays (kernel matrix or Nystrom features, fitted values,
 loss derivatives, sparse regularizers); :mod:`fastgssl.cv._approximators` pulls these out of
-fitted estimators.  The learner is (DESIGN 3.1)
+fitted estimators.  The learner is
 
     min_f  (1/l) sum_{j in L} ell(y_j, f_j) + gamma_A ||f||_K^2 + s f^T Q f,   s = gamma_I / n^2
 
 and the BIF of fold i is ``B[:, i] = d f_eps / d eps`` at ``eps = 0`` for the contaminated
-objective J_eps of DESIGN 3.2.  The seeds print ``J K F`` in the Hessian and flip the sign of
-the hinge term (seed 001); both are corrected here and checked against finite-difference
+objective J_eps of Liu et al. 2019.  The seeds print ``J K F`` in the Hessian and flip the sign of
+the hinge term (Liu et al. (2018)); both are corrected here and checked against finite-difference
 refits in ``tests/test_bif.py``.
 """
 
@@ -55,7 +55,7 @@ def _as_operator(Q):
 def fold_epsilons(labeled, folds, n_folds):
     """Contamination weights eps_i = -m_i / (l - m_i) (= -1/(t-1) for equal folds).
 
-    With these weights the contaminated distribution of DESIGN 3.2 is the empirical
+    With these weights the contaminated distribution of Liu et al. 2019 is the empirical
     distribution of the labeled points outside fold i.
     """
     m = np.bincount(folds[labeled], minlength=n_folds).astype(float)
@@ -64,7 +64,7 @@ def fold_epsilons(labeled, folds, n_folds):
 
 
 def fold_rhs_weights(f, g, labeled, folds, n_folds, gamma_i=0.0, fold_regularizers=None):
-    """Matrix G (n x t) with r_i = -2 gamma_A f - K G[:, i] (DESIGN 3.2).
+    """Matrix G (n x t) with r_i = -2 gamma_A f - K G[:, i] (Liu et al. 2019).
 
     Column i holds ``g_j / m_i`` on the labeled points of fold i and
     ``2 s_i (Q_{S_i} f[S_i])`` on S_i, with ``s_i = gamma_I / |S_i|^2`` and ``Q_{S_i}`` the
@@ -97,7 +97,7 @@ def _hessian_weights(h, labeled, l):
 
 def bif_dense(K, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None,
               fold_regularizers=None):
-    """Exact BIF matrix B (n x t) of the dense kernel model (DESIGN 3.2).
+    """Exact BIF matrix B (n x t) of the dense kernel model (Liu et al. 2019).
 
     Parameters
     ----------
@@ -168,7 +168,7 @@ def _warn_ill_conditioned(what, detail, stacklevel=3):
         f"Increase the regularization (gamma_a / lam).",
         RuntimeWarning,
         stacklevel=stacklevel,
-    )
+   )
 
 
 def woodbury_solve(shift, X, Z, R):
@@ -196,7 +196,7 @@ def woodbury_solve(shift, X, Z, R):
 
 def fbif_dense(V, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None,
                fold_regularizers=None, K_labeled=None):
-    """t-FBIF matrix (n x t): the BIF with K replaced by a Nystrom factor V V^T (DESIGN 3.3).
+    """t-FBIF matrix (n x t): the BIF with K replaced by a Nystrom factor V V^T (Liu et al. 2018).
 
     Parameters
     ----------
@@ -204,9 +204,9 @@ def fbif_dense(V, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None
         Nystrom factor of the kernel matrix.
     K_labeled : ndarray of shape (n, l), optional
         Exact kernel columns of the labeled points, ``K[:, labeled]``.  When given (the
-        semi-supervised form of seed 000) the loss term of H and of the right-hand sides
+        semi-supervised form of Liu et al. (2019)) the loss term of H and of the right-hand sides
         is exact and only the Laplacian term is low rank: rank q = l_h + c, with l_h the
-        labeled points of non-zero curvature; otherwise (seed 001, supervised) q = c.
+        labeled points of non-zero curvature; otherwise (Liu et al. (2018), supervised) q = c.
     Other parameters : as :func:`bif_dense`.
 
     Notes
@@ -218,7 +218,7 @@ def fbif_dense(V, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None
       ``Z = [E_{L_h}^T ; 2 s V^T Q]``.
 
     Only labeled points with h != 0 enter (for the Huber hinge: the margin points
-    |1 - y f| < h; seed 001 drops this mask, which is wrong).  Right-hand sides never form
+    |1 - y f| < h; Liu et al. (2018) drops this mask, which is wrong).  Right-hand sides never form
     K: ``K G = V (V^T G)`` (labeled part exact when ``K_labeled`` is given).  Cost
     O(n q^2 + q^3 + t n c + nnz(Q) c).
     """
@@ -266,7 +266,7 @@ def fbif_dense(V, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None
 
 def bif_wspace(V, w, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None,
                fold_regularizers=None):
-    """Exact BIF (n x t) of the Nystrom-backend model f = V w (DESIGN 3.3, w-space).
+    """Exact BIF (n x t) of the Nystrom-backend model f = V w (Liu et al. 2018, w-space).
 
     Parameters
     ----------
@@ -323,7 +323,8 @@ def exact_quadratic_predictions(K, y, labeled, folds, n_folds, mu_a, mu_i=0.0, Q
     """Exact t-fold CV of the square loss from one factorization (sum form).
 
     The learner is ``min_f sum_{j in L} (y_j - f_j)^2 + mu_a ||f||_K^2 + mu_i f^T Q f``
-    (the mean form of DESIGN 3.1 times l: ``mu_a = l gamma_A``, ``mu_i = l gamma_I / n^2``).
+    (the mean form of the papers' objective times l: ``mu_a = l gamma_A``,
+    ``mu_i = l gamma_I / n^2``).
     Fold i refits with the labeled points of L_i removed from the loss and the same mu_a,
     mu_i; the points stay in the graph as unlabeled points (no effect when mu_i = 0, where
     the refit equals a fit on the remaining points).
@@ -348,7 +349,7 @@ def exact_quadratic_predictions(K, y, labeled, folds, n_folds, mu_a, mu_i=0.0, Q
     With the hat matrix ``H = K (J K + mu_a I + mu_i Q K)^{-1} J`` the held-out residuals of
     fold i are ``(I - H_ii)^{-1} (y_i - f_i)`` (Woodbury on the rank-m_i change of J).  For
     ``mu_i = 0`` this is ``y_i - C_ii^{-1} alpha_i`` with ``C = (K_LL + mu_a I)^{-1}`` and
-    ``alpha = C y_L`` (DESIGN 3.4), computed by one Cholesky factorization.
+    ``alpha = C y_L`` (the block identity), computed by one Cholesky factorization.
     """
     lab_idx = np.flatnonzero(labeled)
     yl = np.asarray(y, dtype=float)[lab_idx]
@@ -362,7 +363,7 @@ def exact_quadratic_predictions(K, y, labeled, folds, n_folds, mu_a, mu_i=0.0, Q
             raise ValueError(
                 "K + mu I is not positive definite; check the kernel or increase the "
                 "regularization."
-            ) from None
+           ) from None
         alpha = sla.cho_solve(cho, yl, check_finite=False)
         C = sla.cho_solve(cho, np.eye(len(lab_idx)), check_finite=False)
         return _block_heldout(yl, alpha, C, fl, n_folds, mode="inverse")

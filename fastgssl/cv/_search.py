@@ -2,7 +2,8 @@
 
 :class:`ApproxGridSearchCV` has scikit-learn's ``GridSearchCV`` interface and selects the
 hyper-parameters of KRR, SVM, LapRLS and LapSVM by any method of the ``fastgssl.cv`` group
-(seed 000 / seed 001 protocol: one training run per grid point instead of t).  Reuse:
+(the protocols of Liu et al. 2018 / 2019: one training run per grid point instead of t).
+Reuse:
 
 * one kernel matrix per kernel width ``sigma`` (dense backend; candidates are fitted on the
   shared Gram matrix with ``kernel="precomputed"``) and one Nystrom factor of it for FBIF;
@@ -75,7 +76,7 @@ def _fold_losses(pred, targets, fold_of_labeled, n_folds, classification):
     per_point = validation_loss(pred, targets, classification)
     return np.array([per_point[fold_of_labeled == i].mean() for i in range(n_folds)]), float(
         per_point.mean()
-    )
+   )
 
 
 def _square_fast_path_ok(est, method):
@@ -86,7 +87,7 @@ def _square_fast_path_ok(est, method):
         and p.get("backend", "dense") == "dense"
         and float(p.get("gamma_i", 0) or 0) == 0
         and "lam" in p
-    )
+   )
 
 
 class _SharedFactor:
@@ -649,7 +650,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"verify='best'.",
                     UserWarning,
                     stacklevel=3,
-                )
+               )
                 break
             t1 = time.perf_counter()
             est = clone(self.estimator).set_params(**candidates[top])
@@ -723,7 +724,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             delayed(_evaluate_group)(self, X, y_arr, folds, n_folds, labeled, classification,
                                      g, candidates)
             for g in group_list
-        )
+       )
         results = {}
         done = 0
         for g, recs in zip(group_list, Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)):
@@ -750,7 +751,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             t0 = time.perf_counter()
             self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(
                 X, y
-            )
+           )
             self.refit_time_ = time.perf_counter() - t0
         return self
 

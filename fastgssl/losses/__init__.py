@@ -1,7 +1,7 @@
 """Losses with Numba value, first and second derivative in the prediction.
 
 Built-ins: ``square``, ``huber_hinge`` (parameter ``h``), ``squared_hinge``, ``logistic``
-(formulas in :mod:`fastgssl.losses._builtin` and DESIGN 3.1). Third-party losses register a
+(formulas in :mod:`fastgssl.losses._builtin`). Third-party losses register a
 :class:`LossSpec` in the ``fastgssl.losses`` entry-point group and are found by name.
 
 >>> import numpy as np

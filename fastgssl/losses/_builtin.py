@@ -4,7 +4,7 @@ Formulas (derivatives in the prediction ``f``; for classification ``y`` is -1 / 
 ``z = y f`` is the margin):
 
 * ``square``:        ell = (y - f)^2,  ell' = 2 (f - y),  ell'' = 2.
-* ``huber_hinge`` (DESIGN 3.1, seed papers 000 / 001), parameter ``h > 0``::
+* ``huber_hinge`` (the papers' objective, Liu et al. (2018, 2019)), parameter ``h > 0``::
 
       ell = 0                      if z > 1 + h
             (1 + h - z)^2 / (4 h)  if |1 - z| <= h

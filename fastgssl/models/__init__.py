@@ -1,22 +1,22 @@
 """Estimators with scikit-learn conventions.
 
-Kernel machines with manifold regularization (seed papers 000 and 001):
+Kernel machines with manifold regularization (Liu et al. (2018, 2019)):
 
 - :class:`KRR`     kernel ridge regression / LSSVM (square loss, supervised)
 - :class:`SVM`     Huber-smoothed hinge SVM (supervised)
 - :class:`LapRLS`  Laplacian regularized least squares (semi-supervised)
 - :class:`LapSVM`  Laplacian SVM with the Huber-smoothed hinge (semi-supervised)
 
-Label propagation with function induction (seed 004):
+Label propagation with function induction (Bengio et al. (2005)):
 
 - :class:`LabelPropagation`        SS(lambda, K) criterion, harmonic function at lambda = inf
 - :class:`LocalGlobalConsistency`  Zhou et al. (2004), normalized form
 
-Graph trimming (seed 003):
+Graph trimming (Yue et al. (2017)):
 
 - :class:`ALGT`  adaptive Laplacian graph trimming around LapSVM / LapRLS
 
-Clustering with data-dependent kernels (seed 002):
+Clustering with data-dependent kernels (Lever et al. (2012)):
 
 - :class:`KernelKMeans`
 

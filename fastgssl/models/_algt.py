@@ -1,7 +1,7 @@
-"""Adaptive Laplacian graph trimming (ALGT), seed paper 003 (Yue, Meng, He, Zhang).
+"""Adaptive Laplacian graph trimming (ALGT), Yue et al. (2017) (Yue, Meng, He, Zhang).
 
 ALGT minimizes, jointly over the decision function f and the weights W of the edges of an
-initial kNN graph (DESIGN 3.6)::
+initial kNN graph (Yue et al. 2017)::
 
     E(W, f) = (1/l) sum_L ell(y_j, f_j) + gamma_a ||f||_K^2 + gamma_i f^T L_W f
               + gamma_x tr(X^T L_W X) + F(W; lambda),
@@ -64,7 +64,7 @@ def trimmed_weights(d, age, weighting="hard"):
 
 
 class ALGT(ClassifierMixin, BaseEstimator):
-    """Adaptive Laplacian graph trimming around a LapSVM or LapRLS (seed paper 003).
+    """Adaptive Laplacian graph trimming around a LapSVM or LapRLS (Yue et al. (2017)).
 
     Parameters
     ----------
@@ -148,12 +148,12 @@ class ALGT(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 "ALGT needs coordinates to find candidate edges: use an estimator with "
                 f"kernel='rbf' (got kernel={est.kernel!r})."
-            )
+           )
         if not hasattr(est, "gamma_i") or not hasattr(est, "graph"):
             raise ValueError(
                 "estimator must be a graph-regularized learner with 'graph' and 'gamma_i' "
                 f"parameters (LapSVM or LapRLS), got {type(est).__name__}."
-            )
+           )
         return est
 
     def _check_params(self):
@@ -221,7 +221,7 @@ class ALGT(ClassifierMixin, BaseEstimator):
                 f"edges per iteration {self.n_edges_}. Increase max_iter.",
                 ConvergenceWarning,
                 stacklevel=2,
-            )
+           )
         self.estimator_ = est
         self.graph_ = est.graph_ if getattr(est, "graph_", None) is not None else W
         self.n_iter_ = it

@@ -1,7 +1,7 @@
 """Function induction and subset approximations for graph label propagation.
 
 Implements sections 3 and 5 of Bengio, Delalleau & Le Roux (2004), *Efficient non-parametric
-function induction in semi-supervised learning* (seed 004; DESIGN 3.7):
+function induction in semi-supervised learning* (Bengio et al. (2005); Bengio et al. 2005):
 
 - :func:`kernel_weights` evaluates the graph's kernel on squared distances, so that a new point
   is weighed against its training neighbours exactly as the graph weighs training pairs;
@@ -26,11 +26,11 @@ The subset cost is the training criterion evaluated at f = Pi f_S,
     C(f_S) = (f - y)^T Lambda (f - y) + f^T Q f,   Q = L = D - W  (SS)  or  D^-1/2 L D^-1/2 (LGC),
 
 so the normal equations are (Pi^T Q Pi + Pi^T Lambda Pi) f_S = Pi^T Lambda y. With
-P_RS = W_RS row-normalized (DESIGN 3.7) Pi^T L Pi expands into exactly the four blocks of
-DESIGN 3.7 (C_SS, C_RS and C_RR); ``drop_rr`` removes the edges with both ends in R from Q,
+P_RS = W_RS row-normalized (Bengio et al. 2005) Pi^T L Pi expands into exactly the four blocks of
+Bengio et al. 2005 (C_SS, C_RS and C_RR); ``drop_rr`` removes the edges with both ends in R from Q,
 which is the cheaper variant without the C_RR term. All products are sparse: with a k-sparse
 P_RS the cost is O(nnz(W) k) (with C_RR: O(nnz(W) k^2)), within the O(m^2 (n - m)) bound of
-seed 004, and no n x n dense matrix is ever formed.
+Bengio et al. (2005), and no n x n dense matrix is ever formed.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def subset_smoothness(W, S, R, P, *, normalized=False, drop_rr=False):
 
     Notes
     -----
-    f^T Q f with f = Pi f_S equals C_SS + C_RS + C_RR of seed 004 section 5.1:
+    f^T Q f with f = Pi f_S equals C_SS + C_RS + C_RR of Bengio et al. (2005) section 5.1:
     1/2 sum_ij W_ij (f_i - f_j)^2 over the pairs kept (normalized: with f_i / sqrt(d_i)).
     """
     n = W.shape[0]

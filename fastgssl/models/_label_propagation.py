@@ -1,16 +1,16 @@
 """Label propagation as sparse linear systems, with function induction and subset approximations.
 
 Implements Bengio, Delalleau & Le Roux (2004), *Efficient non-parametric function induction in
-semi-supervised learning* (seed 004; DESIGN 3.7), covering
+semi-supervised learning* (Bengio et al. (2005); Bengio et al. 2005), covering
 
-- the criterion SS(lambda, K) of seed 004: (lambda Delta_L + D - W) f = lambda Delta_L y; at
-  lambda = inf the labels are clamped and f is the harmonic function of Zhu, Ghahramani and
-  Lafferty (2003), L_uu f_u = W_ul y_l;
+- the criterion SS(lambda, K) of Bengio et al. (2005):
+  (lambda Delta_L + D - W) f = lambda Delta_L y; at lambda = inf the labels are clamped and
+  f is the harmonic function of Zhu, Ghahramani and Lafferty (2003), L_uu f_u = W_ul y_l;
 - local and global consistency of Zhou et al. (2004): (I - alpha D^-1/2 W D^-1/2) F = Y;
 - the induction formula for new points (Parzen windows over the graph's kernel, restricted to
   the ``n_neighbors`` nearest training points);
-- the subset approximations of seed 004 section 5 (with and without the C_RR term) and their
-  ensemble over disjoint subsets.
+- the subset approximations of Bengio et al. (2005) section 5 (with and without the C_RR
+  term) and their ensemble over disjoint subsets.
 
 Every system is solved with :class:`fastgssl.solvers.LaplacianSolver` (multigrid-preconditioned
 CG, all classes as one batched multi-right-hand-side solve), never by fixed-point iteration;
@@ -78,7 +78,7 @@ def _check_affinity(W, n, name):
         raise ValueError(
             f"{name} has shape {W.shape} but X has {n} samples; the graph must be the "
             f"({n}, {n}) affinity matrix of the training points."
-        )
+       )
     return W
 
 
@@ -178,7 +178,7 @@ def _solve_lgc_full(W, labeled, Y, alpha, solver, rtol):
 
 
 # ---------------------------------------------------------------------------------------------
-# subset approximation (seed 004 section 5)
+# subset approximation (Bengio et al. (2005) section 5)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -192,7 +192,7 @@ def _dense_spd_solve(A, B, what):
             f"solved by least squares instead (check the graph weights).",
             RuntimeWarning,
             stacklevel=4,
-        )
+       )
         return scipy.linalg.lstsq(A, B, check_finite=False)[0]
 
 
@@ -274,18 +274,18 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 "graph must be a registered graph-builder name (e.g. 'knn'), 'precomputed', "
                 f"a callable X -> W, or a sparse affinity matrix; got {type(self.graph).__name__}."
-            )
+           )
         if self.graph_weight not in WEIGHTS:
             raise ValueError(
                 f"graph_weight must be one of {list(WEIGHTS)}, got {self.graph_weight!r}."
-            )
+           )
         if self.sigma_w is not None:
             check_positive(self.sigma_w, "sigma_w")
         if self.unlabeled_policy not in self._policies():
             raise ValueError(
                 f"unlabeled_policy must be one of {list(self._policies())}, got "
                 f"{self.unlabeled_policy!r}."
-            )
+           )
         if not isinstance(self.drop_rr, (bool, np.bool_)):
             raise ValueError(f"drop_rr must be True or False, got {self.drop_rr!r}.")
         if (isinstance(self.n_subsets, bool) or not isinstance(self.n_subsets, numbers.Integral)
@@ -295,23 +295,23 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 f"n_subsets={self.n_subsets} needs n_landmarks (the subset size m); the full "
                 f"solve (n_landmarks=None) has no subsets."
-            )
+           )
         if self.n_landmarks is not None and (
             isinstance(self.n_landmarks, bool)
             or not isinstance(self.n_landmarks, numbers.Integral)
-        ):
+       ):
             raise ValueError(f"n_landmarks must be None or an integer, got {self.n_landmarks!r}.")
         check_positive(self.rtol, "rtol")
         if self.solver not in ("auto", "amg", "cg", "direct"):
             raise ValueError(
                 f"solver must be 'auto', 'amg', 'cg' or 'direct', got {self.solver!r}."
-            )
+           )
         if self._precomputed() and self.unlabeled_policy == "nearest":
             raise ValueError(
                 "unlabeled_policy='nearest' measures distances between points, but "
                 "graph='precomputed' gives no coordinates; use 'abstain' or 'uniform', or pass "
                 "the affinity as graph=W together with the coordinates X."
-            )
+           )
 
     def _policies(self):
         return POLICIES
@@ -369,7 +369,7 @@ class _GraphPropagation(BaseEstimator):
         if X.shape[0] < 2:
             raise ValueError(
                 f"n_samples={X.shape[0]}: graph propagation needs at least 2 samples."
-            )
+           )
         if precomputed:
             if not sp.issparse(X):
                 X = np.asarray(X, dtype=np.float64)
@@ -381,7 +381,7 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
                 f"mark unlabeled points with {'-1' if self._task == 'classification' else 'NaN'}."
-            )
+           )
         if not sp.issparse(y) and np.asarray(y).dtype.kind == "c":
             raise ValueError("Complex data not supported: y has a complex dtype.")
         y = column_or_1d(y, warn=True)
@@ -454,13 +454,13 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 f"n_landmarks={m} must exceed the number of labeled points ({lab.size}): the "
                 f"subset S contains every labeled point plus unlabeled ones."
-            )
+           )
         if extra * self.n_subsets > unl.size:
             raise ValueError(
                 f"n_subsets={self.n_subsets} disjoint subsets of {extra} unlabeled points "
                 f"(n_landmarks={m} minus {lab.size} labeled) need {extra * self.n_subsets} "
                 f"unlabeled points but there are {unl.size}; lower n_landmarks or n_subsets."
-            )
+           )
         rng = check_random_state(self.random_state)
         perm = rng.permutation(unl)
         return [np.sort(np.concatenate([lab, perm[j * extra:(j + 1) * extra]]))
@@ -473,7 +473,8 @@ class _GraphPropagation(BaseEstimator):
         if R.size == 0:
             return sp.csr_matrix((0, S.size))
         if coords is None:
-            # no coordinates (graph='precomputed'): W_RS itself, row-normalized (DESIGN 3.7)
+            # no coordinates (graph='precomputed'): W_RS itself, row-normalized
+            # (Bengio et al. 2005)
             W_RS = _sub(W, R, S).tocsr()
             W_RS.sort_indices()
             if form == "parzen":
@@ -517,7 +518,7 @@ class _GraphPropagation(BaseEstimator):
         else:
             results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(one)(S) for S in subsets
-            )
+           )
         total = np.zeros_like(Y, dtype=np.float64)
         count = np.zeros(n)
         for F, reached in results:
@@ -552,7 +553,7 @@ class _GraphPropagation(BaseEstimator):
             f"n_neighbors (or n_landmarks) or label a point in each component to avoid this.",
             DisconnectedGraphWarning,
             stacklevel=3,
-        )
+       )
         F = F.copy()
         if policy == "abstain":
             F[orphans] = 0.0
@@ -585,7 +586,7 @@ class _GraphPropagation(BaseEstimator):
                 raise ValueError(
                     f"with graph='precomputed', X must hold affinities of the new points to "
                     f"the {n_train} training points: shape (n_new, {n_train}), got {K.shape}."
-                )
+               )
             if K.nnz and K.data.min() < 0:
                 raise ValueError("precomputed affinities must be nonnegative.")
             Kv = K @ sp.diags(self._valid.astype(np.float64))
@@ -606,7 +607,7 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input."
-            )
+           )
         k = min(self.n_neighbors, n_train)
         ind, d2 = knn_search(X, k, X_ref=self._X_fit, n_jobs=self.n_jobs)
         w = kernel_weights(d2, self._weight_induction, self._sigma_induction, shift=True)
@@ -703,8 +704,8 @@ _COMMON_PARAMS_DOC = """
         formula uses the value the builder chose (recovered from the graph's edges when the
         builder does not report it).
     n_landmarks : int or None, default=None
-        Subset size m of the approximation of seed 004 section 5 (labeled points included);
-        ``None`` solves the full n-dimensional system.
+        Subset size m of the approximation of Bengio et al. (2005) section 5 (labeled
+        points included); ``None`` solves the full n-dimensional system.
     drop_rr : bool, default=False
         Leave the C_RR term (edges between two non-subset points) out of the subset system.
     n_subsets : int, default=1
@@ -727,7 +728,8 @@ _COMMON_PARAMS_DOC = """
 
 class LabelPropagation(_PropagationClassifier):
     __doc__ = (
-        """Label propagation by the criterion SS(lambda, K) of seed 004 (harmonic at lambda=inf).
+        """Label propagation by the criterion SS(lambda, K) (Bengio et al. 2005; harmonic at
+    lambda = inf).
 
     Parameters
     ----------
@@ -762,7 +764,8 @@ class LabelPropagation(_PropagationClassifier):
     L_uu f_u = W_ul y_l. Both systems are symmetric positive definite on the components that
     hold a labeled point; the other components follow ``unlabeled_policy``.
 
-    A new point x gets the minimiser of the same criterion over f(x) alone (seed 004, eq. 7),
+    A new point x gets the minimiser of the same criterion over f(x) alone (Bengio et al.
+    2005, eq. 7),
 
         f(x) = sum_j K(x, x_j) f_j / sum_j K(x, x_j),
 
@@ -778,7 +781,7 @@ class LabelPropagation(_PropagationClassifier):
     Subset approximation (``n_landmarks=m``): S = labeled points plus m - l random unlabeled
     ones, R = the rest, f_R = P f_S with P the induction formula over the k nearest points of
     S; f_S minimises C(Pi f_S), Pi = [I; P], i.e. (lambda Delta_L + Pi^T L Pi) f_S =
-    lambda Delta_L y (DESIGN 3.7; ``drop_rr`` removes the C_RR term), solved densely.
+    lambda Delta_L y (Bengio et al. 2005; ``drop_rr`` removes the C_RR term), solved densely.
 
     Examples
     --------
@@ -791,7 +794,7 @@ class LabelPropagation(_PropagationClassifier):
     >>> int((model.transduction_[:50] == 0).sum()), int((model.transduction_[50:] == 1).sum())
     (50, 50)
     """
-    )
+   )
 
     _criterion = "ss"
 
@@ -850,7 +853,7 @@ class LocalGlobalConsistency(_PropagationClassifier):
     approximation uses this operator for Pi = [I; P] and solves
     (Pi^T (I - S) Pi + mu Pi^T Pi) F_S = mu Y_S.
     """
-    )
+   )
 
     _criterion = "lgc"
 
@@ -881,7 +884,8 @@ class LocalGlobalConsistency(_PropagationClassifier):
 
 class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
     __doc__ = (
-        """Criterion SS(lambda, K) of seed 004 for real targets (harmonic at lambda=inf).
+        """Criterion SS(lambda, K) of Bengio et al. (2005) for real targets (harmonic at
+    lambda = inf).
 
     Parameters
     ----------
@@ -891,7 +895,7 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
         + _COMMON_PARAMS_DOC.replace(
             '{"abstain", "uniform", "nearest"}, default="abstain"',
             '{"uniform", "nearest"}, default="uniform"',
-        )
+       )
         + """
     ``unlabeled_policy="uniform"`` gives unreached points the mean labeled target
     (``"abstain"`` is not available: a regressor never returns NaN).
@@ -909,7 +913,7 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
     (``NaN`` marks unlabeled points); ``predict`` is the induction formula
     f(x) = sum_j K(x, x_j) f_j / sum_j K(x, x_j).
     """
-    )
+   )
 
     _criterion = "ss"
     _task = "regression"

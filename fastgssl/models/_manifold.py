@@ -1,9 +1,9 @@
 """Manifold-regularized kernel machines: KRR / LSSVM, SVM, LapRLS and LapSVM.
 
-Implements the learners of seed paper 000 ("Efficient Cross-Validation for Semi-Supervised
-Learning": LapRLS and LapSVM, Belkin, Niyogi & Sindhwani 2006) and of seed paper 001 ("Fast
+Implements the learners of Liu et al. (2019) ("Efficient Cross-Validation for Semi-Supervised
+Learning": LapRLS and LapSVM, Belkin, Niyogi & Sindhwani 2006) and of Liu et al. (2018) ("Fast
 Cross-Validation": KRR / LSSVM and SVM with a Huber-smoothed hinge), in the papers' scaling
-(DESIGN 3.1)::
+::
 
     f = argmin_{f in H_K}  (1/l) sum_{j in L} ell(y_j, f(x_j)) + gamma_a ||f||_K^2 + s f^T Q f,
     s = gamma_i / n^2,  n = l + u,
@@ -99,7 +99,7 @@ class _KernelMachine(BaseEstimator):
                 raise ValueError(
                     f"h={h} conflicts with loss_params={{'h': {params['h']}}}; set the "
                     f"Huber width once, with h."
-                )
+               )
             params["h"] = h
         return params
 
@@ -118,7 +118,7 @@ class _KernelMachine(BaseEstimator):
             raise ValueError(
                 f"backend='nystrom' supports kernel='rbf' or 'precomputed', got "
                 f"{self.kernel!r}; use backend='dense'."
-            )
+           )
         if self.kernel in ("rbf", "poly"):
             check_positive(self.sigma, "sigma")
         self._formulation()
@@ -141,7 +141,7 @@ class _KernelMachine(BaseEstimator):
             raise ValueError(
                 f"loss={loss.name!r} is a classification loss (targets -1 / +1) but the task "
                 f"is regression; use loss='square' or a real-domain loss."
-            )
+           )
         return loss
 
     def _check_train_X(self, X):
@@ -155,7 +155,7 @@ class _KernelMachine(BaseEstimator):
                 raise ValueError(
                     f"with kernel='precomputed', X must be the square (n, n) Gram matrix of "
                     f"the training points; got shape {X.shape}."
-                )
+               )
             if sp.issparse(X):
                 X = X.toarray()
         return X
@@ -172,11 +172,11 @@ class _KernelMachine(BaseEstimator):
                     f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                     f"{expected} features as input: with kernel='precomputed', X must be the "
                     f"kernel between the new points and the {expected} training points."
-                )
+               )
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                 f"{expected} features as input."
-            )
+           )
         return X
 
     # ---- targets -------------------------------------------------------------------------
@@ -185,7 +185,7 @@ class _KernelMachine(BaseEstimator):
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
-            )
+           )
         if not sp.issparse(y):
             y = np.asarray(y)
             if y.dtype.kind == "c":
@@ -201,7 +201,7 @@ class _KernelMachine(BaseEstimator):
                 raise ValueError(
                     f"y has {len(y_chk)} entries but X has {n} rows; they must describe the "
                     f"same samples."
-                )
+               )
             labeled = np.ones(n, dtype=bool)
             if task == "classification":
                 check_classification_targets(y_chk)
@@ -210,7 +210,7 @@ class _KernelMachine(BaseEstimator):
                     raise ValueError(
                         f"y has only 1 class ({classes.tolist()}); a classifier needs at "
                         f"least 2 classes."
-                    )
+                   )
             else:
                 try:
                     y_chk = y_chk.astype(np.float64)
@@ -221,7 +221,7 @@ class _KernelMachine(BaseEstimator):
                         "y contains NaN or infinite values; the supervised "
                         f"{type(self).__name__} needs every target (use LapRLS for NaN = "
                         "unlabeled)."
-                    )
+                   )
                 classes = None
         if task == "regression":
             y_enc = np.where(labeled, np.asarray(y_chk, dtype=np.float64), 0.0)
@@ -253,7 +253,7 @@ class _KernelMachine(BaseEstimator):
             raise ValueError(
                 "kernel='precomputed' gives no coordinates to build a graph from; pass "
                 "graph=W (a precomputed (n, n) sparse affinity) or set gamma_i=0."
-            )
+           )
         params = {}
         if isinstance(graph, str):
             params["n_neighbors"] = check_n_neighbors(self.n_neighbors, n)
@@ -294,7 +294,7 @@ class _KernelMachine(BaseEstimator):
             f"in those components.",
             UnlabeledComponentWarning,
             stacklevel=3,
-        )
+       )
 
     # ---- fit / predict -------------------------------------------------------------------
     def fit(self, X, y, *, init_coef=None):
@@ -444,7 +444,7 @@ class _KernelMachine(BaseEstimator):
             raise ValueError(
                 "probability=True calibrates on out-of-fold decision values and needs at "
                 "least 2 labeled points of every class."
-            )
+           )
         codes = np.where(labeled, y_lab, -1)
         folds = make_folds(codes, n_folds, labeled=labeled, random_state=self.random_state)
         res = ExactCV().run_transductive(self, X, y, folds, fitted=self)
@@ -516,7 +516,7 @@ class _KernelMachine(BaseEstimator):
             regularizer_factory=self._build_regularizer if Q is not None else None,
             deformed=dk, r=r, estimator=self,
             extra={"deformed_coef": self.deformed_coef_},
-        )
+       )
 
     def decision_function(self, X):
         """Decision values ``f(x)`` of new points by the kernel expansion.
@@ -631,7 +631,7 @@ class _KernelMachine(BaseEstimator):
 class KRR(_KernelMachine):
     """Kernel ridge regression (square loss); LSSVM is the same model.
 
-    Minimizes the papers' mean form (seed paper 001)::
+    Minimizes the papers' mean form (Liu et al. (2018))::
 
         (1/n) sum_i (y_i - f(x_i))^2 + lam ||f||_K^2,
 
@@ -723,7 +723,7 @@ class KRR(_KernelMachine):
     deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
         ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
-        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
+        The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
     n_iter_ : int
         Newton iterations (largest over output columns; 1 for a closed form: one solve).
 
@@ -788,10 +788,10 @@ class KRR(_KernelMachine):
 
 
 class SVM(_KernelMachine):
-    """Support vector machine with the Huber-smoothed hinge loss (seed paper 001).
+    """Support vector machine with the Huber-smoothed hinge loss (Liu et al. (2018)).
 
     Minimizes ``(1/n) sum_i ell_h(y_i f(x_i)) + lam ||f||_K^2`` with the Huber hinge ``ell_h``
-    (DESIGN 3.1; it tends to the hinge as ``h -> 0``) by Newton's method with a line search.
+    (it tends to the hinge as ``h -> 0``) by Newton's method with a line search.
     Two labels of any values are encoded +-1; more labels one-vs-rest.
 
     Parameters
@@ -877,7 +877,7 @@ class SVM(_KernelMachine):
     deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
         ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
-        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
+        The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
     n_iter_ : int
         Newton iterations (largest over output columns; 1 for a closed form: one solve).
 
@@ -936,9 +936,9 @@ class SVM(_KernelMachine):
 
 
 class LapRLS(_KernelMachine):
-    """Laplacian regularized least squares (seed paper 000; Belkin et al. 2006).
+    """Laplacian regularized least squares (Liu et al. (2019); Belkin et al. 2006).
 
-    Minimizes DESIGN 3.1 with the square loss::
+    Minimizes the papers' objective with the square loss::
 
         (1/l) sum_{j in L} (y_j - f(x_j))^2 + gamma_a ||f||_K^2 + gamma_i / n^2 f^T Q f,
 
@@ -967,7 +967,7 @@ class LapRLS(_KernelMachine):
         Width of the Gaussian edge weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))`` (papers'
         convention); None lets the builder choose its heuristic.
     graph_weight : {"gaussian", "binary", "distance"}, default="gaussian"
-        Edge weights of the kNN graph: Gaussian as in seed paper 000, whose grid searches
+        Edge weights of the kNN graph: Gaussian as in Liu et al. (2019), whose grid searches
         ``sigma_w``.
     graph_params : dict, optional
         Extra keyword arguments of the graph builder.
@@ -1059,7 +1059,7 @@ class LapRLS(_KernelMachine):
     deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
         ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
-        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
+        The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
     n_iter_ : int
         Newton iterations (largest over output columns; 1 for a closed form: one solve).
 
@@ -1142,9 +1142,9 @@ class LapRLS(_KernelMachine):
 
 
 class LapSVM(_KernelMachine):
-    """Laplacian SVM with the Huber-smoothed hinge (seed paper 000).
+    """Laplacian SVM with the Huber-smoothed hinge (Liu et al. (2019)).
 
-    Minimizes DESIGN 3.1 with the Huber hinge ``ell_h`` (half-width ``h``)::
+    Minimizes the papers' objective with the Huber hinge ``ell_h`` (half-width ``h``)::
 
         (1/l) sum_{j in L} ell_h(y_j f(x_j)) + gamma_a ||f||_K^2 + gamma_i / n^2 f^T Q f
 
@@ -1173,7 +1173,7 @@ class LapSVM(_KernelMachine):
         Width of the Gaussian edge weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))`` (papers'
         convention); None lets the builder choose its heuristic.
     graph_weight : {"gaussian", "binary", "distance"}, default="gaussian"
-        Edge weights of the kNN graph: Gaussian as in seed paper 000, whose grid searches
+        Edge weights of the kNN graph: Gaussian as in Liu et al. (2019), whose grid searches
         ``sigma_w``.
     graph_params : dict, optional
         Extra keyword arguments of the graph builder.
@@ -1190,7 +1190,7 @@ class LapSVM(_KernelMachine):
         ``dual_coef_`` / ``coef_`` and predictions (to round-off).
 
     h : float > 0, default=0.01
-        Half-width of the Huber zone (seed paper 000 uses 0.01).
+        Half-width of the Huber zone (Liu et al. (2019) uses 0.01).
     loss : str or Loss, default="huber_hinge"
 
     kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
@@ -1263,7 +1263,7 @@ class LapSVM(_KernelMachine):
     deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
         ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
-        The regularization of DESIGN 3.1 that was fitted (KRR / SVM: ``lam`` and 0).
+        The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
     n_iter_ : int
         Newton iterations (largest over output columns; 1 for a closed form: one solve).
 
