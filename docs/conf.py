@@ -118,7 +118,6 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
-    "reference_url": {"fastgssl": None},
     "show_memory": False,
     "abort_on_example_error": True,
     "backreferences_dir": "generated/backreferences",
