@@ -71,11 +71,11 @@ _BUILTINS: dict[str, dict[str, str]] = {
         "nndescent": "fastgssl.graphs:NNDescentGraph",
     },
     "fastgssl.cv": {
-        "exact": "fastgssl.cv._approximators:ExactCV",
-        "exact-quadratic": "fastgssl.cv._approximators:ExactQuadraticCV",
-        "bif": "fastgssl.cv._approximators:BIF",
-        "fbif": "fastgssl.cv._approximators:FBIF",
-        "newton": "fastgssl.cv._approximators:NewtonCV",
+        "exact": "fastgssl.cv._exact:ExactCV",
+        "exact-quadratic": "fastgssl.cv._quadratic:ExactQuadraticCV",
+        "bif": "fastgssl.cv._influence:BIF",
+        "fbif": "fastgssl.cv._influence:FBIF",
+        "newton": "fastgssl.cv._newton:NewtonCV",
     },
 }
 

@@ -40,16 +40,13 @@ Model selection
 """
 
 from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
-from fastgssl.cv._approximators import (
-    BIF,
-    FBIF,
-    CVMethod,
-    CVResult,
-    ExactCV,
-    ExactQuadraticCV,
-    NewtonCV,
-)
+from fastgssl.cv._base import CVMethod
+from fastgssl.cv._exact import ExactCV
 from fastgssl.cv._folds import check_folds, make_folds
+from fastgssl.cv._influence import BIF, FBIF
+from fastgssl.cv._newton import NewtonCV
+from fastgssl.cv._quadratic import ExactQuadraticCV
+from fastgssl.cv._result import CVResult
 from fastgssl.cv._search import ApproxGridSearchCV
 
 __all__ = [

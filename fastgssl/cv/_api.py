@@ -63,7 +63,7 @@ def resolve_auto(estimator, protocol=None):
 def _resolve_folds(estimator, X, y, folds, random_state):
     """An int ``folds`` means stratified folds made with ``random_state``."""
     if isinstance(folds, numbers.Integral) and not isinstance(folds, bool):
-        from fastgssl.cv._approximators import estimator_task, labeled_mask_for
+        from fastgssl.cv._base import estimator_task, labeled_mask_for
 
         y_arr = np.asarray(y)
         classification = estimator_task(estimator, y_arr) == "classification"
@@ -213,7 +213,8 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
     ``r_i = -2 gamma_A f - (1/m_i) K[:, L_i] g[L_i] - 2 s_i K[:, S_i] L_{S_i} f[S_i]``,
     ``B[:, i] = H^{-1} r_i`` (the source papers``J K F`` order and hinge sign are corrected).
     """
-    from fastgssl.cv._approximators import _check_fitted, bif_of_fitted
+    from fastgssl.cv._base import _check_fitted
+    from fastgssl.cv._influence import bif_of_fitted
 
     if method not in ("bif", "fbif"):
         raise ValueError(f"method must be 'bif' or 'fbif', got {method!r}.")

@@ -11,7 +11,7 @@ plus the exact t-fold CV of the square loss from one factorization (block hat-ma
 identity; An, Liu & Venkatesh 2007; LS-SVMlab ``crossvalidatelssvm``).
 
 Everything here works on plain arrays (kernel matrix or Nystrom features, fitted values,
-loss derivatives, sparse regularizers); :mod:`fastgssl.cv._approximators` pulls these out of
+loss derivatives, sparse regularizers); :mod:`fastgssl.cv._base` pulls these out of
 fitted estimators.  The learner is
 
     min_f  (1/l) sum_{j in L} ell(y_j, f_j) + gamma_A ||f||_K^2 + s f^T Q f,   s = gamma_I / n^2

@@ -25,10 +25,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl.cv._approximators import (
-    _prepare,
-    validation_loss,
-)
+from fastgssl.cv._base import _prepare
 from fastgssl.cv._bif import (
     bif_predictions,
     exact_quadratic_cholesky,
@@ -36,6 +33,7 @@ from fastgssl.cv._bif import (
     fbif_dense,
 )
 from fastgssl.cv._folds import check_folds, make_folds
+from fastgssl.cv._result import validation_loss
 
 __all__ = ["ApproxGridSearchCV"]
 

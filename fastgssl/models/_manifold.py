@@ -430,7 +430,7 @@ class _KernelMachine(BaseEstimator):
     def _fit_platt(self, X, y):
         """Platt sigmoids on the out-of-fold decision values of exact transductive CV."""
         from fastgssl.cv import make_folds
-        from fastgssl.cv._approximators import ExactCV
+        from fastgssl.cv._exact import ExactCV
         from fastgssl.models._calibration import platt_fit
 
         if self.task_ != "classification":

@@ -1,0 +1,235 @@
+"""The method side of the CV protocol: :class:`CVMethod`, and reading a learner's state.
+
+Every method reads a fitted learner only through ``cv_state()`` (:class:`fastgssl.CVState`);
+the helpers here turn that state into the arrays the formulas need.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone, is_regressor
+
+from fastgssl.cv._folds import check_folds, labeled_mask_from_y
+from fastgssl.cv._result import _result
+
+__all__ = ["CVMethod", "as_state", "estimator_task", "labeled_mask_for"]
+
+
+def as_state(fitted):
+    """The :class:`fastgssl.CVState` of a fitted learner (or the state itself)."""
+    from fastgssl._protocol import CVState
+
+    if isinstance(fitted, CVState):
+        return fitted
+    if not hasattr(fitted, "cv_state"):
+        raise ValueError(
+            f"{type(fitted).__name__} does not implement the CV protocol (a cv_state() "
+            f"method returning a fastgssl.CVState); the one-fit methods need it. Use "
+            f"method='exact', which refits any estimator."
+       )
+    return fitted.cv_state()
+
+
+def _regularizer_factory(state):
+    """Callable W -> Q building the learner's regularizer (L, L_norm, L^p, plugins)."""
+    if state.regularizer_factory is None:
+        raise ValueError(
+            "the learner's CVState gives no regularizer_factory (W -> Q); the fold "
+            "regularizers of the inductive protocol need it."
+       )
+    return state.regularizer_factory
+
+
+def fold_regularizers(state, folds, n_folds):
+    """Regularizer Q_{S_i} of the subgraph induced on each fold S_i (Liu et al. 2019)."""
+    if not state.uses_graph:
+        return None
+    W = sp.csr_matrix(state.graph)
+    reg = _regularizer_factory(state)
+    out = []
+    for i in range(n_folds):
+        Si = np.flatnonzero(folds == i)
+        with warnings.catch_warnings():
+            # a fold's induced subgraph (1/t of the points) normally has isolated vertices
+            warnings.filterwarnings("ignore", message=".*isolated vert", category=UserWarning)
+            out.append(sp.csr_matrix(reg(W[Si][:, Si])))
+    return out
+
+
+def _kernel_matrix(state):
+    K = state.kernel
+    if K is None:
+        return None
+    return K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
+
+
+def _fitted_state(state):
+    """Columns of targets / fitted values and the loss derivatives at the training points."""
+    Y, F, one_d = state.columns()
+    g, h = state.derivatives()
+    return Y, F, g, h, np.asarray(state.labeled, dtype=bool), one_d
+
+
+def _check_fitted(state):
+    """A state the derivative-based methods can use (a loss, gamma_a and a kernel/factor)."""
+    state = as_state(state)
+    if state.loss is None or not state.gamma_a > 0:
+        raise ValueError(
+            "the learner's CVState has no loss or no gamma_a > 0: derivative-based CV (bif, "
+            "fbif, newton, exact-quadratic) applies to kernel machines; use method='exact'."
+       )
+    if state.kernel is None and state.factor is None:
+        raise ValueError("the learner's CVState has neither a kernel nor a factor.")
+    return state
+
+
+def _landmark_factor(state, K, n_components, random_state):
+    """Nystrom factor V of the training kernel, sampling columns of K (Liu et al. 2018)."""
+    from fastgssl.kernels._nystrom import nystrom_from_gram
+
+    n = K.shape[0]
+    c = n if n_components is None else int(n_components)
+    if c < 1:
+        raise ValueError(f"n_components must be >= 1, got {n_components}.")
+    c = min(c, n)
+    return nystrom_from_gram(K, c, random_state=random_state).features_
+
+
+def estimator_task(estimator, y):
+    """"classification" or "regression": the estimator's own rule when it has one."""
+    task = getattr(estimator, "_task", None)
+    if callable(task):
+        return task(y)
+    if isinstance(task, str):
+        return task
+    return "regression" if is_regressor(estimator) else "classification"
+
+
+def labeled_mask_for(estimator, y, classification):
+    """Labeled points as the estimator sees them: every point for supervised estimators
+    (a class named -1 is a class), ``-1`` / ``NaN`` marks for semi-supervised ones."""
+    if not getattr(estimator, "_semi_supervised", True):
+        return np.ones(len(y), dtype=bool)
+    return labeled_mask_from_y(y, classification=None if classification else False)
+
+
+def _prepare(estimator, X, y, folds):
+    y_arr = np.asarray(y)
+    classification = estimator_task(estimator, y_arr) == "classification"
+    labeled = labeled_mask_for(estimator, y_arr, classification)
+    n = X.shape[0]
+    if len(y_arr) != n:
+        raise ValueError(f"X has {n} rows but y has {len(y_arr)} entries.")
+    return y_arr, labeled, classification
+
+
+# ------------------------------------------------------------------------------------ methods
+
+
+class CVMethod:
+    """Base class of the cross-validation methods of the ``fastgssl.cv`` registry group.
+
+    A method is a factory ``(**options) -> method``; :func:`fastgssl.cv.cv_result` and
+    :class:`fastgssl.cv.ApproxGridSearchCV` call :meth:`run` on it. Subclasses set the class
+    attributes and implement :meth:`run` (or, for one-fit methods, ``_predict``).
+
+    Attributes
+    ----------
+    name : str
+        Registry name.
+    protocols : tuple of str
+        The CV protocols the method computes (``"transductive"``, ``"inductive"``).
+    is_exact : bool
+        Whether the result equals brute-force refits (of the stated objective form) to
+        round-off; the search never re-scores an exact method.
+    """
+
+    name = ""
+    protocols = ("inductive",)
+    is_exact = False
+
+    def default_protocol(self):
+        """The protocol used when the caller names none: transductive when supported."""
+        return "transductive" if "transductive" in self.protocols else self.protocols[0]
+
+    def check_protocol(self, protocol):
+        """Validate ``protocol`` for this method (None: :meth:`default_protocol`)."""
+        from fastgssl._protocol import PROTOCOLS
+
+        if protocol is None:
+            return self.default_protocol()
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {list(PROTOCOLS)}, got {protocol!r}.")
+        if protocol not in self.protocols:
+            raise ValueError(
+                f"method {self.name!r} computes the {' / '.join(self.protocols)} protocol, "
+                f"not {protocol!r}; use method='exact' (both protocols) or "
+                f"method='auto'."
+           )
+        return protocol
+
+    def run(self, estimator, X, y, folds, *, protocol=None):
+        """Cross-validate ``estimator`` (unfitted; cloned) on ``folds``; return a CVResult."""
+        raise NotImplementedError
+
+    def _folds(self, folds, labeled, y, classification):
+        return check_folds(folds, labeled, y, classification=classification)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({args})"
+
+
+_Method = CVMethod
+
+
+class _OneFitMethod(CVMethod):
+    """Shared driver of the methods that fit once and read the fitted state."""
+
+    def run(self, estimator, X, y, folds, *, protocol=None):
+        """Fit ``estimator`` once on (X, y) and return the :class:`CVResult`."""
+        protocol = self.check_protocol(protocol)
+        y_arr, labeled, classification = _prepare(estimator, X, y, folds)
+        folds, n_folds = self._folds(folds, labeled, y_arr, classification)
+        t0 = time.perf_counter()
+        fitted = clone(estimator).fit(X, y)
+        t1 = time.perf_counter()
+        return self.run_fitted(fitted, folds, n_folds, times={"fit": t1 - t0})
+
+    def run_fitted(self, fitted, folds, n_folds, times=None, **kw):
+        """CV result from an already fitted estimator (used by the search object)."""
+        t1 = time.perf_counter()
+        state = _check_fitted(fitted)
+        classification = state.classification
+        labeled = np.asarray(state.labeled, dtype=bool)
+        lab_idx = np.flatnonzero(labeled)
+        pred, info, extra = self._predict(state, folds, n_folds, **kw)
+        targets = np.asarray(state.y, dtype=np.float64)[lab_idx]
+        times = dict(times or {})
+        times["cv"] = time.perf_counter() - t1
+        graph_mode = extra.pop("graph_mode", "induced" if state.uses_graph else None)
+        extra.setdefault("protocol", self.default_protocol())
+        return _result(self.name, pred, targets, lab_idx, folds, n_folds,
+                       classification, state.classes, times=times,
+                       info=info, graph_mode=graph_mode, **extra)
+
+
+def complement_regularizers(state, folds, n_folds):
+    """Regularizer of the subgraph induced on S minus S_i, embedded in n x n, per fold."""
+    if not state.uses_graph:
+        return None
+    W = sp.csr_matrix(state.graph)
+    reg = _regularizer_factory(state)
+    n = W.shape[0]
+    out = []
+    for i in range(n_folds):
+        keep = np.flatnonzero(folds != i)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*isolated vert", category=UserWarning)
+            Qk = sp.coo_matrix(reg(W[keep][:, keep]))
+        out.append(sp.csr_matrix((Qk.data, (keep[Qk.row], keep[Qk.col])), shape=(n, n)))
+    return out
