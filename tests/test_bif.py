@@ -14,13 +14,15 @@ from fastgssl.cv._bif import (
     bif_dense,
     bif_predictions,
     bif_wspace,
-    exact_quadratic_eigh,
-    exact_quadratic_predictions,
     fbif_dense,
     fold_epsilons,
     woodbury_solve,
 )
 from fastgssl.cv._folds import make_folds
+from fastgssl.cv._quadratic import (
+    exact_quadratic_eigh,
+    exact_quadratic_predictions,
+)
 from fastgssl.kernels._nystrom import nystrom_from_gram
 
 # ----------------------------------------------------------------------------- reference losses
@@ -413,7 +415,7 @@ def test_exact_quadratic_wspace_equals_brute_force(seed, semi):
     X, y, labeled, folds, Q, _ = make_problem(seed, n=40, frac=0.6 if semi else 1.0, t=t)
     V = nystrom_from_gram(rbf(X, 1.0), 12, random_state=seed).features_
     mu_a, mu_i = 0.2, (0.7 if semi else 0.0)
-    from fastgssl.cv._bif import exact_quadratic_wspace
+    from fastgssl.cv._quadratic import exact_quadratic_wspace
 
     pred = exact_quadratic_wspace(V, y, labeled, folds, t, mu_a, mu_i, Q)
     lab = np.flatnonzero(labeled)

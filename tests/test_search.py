@@ -169,7 +169,7 @@ def test_verify_cap_warns_and_bad_values():
 @pytest.mark.parametrize("mu", [1e-4, 1e-1, 10.0])
 @pytest.mark.parametrize("two_d", [False, True])
 def test_exact_quadratic_cholesky_equals_the_eigendecomposition(mu, two_d):
-    from fastgssl.cv._bif import exact_quadratic_cholesky, exact_quadratic_eigh
+    from fastgssl.cv._quadratic import exact_quadratic_cholesky, exact_quadratic_eigh
     from fastgssl.kernels import rbf_kernel
 
     X, y = regression_data(90, seed=3)
@@ -184,7 +184,7 @@ def test_exact_quadratic_cholesky_equals_the_eigendecomposition(mu, two_d):
 
 
 def test_exact_quadratic_cholesky_reports_indefinite_matrices():
-    from fastgssl.cv._bif import exact_quadratic_cholesky
+    from fastgssl.cv._quadratic import exact_quadratic_cholesky
 
     rng = np.random.default_rng(0)
     B = rng.normal(size=(20, 20))

@@ -26,13 +26,9 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl.cv._base import _prepare
-from fastgssl.cv._bif import (
-    bif_predictions,
-    exact_quadratic_cholesky,
-    exact_quadratic_eigh,
-    fbif_dense,
-)
+from fastgssl.cv._bif import bif_predictions, fbif_dense
 from fastgssl.cv._folds import check_folds, make_folds
+from fastgssl.cv._quadratic import exact_quadratic_cholesky, exact_quadratic_eigh
 from fastgssl.cv._result import validation_loss
 
 __all__ = ["ApproxGridSearchCV"]

@@ -59,7 +59,7 @@ def deformed_gram(state):
 
 def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
     """Mean-form held-out predictions of the square loss, one factorization per fold size."""
-    from fastgssl.cv._bif import exact_quadratic_cholesky
+    from fastgssl.cv._quadratic import exact_quadratic_cholesky
     from fastgssl.kernels._nystrom import small_blas
 
     l = KLL.shape[0]
