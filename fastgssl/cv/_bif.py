@@ -1,25 +1,23 @@
-"""Bouligand-influence-function (BIF) matrices and exact quadratic CV on raw arrays.
+"""Bouligand-influence-function (BIF) matrices on raw arrays (t-BIF and t-FBIF).
 
-Implements the corrected formulas of Liu et al. 2018-2019, corrected for the papers
+Implements, with corrected formulas,
 
-* Liu, Li, Wu, Ding, Wang: *Efficient Cross-Validation for Semi-Supervised Learning*
-  (Liu et al. (2019): t-BIF / t-FBIF for LapRLS and LapSVM), and
-* Liu, Lin, Ding, Wang, Liao: *Fast Cross-Validation*, IJCAI 2018 (Liu et al. (2018): t-BIF /
-  t-FBIF for KRR / LSSVM and the Huber-smoothed SVM),
-
-plus the exact t-fold CV of the square loss from one factorization (block hat-matrix
-identity; An, Liu & Venkatesh 2007; LS-SVMlab ``crossvalidatelssvm``).
+* Liu, Li, Wu, Ding, Wang (2019): *Efficient Cross-Validation for Semi-Supervised Learning*
+  (t-BIF / t-FBIF for LapRLS and LapSVM), and
+* Liu, Lin, Ding, Wang, Liao (2018): *Fast Cross-Validation*, IJCAI (t-BIF / t-FBIF for
+  KRR / LSSVM and the Huber-smoothed SVM).
 
 Everything here works on plain arrays (kernel matrix or Nystrom features, fitted values,
-loss derivatives, sparse regularizers); :mod:`fastgssl.cv._base` pulls these out of
-fitted estimators.  The learner is
+loss derivatives, sparse regularizers); :mod:`fastgssl.cv._base` pulls these out of a
+learner's :class:`fastgssl.CVState`.  The learner is
 
     min_f  (1/l) sum_{j in L} ell(y_j, f_j) + gamma_A ||f||_K^2 + s f^T Q f,   s = gamma_I / n^2
 
 and the BIF of fold i is ``B[:, i] = d f_eps / d eps`` at ``eps = 0`` for the contaminated
-objective J_eps of Liu et al. 2019.  The seeds print ``J K F`` in the Hessian and flip the sign of
-the hinge term (Liu et al. (2018)); both are corrected here and checked against finite-difference
-refits in ``tests/test_bif.py``.
+objective J_eps.  The papers print ``J K F`` in the Hessian and flip the sign of the hinge
+term (2018); both are corrected here and checked against finite-difference refits in
+``tests/test_bif.py``.  The exact quadratic CV lives in :mod:`fastgssl.cv._quadratic`, the
+Newton step in :mod:`fastgssl.cv._newton`.
 """
 
 from __future__ import annotations
