@@ -338,7 +338,7 @@ def test_kernel_kmeans_refuses_nan_kernels_and_huge_n_init():
         KernelKMeans(2, n_init=10**9).fit(X)
 
 
-def _path_laplacian(n=3000, ridge=1e-2):
+def _path_laplacian(n=1000, ridge=1e-1):
     from fastgssl.regularizers import laplacian
 
     W = sp.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], shape=(n, n))

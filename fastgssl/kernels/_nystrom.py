@@ -26,7 +26,7 @@ import scipy.linalg as sla
 
 from fastgssl._validation import check_positive, check_random_state, check_X
 from fastgssl.graphs._geometry import check_distance_scale
-from fastgssl.kernels._rbf import rbf_kernel
+from fastgssl.kernels._rbf import CentredRBFColumns, rbf_kernel
 
 __all__ = ["NystromFactor", "nystrom", "nystrom_from_gram", "small_blas"]
 
@@ -173,10 +173,15 @@ def _kmeanspp(X, c, kernel, sigma, rng):
     """Kernel-space k-means++ seeding; returns (indices, C = K[:, indices])."""
     n = X.shape[0]
     diag = _kernel_diagonal(X, kernel)
+    if kernel == "rbf":
+        columns = CentredRBFColumns(X, sigma)  # centred once, not once per column
+    else:
+        def columns(ids):
+            return _kernel_columns(X, ids, kernel, sigma)
     C = np.empty((n, c), dtype=np.float64)
     idx = np.empty(c, dtype=np.intp)
     idx[0] = rng.randint(n)
-    C[:, 0] = _kernel_columns(X, idx[:1], kernel, sigma)[:, 0]
+    C[:, 0] = columns(idx[:1])[:, 0]
     d2 = np.maximum(diag + diag[idx[0]] - 2.0 * C[:, 0], 0.0)
     chosen = np.zeros(n, dtype=bool)
     chosen[idx[0]] = True
@@ -192,7 +197,7 @@ def _kmeanspp(X, c, kernel, sigma, rng):
             nxt = int(rng.choice(np.flatnonzero(~chosen)))
         idx[k] = nxt
         chosen[nxt] = True
-        C[:, k] = _kernel_columns(X, idx[k:k + 1], kernel, sigma)[:, 0]
+        C[:, k] = columns(idx[k:k + 1])[:, 0]
         np.minimum(d2, np.maximum(diag + diag[nxt] - 2.0 * C[:, k], 0.0), out=d2)
     return idx, C
 
