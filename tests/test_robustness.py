@@ -153,10 +153,22 @@ def test_sparse_translated_data_is_centred(seed, rel):
     ref = np.exp(-_ref_sqdist(X, X) / 2.0)
     np.testing.assert_allclose(rbf_kernel(S, sigma=1.0), ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose(rbf_kernel(S[:5], X, sigma=1.0), ref[:5], rtol=0, atol=1e-12)
-    W = epsilon_graph(S, 2.5)
     D = _ref_sqdist(X, X)
     expect = (D <= 6.25) & ~np.eye(40, dtype=bool)
-    np.testing.assert_array_equal(W.toarray() > 0, expect)
+    for A in (S, X):  # sparse, and dense with d = 10 (the blocked-product path)
+        np.testing.assert_array_equal(epsilon_graph(A, 2.5).toarray() > 0, expect)
+
+
+def test_centred_rbf_columns_equal_rbf_kernel():
+    from fastgssl.kernels._rbf import CentredRBFColumns
+
+    X = _data(9, n=50, d=4) + 1e6
+    idx = np.array([3, 0, 3, 49])
+    for A in (X, sp.csr_matrix(X)):
+        cols = CentredRBFColumns(A, 2.0)(idx)
+        np.testing.assert_allclose(cols, np.exp(-_ref_sqdist(X, X[idx]) / 4.0), rtol=0,
+                                   atol=1e-12)
+        assert (cols[idx, np.arange(4)] == 1.0).all()
 
 
 @given(seed=st.integers(0, 2**16), rel=offsets, landmarks=st.sampled_from(["uniform",
