@@ -265,6 +265,17 @@ def test_dataframes_equal_arrays():
     df = pd.DataFrame(X, columns=list("abc"))
     np.testing.assert_array_equal(rbf_kernel(df, sigma=1.0), rbf_kernel(X, sigma=1.0))
     np.testing.assert_array_equal(knn_graph(df, 4).toarray(), knn_graph(X, 4).toarray())
+    np.testing.assert_array_equal(nystrom(df, 10, random_state=0).features_,
+                                  nystrom(X, 10, random_state=0).features_)
+    from fastgssl.models import LabelPropagation
+
+    y = (X[:, 0] > 0).astype(int)
+    y[::2] = -1
+    for y_like in (pd.Series(y), pd.Series(y).astype(object), pd.DataFrame({"y": y})):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the DataFrame column warns (DataConversion)
+            got = LabelPropagation(n_neighbors=5).fit(df, y_like).predict(df)
+        np.testing.assert_array_equal(got, LabelPropagation(n_neighbors=5).fit(X, y).predict(X))
 
 
 def test_column_vector_y_warns_and_equals_1d():
