@@ -127,18 +127,10 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
 
 
 def _check_y(y, n):
-    """y as a 1-D array (a column vector is raveled with scikit-learn's warning)."""
-    from sklearn.utils.validation import column_or_1d
+    """y as scikit-learn takes it (a column vector is raveled with its warning)."""
+    from fastgssl._validation import check_target
 
-    if y is None:
-        raise ValueError("y is required: the targets, with -1 / NaN marking unlabeled points.")
-    y = np.asarray(y)
-    if y.ndim == 0:
-        raise ValueError(f"y must be a 1-D array of {n} targets, got a scalar.")
-    y = column_or_1d(y, warn=True)
-    if len(y) != n:
-        raise ValueError(f"X has {n} rows but y has {len(y)} entries.")
-    return y
+    return check_target(y, n, "y")
 
 
 def cv_predictions(estimator, X, y, folds, method="auto", **options):

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
+from fastgssl._validation import check_n_jobs
 from fastgssl.cv._base import CVMethod, _prepare
 from fastgssl.cv._result import _encode_targets, _result
 
@@ -199,7 +200,7 @@ class ExactCV(CVMethod):
                 init = full[train] * (n_lab / max(1, int(np.count_nonzero(labeled[train]))))
             tasks.append((train, val, graph, init))
         targets, classes = _encode_targets(y_arr, lab_idx, classification)
-        decs = Parallel(n_jobs=self.n_jobs)(
+        decs = Parallel(n_jobs=check_n_jobs(self.n_jobs))(
             delayed(_fit_fold)(estimator, X, _subset(y, train), train, val, precomputed, graph,
                                init, classes)
             for train, val, graph, init in tasks

@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
+from fastgssl._validation import check_n_jobs
 from fastgssl.cv._base import _prepare
 from fastgssl.cv._bif import bif_predictions, fbif_dense
 from fastgssl.cv._folds import check_folds, make_folds
@@ -721,7 +722,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
        )
         results = {}
         done = 0
-        for g, recs in zip(group_list, Parallel(n_jobs=self.n_jobs, return_as="generator")(jobs)):
+        for g, recs in zip(group_list, Parallel(n_jobs=check_n_jobs(self.n_jobs),
+                                                     return_as="generator")(jobs)):
             for idx, rec in recs:
                 results[idx] = rec
             done += len(recs)

@@ -21,7 +21,6 @@ kernel for scikit-learn (``SVC(kernel=ddk.gram)``) and for ``kernel="precomputed
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -246,7 +245,7 @@ class DataDependentKernel(BaseEstimator):
         X = check_X(X, "X", min_samples=2)
         check_distance_scale(X, name="X")
         n = X.shape[0]
-        m = _check_int(self.n_subsample, "n_subsample", low=1)
+        m = check_bounded_int(self.n_subsample, "n_subsample", low=1)
         if m > n:
             raise ValueError(
                 f"n_subsample={m} exceeds the number of samples ({n}); use at most {n} "
@@ -397,14 +396,6 @@ class DataDependentKernel(BaseEstimator):
 # ----------------------------------------------------------------------------------------
 # The pieces of fit, as plain functions (the tests compare each with a dense reference)
 # ----------------------------------------------------------------------------------------
-def _check_int(value, name, low):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}.")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}.")
-    return int(value)
-
-
 def _labeled_mask(y, n):
     """Boolean mask of labeled points (``-1`` or ``NaN`` mark unlabeled), or None.
 

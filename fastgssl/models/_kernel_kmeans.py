@@ -10,7 +10,6 @@ Vassilvitskii, 2007, distances in feature space), best of ``n_init`` runs.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -119,13 +118,13 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         -------
         self
         """
-        k = _check_int(self.n_clusters, "n_clusters", 1)
+        k = check_bounded_int(self.n_clusters, "n_clusters", low=1)
         n_init = check_bounded_int(
             self.n_init, "n_init", low=1, high=MAX_N_INIT,
             hint=" Each initialization is a full run of Lloyd's algorithm; more than a few "
                  "hundred restarts does not find better optima in practice.",
         )
-        max_iter = _check_int(self.max_iter, "max_iter", 1)
+        max_iter = check_bounded_int(self.max_iter, "max_iter", low=1)
         rng = check_random_state(self.random_state)
         G, X_fit = self._train_gram(X)
         n = G.shape[0]
@@ -241,12 +240,6 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         K = self._cross_gram(X)
         # K(x, x) is the same for every cluster and drops out of the argmin.
         return np.argmin(self._centre_norms[None, :] - 2.0 * (K @ self._weights), axis=1)
-
-
-def _check_int(value, name, low):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
-    return int(value)
 
 
 def _callable_values(kernel, X1, X2):

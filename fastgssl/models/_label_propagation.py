@@ -34,6 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from fastgssl._validation import (
+    check_n_jobs,
     check_n_neighbors,
     check_positive,
     check_random_state,
@@ -516,7 +517,7 @@ class _GraphPropagation(BaseEstimator):
         if len(subsets) == 1:
             results = [one(subsets[0])]
         else:
-            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            results = Parallel(n_jobs=check_n_jobs(self.n_jobs), prefer="threads")(
                 delayed(one)(S) for S in subsets
            )
         total = np.zeros_like(Y, dtype=np.float64)

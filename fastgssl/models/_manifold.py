@@ -29,6 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from fastgssl._validation import (
+    as_label_array,
     check_bounded_int,
     check_n_neighbors,
     check_positive,
@@ -187,9 +188,7 @@ class _KernelMachine(BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
            )
         if not sp.issparse(y):
-            y = np.asarray(y)
-            if y.dtype.kind == "c":
-                raise ValueError("Complex data not supported: y has a complex dtype.")
+            y = as_label_array(y, "y")  # object arrays of numbers / strings, complex refused
         if self._semi_supervised:
             y = column_or_1d(y, warn=True)
             y_chk, labeled, classes = check_semi_supervised_y(y, n, task=task)
