@@ -142,8 +142,6 @@ nitpicky = False
 # entry is (object name, text, replacement); fix the docstring at the source and delete the
 # entry (the build fails when an entry no longer matches, so none outlives its cause).
 DOCSTRING_FIXES = [
-    # "rank-|M|" reads as a reST substitution reference |M|
-    ("fastgssl.cv.NewtonCV", "rank-|M|", r"rank-\|M\|"),
     # "n_components_)" in a type field reads as a reference to the target "n_components"
     ("fastgssl.kernels.NystromFactor", "n_components_)", r"n_components\_)"),
     ("fastgssl.kernels.NystromFactor", "(n_components_,)", r"(n_components\_,)"),

@@ -1,7 +1,7 @@
 """The ``fastgssl`` command.
 
 ``fastgssl select`` runs model selection by approximate t-fold cross-validation from one
-fit per grid point (t-FBIF / t-BIF of seeds 000 and 001, or exact quadratic CV), on the
+fit per grid point (t-FBIF / t-BIF of Liu et al. (2018, 2019), or exact quadratic CV), on the
 bundled default dataset, scikit-learn's digits, or a LIBSVM file (path or shared-dataset
 name), and prints the chosen hyper-parameters, the CV criterion, the test error of the
 selected model on a held-out 30 % split, and the time of the approximate CV against exact
@@ -38,7 +38,7 @@ __all__ = ["main", "build_parser", "select"]
 _REGRESSION_SETS = {"abalone", "housing_scale", "mpg", "space_ga", "eunite2001", "bodyfat",
                     "cpusmall", "triazines", "pyrim", "mg"}
 _MODELS = ("krr", "svm", "laprls", "lapsvm")
-_METHODS = ("fbif", "bif", "exact", "exact-quadratic", "newton")
+_METHODS = ("auto", "fbif", "bif", "exact", "exact-quadratic", "newton")
 
 
 def build_parser():
@@ -57,16 +57,20 @@ def build_parser():
         help="select hyper-parameters by t-FBIF / t-BIF / exact CV and report test error",
         description="Grid search by approximate (or exact) t-fold CV on a held-out split.",
     )
-    sel.add_argument("--dataset", default="breast_cancer",
-                     help="breast_cancer (default, bundled), digits, a LIBSVM file path or a "
-                          "shared dataset name such as a1a or housing_scale")
+    sel.add_argument("--dataset", default="digits",
+                     help="digits (default, bundled with scikit-learn), breast_cancer, a "
+                          "LIBSVM file path or a shared dataset name such as a1a or "
+                          "housing_scale")
     sel.add_argument("--model", choices=_MODELS, default=None,
-                     help="default: svm for classification, krr for regression; laprls / "
-                          "lapsvm are semi-supervised (see --labeled-fraction)")
+                     help="default: lapsvm for classification, laprls for regression (semi-"
+                          "supervised: --labeled-fraction of the training labels are kept; the "
+                          "report compares an SVM on the labeled points alone and scikit-"
+                          "learn's LabelSpreading); krr / svm are supervised")
     sel.add_argument("--method", choices=_METHODS, default=None,
-                     help="CV criterion of the search (default: exact-quadratic for the "
-                          "square-loss models krr / laprls, which is exact and cheaper than "
-                          "any approximation; fbif for svm / lapsvm)")
+                     help="CV criterion of the search (default: auto, i.e. exact CV where it "
+                          "costs about one fit: transductive exact CV through the deformed "
+                          "kernel for laprls / lapsvm, exact CV for krr, t-FBIF with the winner "
+                          "verified for svm)")
     sel.add_argument("--folds", type=int, default=10, help="number of folds t (default 10)")
     sel.add_argument("--labeled-fraction", type=float, default=0.1,
                      help="fraction of training points keeping their label for laprls / "
@@ -315,6 +319,40 @@ def _hide_labels(y, fraction, task, rng):
     return y_semi
 
 
+def _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state, progress):
+    """What the unlabeled points buy: an SVM selected on the labeled points alone (same
+    folds count, exact-verified search) and scikit-learn's LabelSpreading with its defaults."""
+    from sklearn.semi_supervised import LabelSpreading
+
+    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.models import SVM
+
+    labeled = y_fit != -1
+    out = {}
+    with progress.bar("baselines", 2, "model") as bar:
+        t0 = time.perf_counter()
+        counts = np.unique(y_fit[labeled], return_counts=True)[1]
+        t = int(max(2, min(folds, counts.min())))
+        svm = ApproxGridSearchCV(SVM(random_state=random_state),
+                                 _grid("svm", X_tr[labeled], quick), cv=t,
+                                 random_state=random_state).fit(X_tr[labeled], y_fit[labeled])
+        out["svm_labeled_only"] = {
+            "test_error": _test_error(svm.best_estimator_, X_te, y_te, "classification"),
+            "seconds": time.perf_counter() - t0, "best_params": {
+                k: float(v) for k, v in svm.best_params_.items()},
+            "method": f"{t}-fold {svm.method_}" + (" + verify" if svm.verify_ else "")}
+        bar.update(1)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # its 0/0 on isolated rows
+            ls = LabelSpreading().fit(X_tr, y_fit)
+        out["label_spreading_defaults"] = {
+            "test_error": float(np.mean(ls.predict(X_te) != y_te)),
+            "seconds": time.perf_counter() - t0}
+        bar.update(1)
+    return out
+
+
 def _test_error(est, X, y, task):
     pred = est.predict(X)
     if task == "classification":
@@ -341,9 +379,9 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     progress = _Progress(verbose)
     X_all, y_all, missing, task, description = _load(dataset)
     if model is None:
-        model = "svm" if task == "classification" else "krr"
+        model = "lapsvm" if task == "classification" else "laprls"
     if method is None:
-        method = "exact-quadratic" if model in ("krr", "laprls") else "fbif"
+        method = "auto"
     if method == "exact-quadratic" and model in ("svm", "lapsvm"):
         raise ValueError("--method exact-quadratic needs the square loss: use --model krr or "
                          "laprls.")
@@ -401,8 +439,8 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     grid = _grid(model, X_tr, quick)
     n_cand = int(np.prod([len(v) for v in grid.values()]))
     verify = _parse_verify(verify)  # validated for every method, used by approximate ones
-    if method in ("exact", "exact-quadratic"):
-        verify = None
+    if method in ("exact", "exact-quadratic", "auto"):
+        verify = None  # auto verifies by itself where it picks an approximation
     search_verbose = min(int(verbose), 2)
 
     with warnings.catch_warnings(record=True) as caught:
@@ -417,6 +455,9 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     for w in caught:  # everything else is passed on unchanged
         if not str(w.message).startswith("verify="):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if method == "auto":  # what the default picked, and its verification
+        method = search.method_
+        verify = search.verify_
     best = search.best_estimator_
     test_error = _test_error(best, X_te, y_te, task)
     report = {
@@ -443,6 +484,10 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
         "n_verified": search.n_verified_,
         "notes": notes,
     }
+    report["protocol"] = search.protocol_
+    if semi and task == "classification":
+        report["baselines"] = _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state,
+                                         progress)
     if task == "regression" and standardize_target:
         report["test_error_data_units"] = test_error * scale2
         report["cv_criterion_data_units"] = search.best_cv_error_ * scale2
@@ -524,8 +569,8 @@ def _print_report(r, out):
                              if t["standardized"] else "as loaded (--no-standardize-target)"))
     for note in r.get("notes", []):
         p(f"note         {note}")
-    p(f"model        {r['model']}, {r['folds']}-fold {r['method']} over {r['grid_size']} "
-      f"grid points")
+    p(f"model        {r['model']}, {r['folds']}-fold {r['method']} ({r['protocol']}) over "
+      f"{r['grid_size']} grid points")
     p("chosen       " + ", ".join(f"{k}={v:.4g}" for k, v in r["best_params"].items()))
     p(f"units        {r['criterion']} in {r['criterion_units']}")
     data_units = lambda key: (f" ({r[key]:.4g} in the data's units)"  # noqa: E731
@@ -541,6 +586,14 @@ def _print_report(r, out):
     p(f"at the chosen point: {r['method']} CV {s['approx_cv']:.4f} in "
       f"{s['approx_seconds']:.3f} s; exact {r['folds']}-CV {s['exact_cv']:.4f} in "
       f"{s['exact_seconds']:.3f} s ({s['speedup']:.1f}x)")
+    if "baselines" in r:
+        b = r["baselines"]
+        s_ = b["svm_labeled_only"]
+        p(f"baseline     SVM on the {r['n_labeled']} labeled points alone ({s_['method']}): "
+          f"test error {s_['test_error']:.4f} ({s_['seconds']:.2f} s)")
+        ls = b["label_spreading_defaults"]
+        p(f"baseline     scikit-learn LabelSpreading(), defaults: test error "
+          f"{ls['test_error']:.4f} ({ls['seconds']:.2f} s)")
     if "exact_search" in r:
         e = r["exact_search"]
         p("exact search chose " + ", ".join(f"{k}={v:.4g}" for k, v in e["best_params"].items())

@@ -11,7 +11,8 @@ from fastgssl.cli import main
 
 
 def test_select_default_dataset_json(capsys):
-    assert main(["select", "--quick", "--json", "--folds", "5"]) == 0
+    assert main(["select", "--dataset", "breast_cancer", "--model", "svm", "--method", "fbif",
+                 "--quick", "--json", "--folds", "5"]) == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert report["model"] == "svm" and report["method"] == "fbif"
@@ -32,11 +33,25 @@ def test_select_default_dataset_json(capsys):
     assert report["cv_criterion"] == pytest.approx(sel["exact_cv"], abs=1e-12)
 
 
+def test_select_default_is_the_semi_supervised_main_job(capsys):
+    assert main(["select", "--quick", "--json", "--folds", "3"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["model"] == "lapsvm" and report["dataset"].startswith("digits")
+    assert report["method"] == "exact" and report["protocol"] == "transductive"
+    assert report["selected_point"]["exact_cv"] == pytest.approx(report["cv_criterion"])
+    base = report["baselines"]
+    assert 0 <= base["svm_labeled_only"]["test_error"] <= 1
+    assert 0 <= base["label_spreading_defaults"]["test_error"] <= 1
+    assert report["n_labeled"] < report["n_train"] / 5
+
+
 def test_select_verify_option(capsys):
-    assert main(["select", "--quick", "--json", "--folds", "3", "--verify", "none"]) == 0
+    assert main(["select", "--dataset", "breast_cancer", "--model", "svm", "--method", "fbif",
+                 "--quick", "--json", "--folds", "3", "--verify", "none"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["verify"] is None and report["n_verified"] == 0
-    assert main(["select", "--quick", "--json", "--folds", "3", "--verify", "1"]) == 0
+    assert main(["select", "--dataset", "breast_cancer", "--model", "svm", "--method", "fbif",
+                 "--quick", "--json", "--folds", "3", "--verify", "1"]) == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert report["n_verified"] == 1
@@ -44,17 +59,21 @@ def test_select_verify_option(capsys):
     if not report["winner_verified"]:
         assert any("stopped after 1 exact verification" in m for m in report["warnings"])
         assert "stopped after 1 exact verification" in captured.err
-    assert main(["select", "--quick", "--folds", "3", "--verify", "0"]) == 1
+    assert main(["select", "--dataset", "breast_cancer", "--model", "svm", "--method", "fbif",
+                 "--quick", "--folds", "3", "--verify", "0"]) == 1
     assert "--verify" in capsys.readouterr().err
-    assert main(["select", "--quick", "--folds", "3", "--method", "exact", "--verify",
+    assert main(["select", "--dataset", "breast_cancer", "--model", "svm", "--quick",
+                 "--folds", "3", "--method", "exact", "--verify",
                  "x"]) == 1
     capsys.readouterr()
-    assert main(["select", "--quick", "--json", "--folds", "3", "--verify", "Best"]) == 0
+    assert main(["select", "--dataset", "breast_cancer", "--model", "svm", "--method", "fbif",
+                 "--quick", "--json", "--folds", "3", "--verify", "Best"]) == 0
     assert json.loads(capsys.readouterr().out)["verify"] == "best"
 
 
 def test_select_human_output_compare_exact(capsys):
-    code = main(["select", "--quick", "--model", "krr", "--method", "exact-quadratic",
+    code = main(["select", "--dataset", "breast_cancer", "--quick", "--model", "krr",
+                 "--method", "exact-quadratic",
                  "--folds", "5", "--compare-exact"])
     assert code == 0
     out = capsys.readouterr().out
@@ -63,7 +82,8 @@ def test_select_human_output_compare_exact(capsys):
 
 
 def test_select_semi_supervised_laprls(capsys):
-    assert main(["select", "--quick", "--model", "laprls", "--method", "bif", "--folds", "3",
+    assert main(["select", "--dataset", "breast_cancer", "--quick", "--model", "laprls",
+                 "--method", "bif", "--folds", "3",
                  "--labeled-fraction", "0.2", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["n_labeled"] < report["n_train"] / 4
@@ -74,19 +94,21 @@ def test_select_semi_supervised_laprls(capsys):
 
 @pytest.mark.datasets
 def test_select_libsvm_regression(datasets_dir, capsys):
-    assert main(["select", "--dataset", "housing_scale", "--quick", "--method",
-                 "exact-quadratic", "--folds", "5", "--json"]) == 0
+    assert main(["select", "--dataset", "housing_scale", "--quick", "--model", "krr",
+                 "--method", "exact-quadratic", "--folds", "5", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["task"] == "regression" and report["model"] == "krr"
     assert report["test_error"] < 1.0  # standardized targets: better than the mean
 
 
 def test_select_errors(capsys):
-    assert main(["select", "--model", "svm", "--method", "exact-quadratic", "--quick"]) == 1
+    assert main(["select", "--dataset", "breast_cancer", "--model", "svm", "--method",
+                 "exact-quadratic", "--quick"]) == 1
     assert "square loss" in capsys.readouterr().err
     assert main(["select", "--dataset", "no-such-dataset", "--quick"]) == 1
     with pytest.raises(SystemExit):
-        main(["select", "--folds", "1"])
+        main(["select", "--dataset", "breast_cancer", "--model", "svm", "--method", "fbif",
+              "--folds", "1"])
     assert main([]) == 2
 
 
@@ -98,7 +120,8 @@ def test_console_script_runs():
 
 # ---- progress on stderr, stdout machine-clean (issue 14) --------------------------------------
 def _quick(*extra):
-    return ["select", "--quick", "--folds", "3", "--verify", "none", *extra]
+    return ["select", "--dataset", "breast_cancer", "--model", "svm", "--method", "fbif",
+            "--quick", "--folds", "3", "--verify", "none", *extra]
 
 
 def test_json_stdout_stays_clean_with_progress_on_stderr(capsys):
@@ -195,7 +218,8 @@ def test_nan_labels_in_a_libsvm_file_are_unlabeled_points(tmp_path, capsys):
     r = json.loads(capsys.readouterr().out)
     assert r["n_unlabeled_given"] == 20 and r["n_test"] == 18 and r["n_train"] == 42 + 20
     assert "joined the training split as unlabeled" in r["notes"][0]
-    assert main(["select", "--dataset", str(data), "--quick", "--folds", "3", "--json"]) == 0
+    assert main(["select", "--dataset", str(data), "--quick", "--folds", "3", "--json",
+                 "--model", "krr"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["n_train"] == 42 and "left out" in r["notes"][0]
 

@@ -45,7 +45,7 @@ def _run(method_obj, estimator, X, y, folds, protocol):
         raise ValueError(
             f"method {getattr(method_obj, 'name', method_obj)!r} computes the "
             f"{' / '.join(supported)} protocol, not {protocol!r}."
-       )
+        )
     return method_obj.run(estimator, X, y, folds)
 
 

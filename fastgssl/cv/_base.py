@@ -30,7 +30,7 @@ def as_state(fitted):
             f"{type(fitted).__name__} does not implement the CV protocol (a cv_state() "
             f"method returning a fastgssl.CVState); the one-fit methods need it. Use "
             f"method='exact', which refits any estimator."
-       )
+        )
     return fitted.cv_state()
 
 
@@ -40,7 +40,7 @@ def _regularizer_factory(state):
         raise ValueError(
             "the learner's CVState gives no regularizer_factory (W -> Q); the fold "
             "regularizers of the inductive protocol need it."
-       )
+        )
     return state.regularizer_factory
 
 
@@ -81,7 +81,7 @@ def _check_fitted(state):
         raise ValueError(
             "the learner's CVState has no loss or no gamma_a > 0: derivative-based CV (bif, "
             "fbif, newton, exact-quadratic) applies to kernel machines; use method='exact'."
-       )
+        )
     if state.kernel is None and state.factor is None:
         raise ValueError("the learner's CVState has neither a kernel nor a factor.")
     return state
@@ -169,7 +169,7 @@ class CVMethod:
                 f"method {self.name!r} computes the {' / '.join(self.protocols)} protocol, "
                 f"not {protocol!r}; use method='exact' (both protocols) or "
                 f"method='auto'."
-           )
+            )
         return protocol
 
     def run(self, estimator, X, y, folds, *, protocol=None):

@@ -162,7 +162,7 @@ def _warn_ill_conditioned(what, detail, stacklevel=3):
         f"Increase the regularization (gamma_a / lam).",
         RuntimeWarning,
         stacklevel=stacklevel,
-   )
+    )
 
 
 def woodbury_solve(shift, X, Z, R):

@@ -168,7 +168,7 @@ class ExactCV(CVMethod):
         if graph_mode_option not in ("rebuild", "induced"):
             raise ValueError(
                 f"graph_mode must be 'rebuild' or 'induced', got {self.graph_mode!r}."
-           )
+            )
         y_arr, labeled, classification = _prepare(estimator, X, y, folds)
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
         precomputed = getattr(estimator, "kernel", None) == "precomputed"
@@ -204,7 +204,7 @@ class ExactCV(CVMethod):
             delayed(_fit_fold)(estimator, X, _subset(y, train), train, val, precomputed, graph,
                                init, classes)
             for train, val, graph, init in tasks
-       )
+        )
         pred = np.empty(targets.shape)
         pos = {j: p for p, j in enumerate(lab_idx)}
         for (_, val, _, _), dec in zip(tasks, decs):

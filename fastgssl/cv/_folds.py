@@ -45,7 +45,7 @@ def _check_n_folds(n_folds):
         raise ValueError(
             f"n_folds (cv) must be >= 2, got {n_folds}; t-fold cross-validation needs at "
             f"least two folds."
-       )
+        )
     return int(n_folds)
 
 
@@ -91,24 +91,24 @@ def make_folds(y, n_folds=10, *, labeled=None, classification=True, random_state
         raise ValueError(
             f"only {n_lab} labeled point(s) for n_folds={n_folds}: every fold needs a "
             f"labeled point to validate on; use n_folds <= {n_lab} or label more points."
-       )
+        )
     folds = np.empty(len(y), dtype=np.intp)
     if classification:
         classes, inverse, counts = np.unique(
             y[lab_idx], return_inverse=True, return_counts=True
-       )
+        )
         if len(classes) < 2:
             raise ValueError(
                 f"the labeled points hold a single class ({classes.tolist()}); "
                 f"cross-validating a classifier needs at least two."
-           )
+            )
         if counts.min() < n_folds:
             bad = classes[counts < n_folds].tolist()
             raise ValueError(
                 f"n_folds={n_folds} is larger than the labeled count {int(counts.min())} of "
                 f"class(es) {bad}: stratified folds need n_folds <= the smallest class "
                 f"count; lower n_folds or label more points of those classes."
-           )
+            )
         order = []
         for k in range(len(classes)):
             members = lab_idx[inverse == k]
@@ -148,11 +148,11 @@ def check_folds(folds, labeled, y=None, *, classification=True):
         raise ValueError(
             f"folds must give one fold id per training point ({len(labeled)} entries), "
             f"got shape {folds.shape}."
-       )
+        )
     if folds.dtype.kind not in "iu":
         if folds.dtype.kind == "f" and np.all(np.isfinite(folds)) and np.all(
             folds == np.round(folds)
-       ):
+        ):
             folds = folds.astype(np.intp)
         else:
             raise ValueError("folds must hold integer fold ids.")
@@ -161,14 +161,14 @@ def check_folds(folds, labeled, y=None, *, classification=True):
     if n_folds < 2:
         raise ValueError(
             f"folds holds {n_folds} fold id(s); cross-validation needs at least two folds."
-       )
+        )
     lab_counts = np.bincount(folds[labeled], minlength=n_folds)
     if lab_counts.min() == 0:
         empty = ids[lab_counts == 0].tolist()
         raise ValueError(
             f"fold(s) {empty} contain no labeled point, so they cannot be validated; "
             f"assign labeled points to every fold (make_folds stratifies them)."
-       )
+        )
     if classification and y is not None:
         y = np.asarray(y)
         y_lab = y[labeled]
@@ -182,11 +182,11 @@ def check_folds(folds, labeled, y=None, *, classification=True):
                     f"holding out fold {ids[i]} leaves the labeled classes {rest.tolist()} "
                     f"only (all: {all_classes.tolist()}); the refit could not learn every "
                     f"class. Use stratified folds (fastgssl.cv.make_folds) or fewer folds."
-               )
+                )
             if len(held) < 2:
                 raise ValueError(
                     f"fold {ids[i]} holds labeled points of a single class {held.tolist()}; "
                     f"use stratified folds (fastgssl.cv.make_folds) so that every fold "
                     f"holds every class, or fewer folds."
-               )
+                )
     return folds.astype(np.intp), n_folds

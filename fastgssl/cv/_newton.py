@@ -34,7 +34,7 @@ def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, ga
     (square loss: KRR, LapRLS with the induced subgraph) and second-order accurate otherwise,
     where the BIF is first order (approximate CV by a Newton step: Beirami et al. 2017,
     Rad & Maleki 2020, Stephenson & Broderick 2020).  Without a graph and with few curved
-    points the system is a rank-|M| update of ``2 gamma_A I`` (Woodbury); otherwise one
+    points the system is a rank-m update of ``2 gamma_A I`` (Woodbury); otherwise one
     dense LU per fold, O(t n^3).
 
     Parameters
@@ -97,7 +97,7 @@ class NewtonCV(_OneFitMethod):
     the logistic loss.  **Not for losses with linear pieces** (Huber hinge): there the
     Newton model has only the 2 gamma_A curvature along points on the linear pieces and the
     step overshoots (use ``bif`` / ``fbif`` or ``exact``).  Cost: one Newton system per
-    fold, a rank-|M| Woodbury update without a graph (M = points of non-zero curvature),
+    fold, a rank-m Woodbury update without a graph (m = points of non-zero curvature),
     a dense O(n^3) LU with a graph.  Dense backend only.
 
     Notes
@@ -112,7 +112,7 @@ class NewtonCV(_OneFitMethod):
             raise ValueError(
                 "method='newton' needs the dense backend (backend='dense'); for the nystrom "
                 "backend use method='bif' (its exact w-space BIF) or 'exact'."
-           )
+            )
         Y, F, G, Hc, labeled, one_d = _fitted_state(state)
         K = _kernel_matrix(state)
         alpha = np.asarray(state.coef, dtype=np.float64)
@@ -126,7 +126,7 @@ class NewtonCV(_OneFitMethod):
                 f"is unreliable there. Use method='bif', 'fbif' or 'exact'.",
                 RuntimeWarning,
                 stacklevel=4,
-           )
+            )
         Qc = complement_regularizers(state, folds, n_folds)
         cols = [newton_step_predictions(K, alpha[:, k], G[:, k], Hc[:, k], labeled, folds,
                                         n_folds, float(state.gamma_a), gamma_i, Qc)

@@ -57,7 +57,7 @@ def exact_quadratic_predictions(K, y, labeled, folds, n_folds, mu_a, mu_i=0.0, Q
             raise ValueError(
                 "K + mu I is not positive definite; check the kernel or increase the "
                 "regularization."
-           ) from None
+            ) from None
         alpha = sla.cho_solve(cho, yl, check_finite=False)
         C = sla.cho_solve(cho, np.eye(len(lab_idx)), check_finite=False)
         return _block_heldout(yl, alpha, C, fl, n_folds, mode="inverse")
@@ -236,7 +236,7 @@ class ExactQuadraticCV(_OneFitMethod):
             raise ValueError(
                 f"method='exact-quadratic' needs the square loss, the estimator uses "
                 f"{name!r}; use method='exact', 'bif' or 'fbif'."
-           )
+            )
         labeled = np.asarray(state.labeled, dtype=bool)
         l = int(labeled.sum())
         n = len(labeled)

@@ -89,7 +89,7 @@ def _result(method, pred, targets, lab_idx, folds, n_folds, classification, clas
         task="classification" if classification else "regression",
         classes=classes,
         **kw,
-   )
+    )
 
 
 def _encode_targets(y, lab_idx, classification):

@@ -66,7 +66,7 @@ def check_scoring(scoring):
             f"scoring must be None, 'neg_error', a scikit-learn scorer name (e.g. "
             f"'balanced_accuracy', 'roc_auc', 'f1_macro') or a callable "
             f"scorer(estimator, X, y); got {scoring!r}."
-       ) from None
+        ) from None
 
 
 def fold_scores(scorer, decision, targets, fold_of_labeled, n_folds, classes):

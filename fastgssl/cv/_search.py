@@ -71,7 +71,7 @@ def _fold_losses(pred, targets, fold_of_labeled, n_folds, classification):
     per_point = validation_loss(pred, targets, classification)
     return np.array([per_point[fold_of_labeled == i].mean() for i in range(n_folds)]), float(
         per_point.mean()
-   )
+    )
 
 
 def _square_fast_path_ok(est, method):
@@ -82,7 +82,7 @@ def _square_fast_path_ok(est, method):
         and p.get("backend", "dense") == "dense"
         and float(p.get("gamma_i", 0) or 0) == 0
         and "lam" in p
-   )
+    )
 
 
 class _SharedFactor:
@@ -645,7 +645,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"verify='best'.",
                     UserWarning,
                     stacklevel=3,
-               )
+                )
                 break
             t1 = time.perf_counter()
             est = clone(self.estimator).set_params(**candidates[top])
@@ -719,7 +719,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             delayed(_evaluate_group)(self, X, y_arr, folds, n_folds, labeled, classification,
                                      g, candidates)
             for g in group_list
-       )
+        )
         results = {}
         done = 0
         for g, recs in zip(group_list, Parallel(n_jobs=check_n_jobs(self.n_jobs),
@@ -747,7 +747,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             t0 = time.perf_counter()
             self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(
                 X, y
-           )
+            )
             self.refit_time_ = time.perf_counter() - t0
         return self
 

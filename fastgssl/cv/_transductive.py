@@ -53,7 +53,7 @@ def deformed_gram(state):
         raise ValueError(
             "the learner's CVState has neither a kernel nor a factor; the transductive "
             "reduction needs one (use method='exact' refits)."
-       )
+        )
     return np.asarray(state.kernel, dtype=np.float64)[np.ix_(L, L)]
 
 

@@ -2,7 +2,7 @@
 
 Every builder returns a symmetric, nonnegative ``scipy.sparse.csr_matrix`` (float64, sorted
 indices) with an empty diagonal, the input of :mod:`fastgssl.regularizers`.  The graphs are
-those of the seed papers (DESIGN section 2): kNN or epsilon neighbourhoods with 0-1 or heat
+those of the source papers (the design notes): kNN or epsilon neighbourhoods with 0-1 or heat
 kernel weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))``.
 """
 

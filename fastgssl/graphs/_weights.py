@@ -1,6 +1,6 @@
 """Edge weights and symmetrization shared by the kNN and epsilon graph builders.
 
-Weights (the seed papers' convention, DESIGN section 2): with ``d_ij = ||x_i - x_j||``,
+Weights (the source papers' convention, the design notes): with ``d_ij = ||x_i - x_j||``,
 
 * ``"binary"``:   w_ij = 1;
 * ``"gaussian"``: w_ij = exp(-d_ij^2 / (2 sigma_w))   (``sigma_w`` is *not* squared);

@@ -1,4 +1,4 @@
-"""Data-dependent kernels in nearly-linear time (seed 002: Lever, Diethe & Shawe-Taylor).
+"""Data-dependent kernels in nearly-linear time (Lever, Diethe & Shawe-Taylor 2012).
 
 The semi-supervised kernel of Sindhwani et al. (2005) deforms a base kernel ``K`` with an
 intrinsic regularizer ``h^T Q h`` over all ``n`` points (Q from a graph: L, L_norm, L^p):
@@ -11,12 +11,13 @@ uses the regularizer ``Q_hat = (Q^+ restricted to the subsample)^+``, whose pseu
 
     K_breve(x, x') = K(x, x') - eta k_hat(x)^T (A + eta K_hat)^{-1} k_hat(x')
 
-with ``k_hat(x) = (K(x_{s_1}, x), ..., K(x_{s_m}, x))`` and ``K_hat = K[S, S]`` (DESIGN 3.5; the
-paper's proof of its Theorem 4.3 prints ``+ eta``, the sign is minus). A new point needs only
-``m`` base-kernel evaluations. :class:`DataDependentKernel` builds the graph and ``Q`` from the
-registry, runs all ``m`` solves through one :class:`fastgssl.solvers.LaplacianSolver` set-up
-(``p`` chained solves for ``Q = R^p``) and exposes the kernel through :meth:`gram`, a callable
-kernel for scikit-learn (``SVC(kernel=ddk.gram)``) and for ``kernel="precomputed"`` models.
+with ``k_hat(x) = (K(x_{s_1}, x), ..., K(x_{s_m}, x))`` and ``K_hat = K[S, S]`` (Lever et
+al. 2012; the paper's proof of its Theorem 4.3 prints ``+ eta``, the sign is minus). A new
+point needs only ``m`` base-kernel evaluations. :class:`DataDependentKernel` builds the graph
+and ``Q`` from the registry, runs all ``m`` solves through one
+:class:`fastgssl.solvers.LaplacianSolver` set-up (``p`` chained solves for ``Q = R^p``) and
+exposes the kernel through :meth:`gram`, a callable kernel for scikit-learn
+(``SVC(kernel=ddk.gram)``) and for ``kernel="precomputed"`` models.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ _MAX_BATCH_ELEMENTS = 1 << 25
 
 
 class DataDependentKernel(BaseEstimator):
-    """Semi-supervised kernel ``K_breve`` of seed 002 from ``m`` Laplacian solves.
+    """Semi-supervised kernel ``K_breve`` of Lever et al. (2012) from ``m`` Laplacian solves.
 
     Parameters
     ----------
@@ -152,9 +153,9 @@ class DataDependentKernel(BaseEstimator):
 
     ``ridge=0`` gives the ``delta -> 0+`` limit (``delta^p I`` drops out of ``L_S``): functions
     constant on a graph component are not penalized, as with ``Q = L`` in Sindhwani et al.,
-    and the regularizer on the subsample is the generalized Schur complement of seed 002's
-    Theorem 3.2 (minimum-energy interpolation). ``A_`` is then ``Q^+[S, S]``, whose literal
-    inverse would instead penalize constants.
+    and the regularizer on the subsample is the generalized Schur complement of Lever et
+    al.'s (2012) Theorem 3.2 (minimum-energy interpolation). ``A_`` is then ``Q^+[S, S]``,
+    whose literal inverse would instead penalize constants.
 
     Cost: graph + ``p m`` solves (one preconditioner set-up) + ``O(p nnz(R) m + n m^2 + m^3)``;
     never an ``n x n`` dense matrix. :meth:`gram` costs ``O((n_1 + n_2) m d + n_1 n_2 m)``.

@@ -1,4 +1,4 @@
-"""Nystrom low-rank factors ``V`` with ``V V^T ~ K`` (seed paper 001, t-FBIF).
+"""Nystrom low-rank factors ``V`` with ``V V^T ~ K`` (Liu et al. (2018), t-FBIF).
 
 From c landmark columns ``C = K[:, S]`` and the landmark block ``W = K[S, S] = U diag(lam) U^T``,
 the Nystrom approximation is ``K ~ C W^+ C^T = V V^T`` with

@@ -1,4 +1,4 @@
-"""Gaussian (RBF) kernel with the seed papers' bandwidth convention.
+"""Gaussian (RBF) kernel with the source papers' bandwidth convention.
 
 Seed papers 000 and 001 write the Gaussian kernel as
 
@@ -101,7 +101,7 @@ def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
     >>> from fastgssl.kernels import rbf_kernel
     >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
     >>> np.round(rbf_kernel(X, sigma=1.0), 6)
-    array([[1.      , 0.367879],
+    array([[1.     , 0.367879],
            [0.367879, 1.      ]])
     """
     sigma = check_positive(sigma, "sigma")

@@ -148,12 +148,12 @@ class ALGT(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 "ALGT needs coordinates to find candidate edges: use an estimator with "
                 f"kernel='rbf' (got kernel={est.kernel!r})."
-           )
+            )
         if not hasattr(est, "gamma_i") or not hasattr(est, "graph"):
             raise ValueError(
                 "estimator must be a graph-regularized learner with 'graph' and 'gamma_i' "
                 f"parameters (LapSVM or LapRLS), got {type(est).__name__}."
-           )
+            )
         return est
 
     def _check_params(self):
@@ -221,7 +221,7 @@ class ALGT(ClassifierMixin, BaseEstimator):
                 f"edges per iteration {self.n_edges_}. Increase max_iter.",
                 ConvergenceWarning,
                 stacklevel=2,
-           )
+            )
         self.estimator_ = est
         self.graph_ = est.graph_ if getattr(est, "graph_", None) is not None else W
         self.n_iter_ = it

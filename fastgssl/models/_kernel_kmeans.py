@@ -1,7 +1,7 @@
-"""Kernel k-means clustering, e.g. with a data-dependent kernel (seed 002, Section 5.2).
+"""Kernel k-means clustering, e.g. with a data-dependent kernel (Lever et al. (2012), Section 5.2).
 
 Seed 002 clusters with the metric of a kernel's RKHS,
-``d(x, x')^2 = K(x, x) + K(x', x') - 2 K(x, x')`` (DESIGN 3.5), using its data-dependent
+``d(x, x')^2 = K(x, x) + K(x', x') - 2 K(x, x')`` (Lever et al. 2012), using its data-dependent
 kernel ``K_breve`` (:class:`fastgssl.kernels.DataDependentKernel`): on two moons it reports 1 %
 error against 11.4 % for Euclidean k-means. :class:`KernelKMeans` is Lloyd's algorithm in the
 feature space (Dhillon, Guan & Kulis, 2004) with kernel k-means++ seeding (Arthur &

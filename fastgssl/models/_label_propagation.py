@@ -79,7 +79,7 @@ def _check_affinity(W, n, name):
         raise ValueError(
             f"{name} has shape {W.shape} but X has {n} samples; the graph must be the "
             f"({n}, {n}) affinity matrix of the training points."
-       )
+        )
     return W
 
 
@@ -193,7 +193,7 @@ def _dense_spd_solve(A, B, what):
             f"solved by least squares instead (check the graph weights).",
             RuntimeWarning,
             stacklevel=4,
-       )
+        )
         return scipy.linalg.lstsq(A, B, check_finite=False)[0]
 
 
@@ -275,18 +275,18 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 "graph must be a registered graph-builder name (e.g. 'knn'), 'precomputed', "
                 f"a callable X -> W, or a sparse affinity matrix; got {type(self.graph).__name__}."
-           )
+            )
         if self.graph_weight not in WEIGHTS:
             raise ValueError(
                 f"graph_weight must be one of {list(WEIGHTS)}, got {self.graph_weight!r}."
-           )
+            )
         if self.sigma_w is not None:
             check_positive(self.sigma_w, "sigma_w")
         if self.unlabeled_policy not in self._policies():
             raise ValueError(
                 f"unlabeled_policy must be one of {list(self._policies())}, got "
                 f"{self.unlabeled_policy!r}."
-           )
+            )
         if not isinstance(self.drop_rr, (bool, np.bool_)):
             raise ValueError(f"drop_rr must be True or False, got {self.drop_rr!r}.")
         if (isinstance(self.n_subsets, bool) or not isinstance(self.n_subsets, numbers.Integral)
@@ -296,23 +296,23 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 f"n_subsets={self.n_subsets} needs n_landmarks (the subset size m); the full "
                 f"solve (n_landmarks=None) has no subsets."
-           )
+            )
         if self.n_landmarks is not None and (
             isinstance(self.n_landmarks, bool)
             or not isinstance(self.n_landmarks, numbers.Integral)
-       ):
+        ):
             raise ValueError(f"n_landmarks must be None or an integer, got {self.n_landmarks!r}.")
         check_positive(self.rtol, "rtol")
         if self.solver not in ("auto", "amg", "cg", "direct"):
             raise ValueError(
                 f"solver must be 'auto', 'amg', 'cg' or 'direct', got {self.solver!r}."
-           )
+            )
         if self._precomputed() and self.unlabeled_policy == "nearest":
             raise ValueError(
                 "unlabeled_policy='nearest' measures distances between points, but "
                 "graph='precomputed' gives no coordinates; use 'abstain' or 'uniform', or pass "
                 "the affinity as graph=W together with the coordinates X."
-           )
+            )
 
     def _policies(self):
         return POLICIES
@@ -370,7 +370,7 @@ class _GraphPropagation(BaseEstimator):
         if X.shape[0] < 2:
             raise ValueError(
                 f"n_samples={X.shape[0]}: graph propagation needs at least 2 samples."
-           )
+            )
         if precomputed:
             if not sp.issparse(X):
                 X = np.asarray(X, dtype=np.float64)
@@ -382,7 +382,7 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; "
                 f"mark unlabeled points with {'-1' if self._task == 'classification' else 'NaN'}."
-           )
+            )
         if not sp.issparse(y) and np.asarray(y).dtype.kind == "c":
             raise ValueError("Complex data not supported: y has a complex dtype.")
         y = column_or_1d(y, warn=True)
@@ -455,13 +455,13 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 f"n_landmarks={m} must exceed the number of labeled points ({lab.size}): the "
                 f"subset S contains every labeled point plus unlabeled ones."
-           )
+            )
         if extra * self.n_subsets > unl.size:
             raise ValueError(
                 f"n_subsets={self.n_subsets} disjoint subsets of {extra} unlabeled points "
                 f"(n_landmarks={m} minus {lab.size} labeled) need {extra * self.n_subsets} "
                 f"unlabeled points but there are {unl.size}; lower n_landmarks or n_subsets."
-           )
+            )
         rng = check_random_state(self.random_state)
         perm = rng.permutation(unl)
         return [np.sort(np.concatenate([lab, perm[j * extra:(j + 1) * extra]]))
@@ -519,7 +519,7 @@ class _GraphPropagation(BaseEstimator):
         else:
             results = Parallel(n_jobs=check_n_jobs(self.n_jobs), prefer="threads")(
                 delayed(one)(S) for S in subsets
-           )
+            )
         total = np.zeros_like(Y, dtype=np.float64)
         count = np.zeros(n)
         for F, reached in results:
@@ -554,7 +554,7 @@ class _GraphPropagation(BaseEstimator):
             f"n_neighbors (or n_landmarks) or label a point in each component to avoid this.",
             DisconnectedGraphWarning,
             stacklevel=3,
-       )
+        )
         F = F.copy()
         if policy == "abstain":
             F[orphans] = 0.0
@@ -587,7 +587,7 @@ class _GraphPropagation(BaseEstimator):
                 raise ValueError(
                     f"with graph='precomputed', X must hold affinities of the new points to "
                     f"the {n_train} training points: shape (n_new, {n_train}), got {K.shape}."
-               )
+                )
             if K.nnz and K.data.min() < 0:
                 raise ValueError("precomputed affinities must be nonnegative.")
             Kv = K @ sp.diags(self._valid.astype(np.float64))
@@ -608,7 +608,7 @@ class _GraphPropagation(BaseEstimator):
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input."
-           )
+            )
         k = min(self.n_neighbors, n_train)
         ind, d2 = knn_search(X, k, X_ref=self._X_fit, n_jobs=self.n_jobs)
         w = kernel_weights(d2, self._weight_induction, self._sigma_induction, shift=True)
@@ -795,7 +795,7 @@ class LabelPropagation(_PropagationClassifier):
     >>> int((model.transduction_[:50] == 0).sum()), int((model.transduction_[50:] == 1).sum())
     (50, 50)
     """
-   )
+    )
 
     _criterion = "ss"
 
@@ -854,7 +854,7 @@ class LocalGlobalConsistency(_PropagationClassifier):
     approximation uses this operator for Pi = [I; P] and solves
     (Pi^T (I - S) Pi + mu Pi^T Pi) F_S = mu Y_S.
     """
-   )
+    )
 
     _criterion = "lgc"
 
@@ -896,7 +896,7 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
         + _COMMON_PARAMS_DOC.replace(
             '{"abstain", "uniform", "nearest"}, default="abstain"',
             '{"uniform", "nearest"}, default="uniform"',
-       )
+        )
         + """
     ``unlabeled_policy="uniform"`` gives unreached points the mean labeled target
     (``"abstain"`` is not available: a regressor never returns NaN).
@@ -914,7 +914,7 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
     (``NaN`` marks unlabeled points); ``predict`` is the induction formula
     f(x) = sum_j K(x, x_j) f_j / sum_j K(x, x_j).
     """
-   )
+    )
 
     _criterion = "ss"
     _task = "regression"

@@ -100,7 +100,7 @@ class _KernelMachine(BaseEstimator):
                 raise ValueError(
                     f"h={h} conflicts with loss_params={{'h': {params['h']}}}; set the "
                     f"Huber width once, with h."
-               )
+                )
             params["h"] = h
         return params
 
@@ -119,7 +119,7 @@ class _KernelMachine(BaseEstimator):
             raise ValueError(
                 f"backend='nystrom' supports kernel='rbf' or 'precomputed', got "
                 f"{self.kernel!r}; use backend='dense'."
-           )
+            )
         if self.kernel in ("rbf", "poly"):
             check_positive(self.sigma, "sigma")
         self._formulation()
@@ -142,7 +142,7 @@ class _KernelMachine(BaseEstimator):
             raise ValueError(
                 f"loss={loss.name!r} is a classification loss (targets -1 / +1) but the task "
                 f"is regression; use loss='square' or a real-domain loss."
-           )
+            )
         return loss
 
     def _check_train_X(self, X):
@@ -156,7 +156,7 @@ class _KernelMachine(BaseEstimator):
                 raise ValueError(
                     f"with kernel='precomputed', X must be the square (n, n) Gram matrix of "
                     f"the training points; got shape {X.shape}."
-               )
+                )
             if sp.issparse(X):
                 X = X.toarray()
         return X
@@ -173,11 +173,11 @@ class _KernelMachine(BaseEstimator):
                     f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                     f"{expected} features as input: with kernel='precomputed', X must be the "
                     f"kernel between the new points and the {expected} training points."
-               )
+                )
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                 f"{expected} features as input."
-           )
+            )
         return X
 
     # ---- targets -------------------------------------------------------------------------
@@ -186,7 +186,7 @@ class _KernelMachine(BaseEstimator):
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
-           )
+            )
         if not sp.issparse(y):
             y = as_label_array(y, "y")  # object arrays of numbers / strings, complex refused
         if self._semi_supervised:
@@ -200,7 +200,7 @@ class _KernelMachine(BaseEstimator):
                 raise ValueError(
                     f"y has {len(y_chk)} entries but X has {n} rows; they must describe the "
                     f"same samples."
-               )
+                )
             labeled = np.ones(n, dtype=bool)
             if task == "classification":
                 check_classification_targets(y_chk)
@@ -209,7 +209,7 @@ class _KernelMachine(BaseEstimator):
                     raise ValueError(
                         f"y has only 1 class ({classes.tolist()}); a classifier needs at "
                         f"least 2 classes."
-                   )
+                    )
             else:
                 try:
                     y_chk = y_chk.astype(np.float64)
@@ -220,7 +220,7 @@ class _KernelMachine(BaseEstimator):
                         "y contains NaN or infinite values; the supervised "
                         f"{type(self).__name__} needs every target (use LapRLS for NaN = "
                         "unlabeled)."
-                   )
+                    )
                 classes = None
         if task == "regression":
             y_enc = np.where(labeled, np.asarray(y_chk, dtype=np.float64), 0.0)
@@ -252,7 +252,7 @@ class _KernelMachine(BaseEstimator):
             raise ValueError(
                 "kernel='precomputed' gives no coordinates to build a graph from; pass "
                 "graph=W (a precomputed (n, n) sparse affinity) or set gamma_i=0."
-           )
+            )
         params = {}
         if isinstance(graph, str):
             params["n_neighbors"] = check_n_neighbors(self.n_neighbors, n)
@@ -293,7 +293,7 @@ class _KernelMachine(BaseEstimator):
             f"in those components.",
             UnlabeledComponentWarning,
             stacklevel=3,
-       )
+        )
 
     # ---- fit / predict -------------------------------------------------------------------
     def fit(self, X, y, *, init_coef=None):
@@ -443,7 +443,7 @@ class _KernelMachine(BaseEstimator):
             raise ValueError(
                 "probability=True calibrates on out-of-fold decision values and needs at "
                 "least 2 labeled points of every class."
-           )
+            )
         codes = np.where(labeled, y_lab, -1)
         folds = make_folds(codes, n_folds, labeled=labeled, random_state=self.random_state)
         res = ExactCV().run_transductive(self, X, y, folds, fitted=self)
@@ -515,7 +515,7 @@ class _KernelMachine(BaseEstimator):
             regularizer_factory=self._build_regularizer if Q is not None else None,
             deformed=dk, r=r, estimator=self,
             extra={"deformed_coef": self.deformed_coef_},
-       )
+        )
 
     def decision_function(self, X):
         """Decision values ``f(x)`` of new points by the kernel expansion.

@@ -1,7 +1,7 @@
 """Graph Laplacians L = D - W and L_norm = I - D^{-1/2} W D^{-1/2}, shifted and iterated.
 
 The regularizers of manifold regularization (Belkin, Niyogi & Sindhwani 2006) and of the
-data-dependent kernel of seed 002 (DESIGN sections 3.1 and 3.5): ``Q = (L + ridge I)^p``
+data-dependent kernel of Lever et al. (2012) (the design notes): ``Q = (L + ridge I)^p``
 or ``Q = (L_norm + ridge I)^p``, as an explicit sparse matrix for small ``p`` or as a
 matrix-free :class:`LaplacianPower` operator.
 """
@@ -120,7 +120,8 @@ def laplacian(W, kind="L", power=1, ridge=0.0, *, operator="auto"):
     kind : {"L", "L_norm"}, default="L"
         ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, ``D = diag(W 1)``.
     power : int, default=1
-        Iterate ``p >= 1`` (seed 002 uses ``p > 1`` against degenerate harmonic solutions).
+        Iterate ``p >= 1`` (Lever et al. 2012 use ``p > 1`` against degenerate harmonic
+        solutions).
     ridge : float, default=0.0
         Shift ``>= 0`` added before the power: ``Q = (L + ridge I)^p``.
     operator : {"auto", "sparse", "linear_operator"}, default="auto"

@@ -1,8 +1,8 @@
 """Solves with graph-Laplacian regularizers: ``Q X = B`` for many right-hand sides.
 
-Implements the linear-algebra kernel of the data-dependent kernel (seed 002, DESIGN 3.5:
+Implements the linear-algebra kernel of the data-dependent kernel (Lever et al. 2012:
 ``Q z_i = e_{s_i}`` for hundreds of subsample points, ``Q = R^p`` by p chained solves) and
-of the harmonic / label-propagation solutions (DESIGN 3.7), for ``Q`` = ``L``, ``L_norm``,
+of the harmonic / label-propagation solutions (Bengio et al. 2005), for ``Q`` = ``L``, ``L_norm``,
 ``L + ridge I``, ... (symmetric positive semi-definite, sparse).
 
 Methods
