@@ -75,13 +75,16 @@ def bench_fit(sizes, lams, repeats, newton_repeats):
         for lam in lams:
             C = 1.0 / (2 * n * lam)
             t_sk, ts_sk, sk = median_time(
-                lambda: SVC(C=C, kernel="rbf", gamma=1 / (2 * sigma)).fit(Xtr, ytr), repeats)
+                lambda C=C, sigma=sigma, Xtr=Xtr, ytr=ytr: SVC(
+                    C=C, kernel="rbf", gamma=1 / (2 * sigma)).fit(Xtr, ytr), repeats)
             if newton_repeats:
                 t_nt, ts_nt, nt = median_time(
-                    lambda: SVM(lam=lam, sigma=sigma, solver="newton").fit(Xtr, ytr),
+                    lambda lam=lam, sigma=sigma, Xtr=Xtr, ytr=ytr: SVM(
+                        lam=lam, sigma=sigma, solver="newton").fit(Xtr, ytr),
                     newton_repeats)
             t_as, ts_as, act = median_time(
-                lambda: SVM(lam=lam, sigma=sigma, solver="active-set").fit(Xtr, ytr),
+                lambda lam=lam, sigma=sigma, Xtr=Xtr, ytr=ytr: SVM(
+                    lam=lam, sigma=sigma, solver="active-set").fit(Xtr, ytr),
                 repeats)
             if not newton_repeats:  # --newton-repeats 0: SVC and active-set only
                 t_nt, ts_nt, diff = float("nan"), [], float("nan")
@@ -112,7 +115,7 @@ def bench_search(repeats, newton_repeats):
           "5-fold (ApproxGridSearchCV, nystrom c = 500)")
     res = {}
     for solver in ("newton", "auto"):
-        def run():
+        def run(solver=solver):
             est = LapSVM(backend="nystrom", n_components=500, random_state=0, solver=solver)
             return ApproxGridSearchCV(est, grid, cv=5, random_state=0).fit(X, ys)
 

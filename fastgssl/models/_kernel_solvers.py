@@ -73,7 +73,8 @@ import numba
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.linalg.lapack import dpotrf as _dpotrf, dpotrs as _dpotrs
+from scipy.linalg.lapack import dpotrf as _dpotrf
+from scipy.linalg.lapack import dpotrs as _dpotrs
 from sklearn.exceptions import ConvergenceWarning
 
 from fastgssl.kernels._nystrom import small_blas
