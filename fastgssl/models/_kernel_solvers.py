@@ -69,7 +69,6 @@ from __future__ import annotations
 
 import warnings
 
-import numba
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
@@ -687,23 +686,12 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
 # ---------------------------------------------------------------------------------------------
 # Nystrom parametrization f = V w.
 # ---------------------------------------------------------------------------------------------
-@numba.njit(parallel=True, cache=True)
-def _csr_matmat(indptr, indices, data, V, out):
-    """out = A @ V for a CSR matrix A (rows in parallel; scipy's product is serial)."""
-    for i in numba.prange(out.shape[0]):
-        row = out[i]
-        row[:] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            a = data[p]
-            src = V[indices[p]]
-            for j in range(row.shape[0]):
-                row[j] += a * src[j]
-
-
 def _sparse_times_dense(Q, V):
     if sp.issparse(Q) and Q.format == "csr" and V.flags.c_contiguous:
         out = np.empty((Q.shape[0], V.shape[1]))
-        _csr_matmat(Q.indptr, Q.indices, np.asarray(Q.data, dtype=np.float64), V, out)
+        from fastgssl.solvers._kernels import spmm  # the one CSR x block Numba kernel
+
+        spmm(Q.indptr, Q.indices, np.asarray(Q.data, dtype=np.float64), V, out)
         return out
     return np.asarray(Q @ V)
 
