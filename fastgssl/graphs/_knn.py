@@ -30,12 +30,11 @@ lists instead, and the same refinement and certificate apply, so ``10^6`` points
 
 from __future__ import annotations
 
-import contextlib
-
-import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
+
+from fastgssl._threads import numba_threads  # noqa: F401 (used here and re-exported)
 
 __all__ = ["knn_search"]
 
@@ -283,28 +282,6 @@ def _refine_sparse(q_ptr, q_ind, q_val, r_ptr, r_ind, r_val, cand_i, cand_worst,
 # ----------------------------------------------------------------------------------------
 # Python drivers
 # ----------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def numba_threads(n_jobs):
-    """Run the enclosed Numba parallel kernels on ``n_jobs`` threads (None / -1: all)."""
-    limit = numba.config.NUMBA_NUM_THREADS
-    if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, (int, np.integer))):
-        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}.")
-    if n_jobs is None or n_jobs == -1:
-        wanted = limit
-    elif isinstance(n_jobs, (int, np.integer)) and n_jobs >= 1:
-        wanted = min(int(n_jobs), limit)
-    elif isinstance(n_jobs, (int, np.integer)) and n_jobs < -1:
-        wanted = max(1, limit + 1 + int(n_jobs))
-    else:
-        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}.")
-    previous = numba.get_num_threads()
-    numba.set_num_threads(wanted)
-    try:
-        yield wanted
-    finally:
-        numba.set_num_threads(previous)
-
-
 def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     """Candidate heaps from blocked products. Returns (cand_i, cand_worst, delta).
 

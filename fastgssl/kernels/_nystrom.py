@@ -24,37 +24,13 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 
+from fastgssl._threads import small_blas  # noqa: E402, F401 (re-exported)
 from fastgssl._validation import check_positive, check_random_state, check_X
 from fastgssl.graphs._geometry import check_distance_scale
 from fastgssl.kernels._rbf import CentredRBFColumns, rbf_kernel
 
 __all__ = ["NystromFactor", "nystrom", "nystrom_from_gram", "small_blas"]
 
-# Below this many flops a dense factorization runs on one BLAS thread (see small_blas).
-_SMALL_BLAS_FLOPS = 2e9
-_blas_controller = None
-
-
-def small_blas(flops):
-    """Context manager: one BLAS thread for an operation of about ``flops`` flops, if small.
-
-    Factorizations of small matrices (c x c eigen-decompositions, Newton steps) synchronize
-    their BLAS threads at every panel; on a machine shared with other jobs each barrier waits
-    for a time slice, and a 300 x 300 ``eigh`` measured 4 s on two threads against 0.05 s on
-    one. Below ``_SMALL_BLAS_FLOPS`` threading gains little even on an idle machine, so these
-    operations run single-threaded (threadpoolctl, a scikit-learn dependency); larger ones
-    keep the default thread count.
-    """
-    import contextlib
-
-    if flops > _SMALL_BLAS_FLOPS:
-        return contextlib.nullcontext()
-    global _blas_controller
-    if _blas_controller is None:
-        from threadpoolctl import ThreadpoolController
-
-        _blas_controller = ThreadpoolController()
-    return _blas_controller.limit(limits=1, user_api="blas")
 
 _LANDMARKS = ("uniform", "kmeans++")
 _KERNELS = ("rbf", "precomputed")
