@@ -251,7 +251,8 @@ def report(cells):
 # --------------------------------------------------------------------------------------------
 # scale case
 PHASES = [  # (label, module file suffix, function name): cumulative times from cProfile
-    ("graph (kNN + weights)", "models/_manifold.py", "_build_graph"),
+    ("graph (kNN + weights; its worker threads show as lock waits)", "graphs/_builders.py",
+     "knn_graph"),
     ("regularizer (Laplacian)", "models/_manifold.py", "_build_regularizer"),
     ("Nystrom factor", "kernels/_nystrom.py", "nystrom"),
     ("deformed kernel setup", "kernels/_deformed.py", "fit"),
@@ -315,7 +316,7 @@ def scale_part(n, d, n_labels, t, n_components, profile=True):
             ncalls = [v[1] for (f, _, fn), v in stats.items() if f.endswith(file_suffix)
                       and fn == func]
             phases[label] = (sum(cum), sum(ncalls))
-            print(f"    {label:<42} {sum(cum):7.1f} s  ({sum(ncalls)} calls)")
+            print(f"    {label:<62} {sum(cum):7.1f} s  ({sum(ncalls)} calls)")
         out["phases"] = phases
         print("  top functions by own time:")
         ps = pstats.Stats(prof)
