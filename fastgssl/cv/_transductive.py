@@ -143,7 +143,7 @@ def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None
                                                 params.get("tol", 1e-10),
                                                 params.get("max_iter", 100),
                                                 params.get("solver", "auto"))
-        info = {"solver": "newton", "n_iter": iters, "warm_start": warm}
+        info = {"solver": params.get("solver", "auto"), "n_iter": iters, "warm_start": warm}
     info["reduction"] = "deformed kernel" if state.uses_graph else "supervised kernel"
     return (pred[:, 0] if one_d else pred), info
 

@@ -680,10 +680,13 @@ class KRR(_KernelMachine):
         Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
         decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
         of size about l; see :meth:`predict_proba`).
-    solver : str, default="auto"
+    solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
-        search, the reference) or ``"auto"`` (the fastest available for the loss).
+        search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
+        box-constrained active-set method whose free points solve an |M| x |M| system) or
+        ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
+        minimizer to round-off.
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
@@ -834,10 +837,13 @@ class SVM(_KernelMachine):
         Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
         decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
         of size about l; see :meth:`predict_proba`).
-    solver : str, default="auto"
+    solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
-        search, the reference) or ``"auto"`` (the fastest available for the loss).
+        search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
+        box-constrained active-set method whose free points solve an |M| x |M| system) or
+        ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
+        minimizer to round-off.
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
@@ -1016,10 +1022,13 @@ class LapRLS(_KernelMachine):
         Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
         decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
         of size about l; see :meth:`predict_proba`).
-    solver : str, default="auto"
+    solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
-        search, the reference) or ``"auto"`` (the fastest available for the loss).
+        search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
+        box-constrained active-set method whose free points solve an |M| x |M| system) or
+        ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
+        minimizer to round-off.
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
@@ -1220,10 +1229,13 @@ class LapSVM(_KernelMachine):
         Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
         decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
         of size about l; see :meth:`predict_proba`).
-    solver : str, default="auto"
+    solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
-        search, the reference) or ``"auto"`` (the fastest available for the loss).
+        search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
+        box-constrained active-set method whose free points solve an |M| x |M| system) or
+        ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
+        minimizer to round-off.
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
