@@ -155,7 +155,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     dense = p.get("backend", "dense") == "dense"
     W = None
     if float(p.get("gamma_i", 0) or 0) > 0 and isinstance(p.get("graph"), str):
-        W = first.build_graph(X)
+        W = _shared_graph(search, group, first, X)
     K = None
     if dense:
         from fastgssl._memory import check_dense_memory
@@ -242,6 +242,17 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     return records
 
 
+def _shared_graph(search, group, estimator, X):
+    """The graph of a group, built once per graph-parameter set: it does not depend on the
+    kernel width, so groups that differ only in sigma share it (in-process evaluation; a
+    worker process builds its own)."""
+    cache = search.__dict__.setdefault("_graph_cache", {})
+    key = group.graph_params
+    if key not in cache:
+        cache[key] = estimator.build_graph(X)
+    return cache[key]
+
+
 def first_factor(state):
     """A stand-in NystromFactor for :meth:`DeformedKernel.fit` from a state's features."""
     from types import SimpleNamespace
@@ -284,7 +295,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
     W = None  # one graph per group (a precomputed graph=W is used as given)
     if float(p.get("gamma_i", 0) or 0) > 0 and not semi_exact and not precomputed:
         if isinstance(p.get("graph"), str):
-            W = first.build_graph(X)
+            W = _shared_graph(search, group, first, X)
     setup = time.perf_counter() - t0
     lab_idx = np.flatnonzero(labeled)
     fold_of_labeled = folds[lab_idx]
@@ -710,6 +721,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             key = (_group_key(merged, _KERNEL_KEYS), _group_key(merged, _GRAPH_KEYS))
             groups.setdefault(key, []).append(i)
         group_list = [_Group(idx, k[0], k[1]) for k, idx in groups.items()]
+        self._graph_cache = {}  # one graph per graph-parameter set, shared across widths
         t_start = time.perf_counter()
         if self.verbose:
             print(f"[ApproxGridSearchCV] {len(candidates)} candidates in {len(group_list)} "
@@ -732,6 +744,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 print(f"[ApproxGridSearchCV] {done}/{len(candidates)} "
                       f"{dict(g.kernel_params)} best error in group {best:.4g} "
                       f"({time.perf_counter() - t_start:.2f} s)", flush=True)
+        self._graph_cache = {}  # graphs were only shared within the grid evaluation
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
                if self._approximate() and self.verify_ not in (None, False) else 0)
         self.n_verified_, self.verify_time_ = (
