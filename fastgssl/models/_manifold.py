@@ -684,7 +684,7 @@ class KRR(_KernelMachine):
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
         search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
-        box-constrained active-set method whose free points solve an |M| x |M| system) or
+        box-constrained active-set method whose m free points solve an m x m system) or
         ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
         minimizer to round-off.
     warm_start : bool, default=False
@@ -841,7 +841,7 @@ class SVM(_KernelMachine):
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
         search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
-        box-constrained active-set method whose free points solve an |M| x |M| system) or
+        box-constrained active-set method whose m free points solve an m x m system) or
         ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
         minimizer to round-off.
     warm_start : bool, default=False
@@ -1026,7 +1026,7 @@ class LapRLS(_KernelMachine):
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
         search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
-        box-constrained active-set method whose free points solve an |M| x |M| system) or
+        box-constrained active-set method whose m free points solve an m x m system) or
         ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
         minimizer to round-off.
     warm_start : bool, default=False
@@ -1233,7 +1233,7 @@ class LapSVM(_KernelMachine):
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
         search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
-        box-constrained active-set method whose free points solve an |M| x |M| system) or
+        box-constrained active-set method whose m free points solve an m x m system) or
         ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
         minimizer to round-off.
     warm_start : bool, default=False
