@@ -196,7 +196,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         elif dense:
             dk.fit(None, state0.regularizer, state0.labeled, base_gram=K)
         else:
-            dk.fit(None, state0.regularizer, state0.labeled, factor=first_factor(state0))
+            dk.fit(None, state0.regularizer, state0.labeled, factor=state0.factor)
     share = (time.perf_counter() - t0) / len(group.indices)
     L = np.flatnonzero(state0.labeled)
     base_gram = None
@@ -251,13 +251,6 @@ def _shared_graph(search, group, estimator, X):
     if key not in cache:
         cache[key] = estimator.build_graph(X)
     return cache[key]
-
-
-def first_factor(state):
-    """A stand-in NystromFactor for :meth:`DeformedKernel.fit` from a state's features."""
-    from types import SimpleNamespace
-
-    return SimpleNamespace(features_=state.factor, shape=state.factor.shape)
 
 
 def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group, candidates):

@@ -39,10 +39,7 @@ def deformed_gram(state):
 
         dk = DeformedKernel(route="nystrom" if state.factor is not None else "dense")
         if state.factor is not None:
-            from types import SimpleNamespace
-
-            dk.fit(None, state.regularizer, L, factor=SimpleNamespace(
-                features_=state.factor, shape=state.factor.shape))
+            dk.fit(None, state.regularizer, L, factor=state.factor)
         else:
             dk.fit(None, state.regularizer, L, base_gram=state.kernel)
         return dk.labeled_gram(state.r)

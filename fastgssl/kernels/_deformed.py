@@ -169,8 +169,9 @@ class DeformedKernel:
             Mask or indices of the labeled points.
         base_gram : ndarray of shape (n, n), optional
             The base Gram matrix when the caller already has it (not copied).
-        factor : NystromFactor, optional
-            A Nystrom factor to use (``route="nystrom"``) instead of sampling one.
+        factor : NystromFactor or ndarray of shape (n, c), optional
+            A Nystrom factor, or its features ``V`` alone, to use (``route="nystrom"``)
+            instead of sampling one; with bare features :meth:`transform` is unavailable.
 
         Returns
         -------
@@ -222,7 +223,7 @@ class DeformedKernel:
                                  landmarks=self.landmarks, random_state=self.random_state,
                                  kernel=self.kernel)
             self.nystrom_ = factor
-            V = np.asarray(factor.features_, dtype=np.float64)
+            V = np.asarray(getattr(factor, "features_", factor), dtype=np.float64)
             self._VtQV = None if self.Q_ is None else V.T @ _apply(self.Q_, V)
             return self
         if base_gram is not None:
@@ -243,6 +244,10 @@ class DeformedKernel:
         if route == "spectral":
             self._spectral_setup(K)
         return self
+
+    def _features(self):
+        """The Nystrom features V (nystrom route), from a factor or a bare array."""
+        return np.asarray(getattr(self.nystrom_, "features_", self.nystrom_), dtype=np.float64)
 
     def _spectral_setup(self, K):
         lam, U = np.linalg.eigh(K)
@@ -285,7 +290,7 @@ class DeformedKernel:
         L = self.labeled_index_
         if self.route_ == "nystrom":
             self.labeled_gram(r)
-            KSL = np.asarray(self.nystrom_.features_, dtype=np.float64) @ self._cache[r][2]
+            KSL = self._features() @ self._cache[r][2]
             self._cache[r] = (KSL,) + self._cache[r][1:]
             return KSL
         if r == 0:
@@ -325,7 +330,7 @@ class DeformedKernel:
             return self._cache[r][1]
         if self.route_ != "nystrom":
             return self.gram(r)[1]
-        V_L = np.asarray(self.nystrom_.features_, dtype=np.float64)[self.labeled_index_]
+        V_L = self._features()[self.labeled_index_]
         M = np.eye(V_L.shape[1])
         if r > 0:
             M += r * self._VtQV

@@ -70,19 +70,6 @@ DisconnectedGraphWarning = UnlabeledComponentWarning
 # ---------------------------------------------------------------------------------------------
 
 
-def _check_affinity(W, n, name):
-    """Return W as a symmetric nonnegative CSR matrix with an empty diagonal, n x n."""
-    from fastgssl.graphs import check_adjacency
-
-    W = check_adjacency(W, name)
-    if W.shape != (n, n):
-        raise ValueError(
-            f"{name} has shape {W.shape} but X has {n} samples; the graph must be the "
-            f"({n}, {n}) affinity matrix of the training points."
-        )
-    return W
-
-
 def _infer_gaussian_sigma(W, X, max_edges=2000):
     """Bandwidth of a Gaussian graph recovered from its edges, w = exp(-d^2 / (2 sigma)).
 
@@ -340,12 +327,12 @@ class _GraphPropagation(BaseEstimator):
             "sigma_w": self.sigma_w,
             "n_jobs": self.n_jobs,
         }
-        coords = X
-        if isinstance(graph, str) and graph == "precomputed":
-            W = _check_affinity(X, n, "X (graph='precomputed')")
-            return W, None, (weight, None)
         from fastgssl.graphs import resolve_graph
 
+        coords = X
+        if isinstance(graph, str) and graph == "precomputed":
+            W = resolve_graph(X, None, n_samples=n, name="X (graph='precomputed')")
+            return W, None, (weight, None)
         W = resolve_graph(graph, X, builder_params=params)
         if callable(graph) and not isinstance(graph, str) and not sp.issparse(graph):
             # a builder object (e.g. fastgssl.graphs.EpsilonGraph(eps=...)) names its kernel

@@ -264,9 +264,6 @@ class _KernelMachine(BaseEstimator):
             params.update(self.graph_params or {})
         return resolve_graph(graph, X, builder_params=params)
 
-    def _build_graph(self, X, n):
-        return self.build_graph(X)
-
     def _build_regularizer(self, W):
         from fastgssl import registry
 
