@@ -32,16 +32,16 @@ _SUBMODULES = (
     "testing",
 )
 
-__all__ = list(_SUBMODULES) + ["CVState", "__version__"]
+__all__ = list(_SUBMODULES) + ["CVObjective", "CVState", "__version__"]
 
 
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"fastgssl.{name}")
-    if name == "CVState":  # the learner-side protocol of fastgssl.cv
-        from fastgssl._protocol import CVState
+    if name in ("CVObjective", "CVState"):  # the learner-side protocol of fastgssl.cv
+        from fastgssl import _protocol
 
-        return CVState
+        return getattr(_protocol, name)
     raise AttributeError(f"module 'fastgssl' has no attribute {name!r}")
 
 

@@ -1,11 +1,18 @@
 """The learner-side protocol that :mod:`fastgssl.cv` reads: :class:`CVState`.
 
-A learner that wants one-fit cross-validation implements ``cv_state()`` after ``fit`` and
-returns a :class:`CVState`; every CV method reads that object and nothing else of the
-fitted learner (no private hooks, no attribute probing). A third-party learner that returns
-a ``CVState`` works with every CV method whose requirements its state meets (a kernel or a
-factor, a loss with two derivatives, ...). Warm starts go the other way through the public
-``fit(X, y, init_coef=...)`` keyword of the kernel machines.
+A learner takes part in cross-validation through two public methods:
+
+* ``cv_objective(y)`` (before any fit): the :class:`CVObjective` that its parameters and the
+  targets ``y`` define: the task, the encoded targets and labeled mask, and for kernel
+  machines the regularization, the loss and the supervised solver on a Gram matrix. The grid
+  search reads it per candidate instead of fitting;
+* ``cv_state()`` (after ``fit``): the :class:`CVState` of the fit.
+
+Every CV method reads these objects and nothing else of the learner (no private hooks, no
+attribute probing). A third-party learner that implements them works with every CV method
+whose requirements its state meets (a kernel or a factor, a loss with two derivatives, ...);
+one without them is scored by generic refits. Warm starts go the other way through the
+public ``fit(X, y, init_coef=...)`` keyword of the kernel machines.
 
 Protocols of cross-validation (what a fold's refit is):
 
@@ -24,9 +31,55 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PROTOCOLS", "CVState"]
+__all__ = ["PROTOCOLS", "CVObjective", "CVState", "learner_objective"]
 
 PROTOCOLS = ("transductive", "inductive")
+
+
+@dataclass
+class CVObjective:
+    """What a learner's parameters and targets define, before any fit.
+
+    Returned by ``learner.cv_objective(y)``; the parameters are validated as ``fit`` does.
+    The kernel machines minimize ``(1/l) sum_L loss(y_i, f_i) + gamma_a ||f||_K^2 +
+    gamma_i / n^2 f^T Q f``; :attr:`solve` solves the supervised case (``gamma_i = 0``) on a
+    Gram matrix, which is what the deformed-kernel reduction needs (Sindhwani et al., 2005).
+
+    Attributes
+    ----------
+    task : {"classification", "regression"}
+    y : ndarray of shape (n,) or (n, k)
+        Encoded targets as in :class:`CVState` (0 at unlabeled points).
+    labeled : ndarray of bool of shape (n,)
+    classes : ndarray or None
+    gamma_a, gamma_i : float
+    loss : fastgssl.losses.Loss or None
+    solve : callable or None
+        ``solve(K, Y, init=None, return_info=False) -> beta``: the minimizer of
+        ``(1/m) sum_i loss(Y_i, (K beta)_i) + gamma_a beta^T K beta`` over the m rows of the
+        Gram matrix ``K`` (``init``: a warm start of the same shape as ``Y``), with the
+        learner's solver, tolerance and iteration cap; ``return_info=True`` returns
+        ``(beta, info)`` with one dict per column holding at least ``"n_iter"``.
+    """
+
+    task: str
+    y: np.ndarray
+    labeled: np.ndarray
+    classes: np.ndarray | None = None
+    gamma_a: float = 0.0
+    gamma_i: float = 0.0
+    loss: object = None
+    solve: object = None
+
+    @property
+    def classification(self):
+        return self.task == "classification"
+
+
+def learner_objective(estimator, y):
+    """``estimator.cv_objective(y)`` when the learner implements the protocol, else None."""
+    method = getattr(estimator, "cv_objective", None)
+    return method(y) if callable(method) else None
 
 
 @dataclass
@@ -67,6 +120,12 @@ class CVState:
         The CV protocols the learner supports.
     estimator : estimator
         The fitted learner (for brute-force refits; read only ``get_params``).
+    solve : callable or None
+        As :attr:`CVObjective.solve` (kernel machines).
+    relabel : callable or None
+        ``relabel(y) -> CVState``: the learner refitted on the same graph with the targets
+        ``y`` (unlabeled marks as in ``fit``); what transductive CV of learners without a
+        loss (label propagation) re-solves per fold.
     extra : dict
         Learner-specific entries.
     """
@@ -89,6 +148,8 @@ class CVState:
     r: float = 0.0
     protocols: tuple = PROTOCOLS
     estimator: object = None
+    solve: object = None
+    relabel: object = None
     extra: dict = field(default_factory=dict)
 
     @property

@@ -14,7 +14,7 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_moons
 
-from fastgssl import CVState
+from fastgssl import CVObjective, CVState
 from fastgssl.cv import ApproxGridSearchCV, CVMethod, cv_result, cv_score, make_folds
 from fastgssl.models import LabelPropagation, LapRLS, LapSVM
 
@@ -57,7 +57,29 @@ class MeanFormKernelRidgeClassifier(ClassifierMixin, BaseEstimator):
         n = len(self.y_enc_)
         return CVState(task="classification", y=self.y_enc_, labeled=np.ones(n, dtype=bool),
                        f=self.f_, classes=self.classes_, gamma_a=self.lam, loss=self.loss_,
-                       kernel=self.K_, coef=self.alpha_, estimator=self)
+                       kernel=self.K_, coef=self.alpha_, estimator=self,
+                       solve=self._solve)
+
+    def _solve(self, K, Y, init=None, return_info=False):
+        beta = sla.solve(K + K.shape[0] * self.lam * np.eye(K.shape[0]), Y, assume_a="pos")
+        return (beta, [{"n_iter": 1}]) if return_info else beta
+
+    def cv_objective(self, y):
+        from fastgssl.losses import get_loss
+
+        if not self.lam > 0:
+            raise ValueError(f"lam must be > 0, got {self.lam!r}.")
+        y = np.asarray(y)
+        classes = np.unique(y)
+        return CVObjective(task="classification", y=np.where(y == classes[1], 1.0, -1.0),
+                           labeled=np.ones(len(y), dtype=bool), classes=classes,
+                           gamma_a=self.lam, loss=get_loss("square"), solve=self._solve)
+
+
+class StateOnlyKernelRidgeClassifier(MeanFormKernelRidgeClassifier):
+    """The same learner implementing ``cv_state`` but not ``cv_objective``."""
+
+    cv_objective = None
 
 
 def _data(n=80, seed=0):
@@ -93,13 +115,24 @@ def test_third_party_learner_one_fit_methods_run(method):
     assert res.predictions.shape == (len(y),) and 0.0 <= res.score <= 1.0
 
 
-def test_third_party_learner_in_the_search():
+@pytest.mark.parametrize("learner", [MeanFormKernelRidgeClassifier,
+                                     StateOnlyKernelRidgeClassifier])
+def test_third_party_learner_in_the_search(learner):
     X, y = _data()
     grid = {"lam": [1e-3, 1e-1], "gamma": [0.5, 2.0]}
-    s = ApproxGridSearchCV(MeanFormKernelRidgeClassifier(), grid, cv=4, random_state=0).fit(X, y)
+    s = ApproxGridSearchCV(learner(), grid, cv=4, random_state=0).fit(X, y)
+    assert s.method_ == "exact"
     for i, params in enumerate(s.cv_results_["params"]):
-        ref = cv_score(MeanFormKernelRidgeClassifier(**params), X, y, s.folds_, method="exact")
-        assert s.cv_results_["mean_cv_error"][i] == pytest.approx(ref, abs=1e-12)
+        ref = _brute_mean_form(learner(**params), X, y, s.folds_)
+        err = np.mean(np.sign(ref) != np.where(y == 1, 1.0, -1.0))
+        assert s.cv_results_["mean_cv_error"][i] == pytest.approx(err, abs=1e-12)
+
+
+def test_third_party_objective_validates_each_candidate_before_work():
+    X, y = _data()
+    with pytest.raises(ValueError, match="lam must be > 0"):
+        ApproxGridSearchCV(MeanFormKernelRidgeClassifier(), {"lam": [1e-2, -1.0]}, cv=4,
+                           random_state=0).fit(X, y)
 
 
 def test_method_object_written_against_the_base_class():

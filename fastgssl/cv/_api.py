@@ -63,11 +63,10 @@ def resolve_auto(estimator, protocol=None):
 def _resolve_folds(estimator, X, y, folds, random_state):
     """An int ``folds`` means stratified folds made with ``random_state``."""
     if isinstance(folds, numbers.Integral) and not isinstance(folds, bool):
-        from fastgssl.cv._base import estimator_task, labeled_mask_for
+        from fastgssl.cv._base import task_and_labeled
 
         y_arr = np.asarray(y)
-        classification = estimator_task(estimator, y_arr) == "classification"
-        labeled = labeled_mask_for(estimator, y_arr, classification)
+        classification, labeled = task_and_labeled(estimator, y_arr)
         return make_folds(y_arr, int(folds), labeled=labeled, classification=classification,
                           random_state=random_state)
     return folds

@@ -16,7 +16,7 @@ from sklearn.base import clone, is_regressor
 from fastgssl.cv._folds import check_folds, labeled_mask_from_y
 from fastgssl.cv._result import _result
 
-__all__ = ["CVMethod", "as_state", "estimator_task", "labeled_mask_for"]
+__all__ = ["CVMethod", "as_state", "task_and_labeled"]
 
 
 def as_state(fitted):
@@ -99,31 +99,27 @@ def _landmark_factor(state, K, n_components, random_state):
     return nystrom_from_gram(K, c, random_state=random_state).features_
 
 
-def estimator_task(estimator, y):
-    """"classification" or "regression": the estimator's own rule when it has one."""
-    task = getattr(estimator, "_task", None)
-    if callable(task):
-        return task(y)
-    if isinstance(task, str):
-        return task
-    return "regression" if is_regressor(estimator) else "classification"
+def task_and_labeled(estimator, y):
+    """``(classification, labeled)``: the task and the labeled points as the learner sees
+    ``y``, from its :class:`fastgssl.CVObjective` when it implements the protocol; else
+    scikit-learn's estimator type and the ``-1`` / ``NaN`` marks of unlabeled points."""
+    from fastgssl._protocol import learner_objective
 
-
-def labeled_mask_for(estimator, y, classification):
-    """Labeled points as the estimator sees them: every point for supervised estimators
-    (a class named -1 is a class), ``-1`` / ``NaN`` marks for semi-supervised ones."""
-    if not getattr(estimator, "_semi_supervised", True):
-        return np.ones(len(y), dtype=bool)
-    return labeled_mask_from_y(y, classification=None if classification else False)
+    objective = learner_objective(estimator, y)
+    if objective is not None:
+        return objective.classification, np.asarray(objective.labeled, dtype=bool)
+    classification = not is_regressor(estimator)
+    y_arr = np.asarray(y)
+    return classification, labeled_mask_from_y(
+        y_arr, classification=None if classification else False)
 
 
 def _prepare(estimator, X, y, folds):
     y_arr = np.asarray(y)
-    classification = estimator_task(estimator, y_arr) == "classification"
-    labeled = labeled_mask_for(estimator, y_arr, classification)
     n = X.shape[0]
     if len(y_arr) != n:
         raise ValueError(f"X has {n} rows but y has {len(y_arr)} entries.")
+    classification, labeled = task_and_labeled(estimator, y_arr)
     return y_arr, labeled, classification
 
 

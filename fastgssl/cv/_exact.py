@@ -127,21 +127,25 @@ class ExactCV(CVMethod):
                        graph_mode="held-out labels hidden (refits)", protocol="transductive",
                        info={"refits": n_folds})
 
-    def _wants_start(self, estimator):
-        params = estimator.get_params()
-        return (self.warm_start and "warm_start" in params
-                and params.get("backend", "dense") == "dense"
-                and params.get("loss", "square") != "square")
-
     def _full_solution(self, estimator, X, y, full_fit=None):
-        """Coefficients of the fit on all of S (for warm starts), or None when not useful."""
-        if not self._wants_start(estimator):
+        """Expansion coefficients of the fit on all of S (warm starts of Newton refits
+        through ``fit(..., init_coef=)``), or None when not useful: no protocol, a closed
+        form (square loss), or Nystrom features (no dense expansion)."""
+        from fastgssl._protocol import learner_objective
+
+        if not self.warm_start:
+            return None
+        objective = learner_objective(estimator, y)
+        if objective is None or objective.loss is None or objective.loss.name == "square":
             return None
         if full_fit is None:
             with warnings.catch_warnings():  # the refits report their own trouble
                 warnings.simplefilter("ignore")
                 full_fit = clone(estimator).fit(X, y)
-        return np.asarray(full_fit.dual_coef_, dtype=np.float64)
+        state = full_fit.cv_state()
+        if state.factor is not None or state.coef is None:
+            return None
+        return np.asarray(state.coef, dtype=np.float64)
 
     def run(self, estimator, X, y, folds, *, protocol=None):
         """Cross-validate exactly under ``protocol`` (default: the constructor's, else
@@ -152,12 +156,15 @@ class ExactCV(CVMethod):
             protocol = "inductive"  # a graph mode describes inductive refits
         protocol = self.check_protocol(protocol)
         if protocol == "transductive":
-            if hasattr(estimator, "cv_state"):
+            if callable(getattr(estimator, "cv_state", None)):
                 return self.run_transductive(estimator, X, y, folds)
-            if getattr(estimator, "_semi_supervised", None) is False:
-                protocol = "inductive"  # supervised: hiding a label removes the point
-            else:
+            _, labeled, _ = _prepare(estimator, X, y, folds)
+            if not labeled.all():  # semi-supervised data: refit with the fold's labels hidden
                 return self._run_hidden_labels(estimator, X, y, folds)
+            # every point labeled and no protocol (a Pipeline, a scikit-learn estimator):
+            # hiding a label of a supervised learner removes the point; the refits below
+            # are that, and the result names the inductive protocol
+
         return self._run_inductive(estimator, X, y, folds)
 
     def _run_inductive(self, estimator, X, y, folds):
@@ -223,9 +230,14 @@ def _rows(X, idx):
 
 def _decision(est, X_val, classes):
     """Decision values of a refit coded like the targets (+-1 columns / one-vs-rest)."""
-    if hasattr(est, "decision_function"):
+    # the response scikit-learn's scorers take: decision values, else probabilities
+    # (classifiers), else predictions
+    names = ("decision_function", "predict_proba") if classes is not None else \
+        ("decision_function",)
+    response = next((name for name in names if callable(getattr(est, name, None))), "predict")
+    if response == "decision_function":
         return np.asarray(est.decision_function(X_val), dtype=np.float64)
-    if classes is not None and hasattr(est, "predict_proba"):
+    if response == "predict_proba":
         P = np.asarray(est.predict_proba(X_val), dtype=np.float64)
         return P[:, 1] - P[:, 0] if len(classes) == 2 else P
     pred = np.asarray(est.predict(X_val))

@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
+from fastgssl._protocol import learner_objective
 from fastgssl._validation import check_n_jobs
 from fastgssl.cv._base import _prepare
 from fastgssl.cv._bif import bif_predictions, fbif_dense
@@ -36,6 +37,8 @@ __all__ = ["ApproxGridSearchCV"]
 
 _KERNEL_KEYS = ("sigma", "kernel", "kernel_params", "backend", "n_components", "landmarks")
 _GRAPH_KEYS = ("graph", "n_neighbors", "sigma_w", "graph_weight", "graph_params")
+# parameters of fastgssl's kernel machines through which the search shares one kernel matrix
+_KERNEL_MACHINE_PARAMS = ("kernel", "sigma", "kernel_params", "backend")
 _CHOLESKY_MAX_LAMS = 15
 # two eigendecompositions cost about as much as this many LU factorizations (measured at
 # n = 600-2000: eigh ~ 9 n^3 flops at a lower rate than getrf's 2/3 n^3)
@@ -209,8 +212,8 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         idx = group.indices[j]
         t1 = time.perf_counter()
         est = clone(search.estimator).set_params(**candidates[idx])
-        est._check_common_params()
-        gamma_a, gamma_i = est._regularization()
+        objective = est.cv_objective(y)  # validated as fit validates; no fit
+        gamma_a, gamma_i = objective.gamma_a, objective.gamma_i
         r = ratio(merged[j])
         if r > 0:
             KLL = dk.labeled_gram(r)
@@ -219,19 +222,15 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
                 base_gram = (K[np.ix_(L, L)] if K is not None
                              else state0.factor[L] @ state0.factor[L].T)
             KLL = base_gram
-        loss = est._make_loss(state0.task)
+        loss = objective.loss
         state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
-                        deformed=None, extra={}, estimator=est)
+                        solve=objective.solve, deformed=None, extra={}, estimator=est)
         warm = getattr(loss, "name", None) != "square"
         if warm:  # the fit on all of L, started from the previous candidate's solution
-            from fastgssl.models._kernel_solvers import fit_dense
-
             Y_L = state.columns()[0][L]
             start = previous.get(r) if previous.get(r) is not None and \
                 previous[r].shape == Y_L.shape else None
-            beta = fit_dense(KLL, Y_L, np.ones(L.size, dtype=bool), None, loss, gamma_a, 0.0,
-                             init=start, tol=p.get("tol", 1e-10),
-                             max_iter=p.get("max_iter", 100), solver=p.get("solver", "auto"))
+            beta = objective.solve(KLL, Y_L, init=start)
             previous[r] = beta
             state.extra = {"deformed_coef": beta}
         pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm, KLL=KLL)
@@ -347,7 +346,7 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     t0 = time.perf_counter()
     est = clone(search.estimator).set_params(**candidates[group.indices[0]])
     n = K.shape[0]
-    y_enc = np.asarray(est._targets(y, n, est._task(y))[0], dtype=np.float64)
+    y_enc = np.asarray(est.cv_objective(y).y, dtype=np.float64)
     l = n
     Y = y_enc[:, None] if y_enc.ndim == 1 else y_enc
     eig = {}
@@ -385,8 +384,7 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     for idx in group.indices:
         t1 = time.perf_counter()
         cand = clone(search.estimator).set_params(**candidates[idx])
-        cand._check_common_params()  # the same validation as fit (lam > 0, sigma > 0, ...)
-        lam = cand._regularization()[0]
+        lam = cand.cv_objective(y).gamma_a  # validated as fit validates (lam > 0, ...)
         mu = l * lam
         res = None
         if per_lam_cholesky:
@@ -585,21 +583,33 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return {"n_components": self.n_components,
                 "random_state": self.random_state if self.random_state is not None else 0}
 
-    def _resolve(self, X):
+    def _resolve(self, X, y, candidates):
         """(method, protocol, verify) actually used; ``method="auto"`` picks here."""
         from fastgssl.cv._api import _method
 
         est = self.estimator
-        self._one_fit_ok = hasattr(est, "cv_state") and hasattr(est, "_regularization")
+        # the one-fit paths read each candidate's CVObjective (no fit: validated parameters,
+        # loss, regularization) and the CVState of one fit per group; learners without them
+        # (or without a loss: label propagation) are scored per candidate by the method's run
+        objectives = None
+        # the shared paths rebuild the kernel from the estimator's kernel parameters and
+        # pass it back as kernel="precomputed": only learners with those parameters
+        shares_kernel = set(_KERNEL_MACHINE_PARAMS) <= set(est.get_params())
+        if shares_kernel and all(callable(getattr(est, name, None))
+                                 for name in ("cv_objective", "cv_state")):
+            objectives = [learner_objective(clone(est).set_params(**c), y) for c in candidates]
+            if any(o.loss is None for o in objectives):
+                objectives = None
+        self._one_fit_ok = objectives is not None
+        if objectives is None and callable(getattr(est, "cv_objective", None)):
+            objectives = [learner_objective(clone(est).set_params(**c), y) for c in candidates]
         protocol = self.protocol
         method = self.method
         verify = self.verify
         if isinstance(method, str) and method == "auto":
-            params = est.get_params() if hasattr(est, "get_params") else {}
-            grid = self.param_grid if isinstance(self.param_grid, list) else [self.param_grid]
-            squares = {params.get("loss")} | {v for g in grid for v in g.get("loss", [])}
-            graph = (float(params.get("gamma_i", 0) or 0) > 0
-                     or any(float(v) > 0 for g in grid for v in g.get("gamma_i", [])))
+            losses = {getattr(o.loss, "name", None) for o in objectives or ()}
+            squares = losses if None not in losses else set()
+            graph = any(o.gamma_i > 0 for o in objectives or ())
             if not self._one_fit_ok:
                 method = "exact"  # label propagation (exact transductive) or generic refits
             elif protocol in (None, "transductive") and (graph or squares == {"square"}):
@@ -707,7 +717,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("param_grid is empty.")
         self._labeled = labeled
         self._classes = np.unique(y_arr[labeled]) if classification else None
-        self._resolve(X)
+        self._resolve(X, y, candidates)
         groups = {}
         for i, params in enumerate(candidates):
             merged = {**self.estimator.get_params(), **params}

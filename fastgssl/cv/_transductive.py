@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from sklearn.base import clone
 
 __all__ = ["deformed_gram", "transductive_predictions"]
 
@@ -79,10 +78,13 @@ def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
     return pred
 
 
-def _newton_predictions(KLL, Y, fl, n_folds, state, warm_start, tol, max_iter,
-                        solver="auto"):
-    from fastgssl.models._kernel_solvers import fit_dense
-
+def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
+    """Losses without a closed form: the learner's ``solve`` on each ``K~_RR``."""
+    if state.solve is None:
+        raise ValueError(
+            "the learner's CVState has no solve(K, Y, init) callable; the transductive "
+            "refits of a loss without closed form need it (see fastgssl.CVObjective)."
+        )
     l = KLL.shape[0]
     beta_full = state.extra.get("deformed_coef") if warm_start else None
     if beta_full is None and warm_start and not state.uses_graph and state.coef is not None \
@@ -95,9 +97,7 @@ def _newton_predictions(KLL, Y, fl, n_folds, state, warm_start, tol, max_iter,
     for i in range(n_folds):
         R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
         init = None if beta_full is None else beta_full[R] * (l / R.size)
-        beta, info = fit_dense(KLL[np.ix_(R, R)], Y[R], np.ones(R.size, dtype=bool), None,
-                               state.loss, state.gamma_a, 0.0, init=init, tol=tol,
-                               max_iter=max_iter, return_info=True, solver=solver)
+        beta, info = state.solve(KLL[np.ix_(R, R)], Y[R], init=init, return_info=True)
         pred[V] = KLL[np.ix_(V, R)] @ beta
         infos.append(max((d["n_iter"] for d in info), default=1))
     return pred, infos, beta_full is not None
@@ -131,24 +131,19 @@ def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None
     fl = np.asarray(folds)[L]
     if KLL is None:
         KLL = deformed_gram(state)
-    params = state.estimator.get_params() if state.estimator is not None else {}
     if getattr(state.loss, "name", None) == "square":
         pred = _square_predictions(KLL, Y, fl, n_folds, state.gamma_a)
         info = {"solver": "cholesky per fold size", "warm_start": False}
     else:
-        pred, iters, warm = _newton_predictions(KLL, Y, fl, n_folds, state, warm_start,
-                                                params.get("tol", 1e-10),
-                                                params.get("max_iter", 100),
-                                                params.get("solver", "auto"))
-        info = {"solver": params.get("solver", "auto"), "n_iter": iters, "warm_start": warm}
+        pred, iters, warm = _refit_predictions(KLL, Y, fl, n_folds, state, warm_start)
+        info = {"solver": "the learner's solve, one refit per fold", "n_iter": iters,
+                "warm_start": warm}
     info["reduction"] = "deformed kernel" if state.uses_graph else "supervised kernel"
     return (pred[:, 0] if one_d else pred), info
 
 
 def _propagation_predictions(state, folds, n_folds):
     """Label propagation: re-solve on the same graph with the fold's labels hidden."""
-    est = state.estimator
-    X_fit = getattr(est, "_X_fit", None)
     labeled = state.labeled
     L = np.flatnonzero(labeled)
     n = labeled.size
@@ -164,13 +159,12 @@ def _propagation_predictions(state, folds, n_folds):
             y_fold = codes
         else:
             y_fold = np.where(labeled & ~hide, Y[:, 0], np.nan)
-        refit = clone(est).set_params(graph=state.graph)
-        if X_fit is None:  # graph='precomputed': the affinity is X
-            refit.set_params(graph="precomputed")
-            refit.fit(state.graph, y_fold)
-        else:
-            refit.fit(X_fit, y_fold)
-        F = np.asarray(refit.cv_state().f, dtype=np.float64)
+        if state.relabel is None:
+            raise ValueError(
+                "the learner's CVState has no loss and no relabel hook: transductive CV "
+                "re-solves it with the fold's labels hidden and needs CVState.relabel."
+            )
+        F = np.asarray(state.relabel(y_fold).f, dtype=np.float64)
         F = F[:, None] if F.ndim == 1 else F
         V = np.flatnonzero(hide)
         pred[pos[V]] = F[V] if classification else F[V, :1]

@@ -22,21 +22,21 @@ Estimators: :class:`LabelPropagation`, :class:`LabelPropagationRegressor`,
 
 from __future__ import annotations
 
-import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components as _cc
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from fastgssl._validation import (
     check_n_jobs,
     check_n_neighbors,
-    check_positive,
     check_random_state,
     check_semi_supervised_y,
     check_X,
@@ -253,46 +253,36 @@ class _GraphPropagation(BaseEstimator):
 
     _criterion = "ss"  # "ss" or "lgc"
     _task = "classification"
+    # scikit-learn's parameter constraints (BaseEstimator._validate_params at fit); checks
+    # that involve several parameters stay in _check_common_params
+    _parameter_constraints = {
+        "graph": [str, callable, "sparse matrix", np.ndarray],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "graph_weight": [StrOptions(set(WEIGHTS))],
+        "sigma_w": [Interval(Real, 0, None, closed="neither"), None],
+        "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
+        "drop_rr": ["boolean"],
+        "n_subsets": [Interval(Integral, 1, None, closed="left")],
+        "unlabeled_policy": [StrOptions(set(POLICIES))],
+        "solver": [StrOptions({"auto", "amg", "cg", "direct"})],
+        "rtol": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
 
     # -- parameters ----------------------------------------------------------------------
 
     def _check_common_params(self):
-        if not (isinstance(self.graph, str) or callable(self.graph) or sp.issparse(self.graph)
-                or isinstance(self.graph, np.ndarray)):
-            raise ValueError(
-                "graph must be a registered graph-builder name (e.g. 'knn'), 'precomputed', "
-                f"a callable X -> W, or a sparse affinity matrix; got {type(self.graph).__name__}."
-            )
-        if self.graph_weight not in WEIGHTS:
-            raise ValueError(
-                f"graph_weight must be one of {list(WEIGHTS)}, got {self.graph_weight!r}."
-            )
-        if self.sigma_w is not None:
-            check_positive(self.sigma_w, "sigma_w")
+        self._validate_params()
         if self.unlabeled_policy not in self._policies():
             raise ValueError(
                 f"unlabeled_policy must be one of {list(self._policies())}, got "
                 f"{self.unlabeled_policy!r}."
             )
-        if not isinstance(self.drop_rr, (bool, np.bool_)):
-            raise ValueError(f"drop_rr must be True or False, got {self.drop_rr!r}.")
-        if (isinstance(self.n_subsets, bool) or not isinstance(self.n_subsets, numbers.Integral)
-                or self.n_subsets < 1):
-            raise ValueError(f"n_subsets must be an integer >= 1, got {self.n_subsets!r}.")
         if self.n_landmarks is None and self.n_subsets != 1:
             raise ValueError(
                 f"n_subsets={self.n_subsets} needs n_landmarks (the subset size m); the full "
                 f"solve (n_landmarks=None) has no subsets."
-            )
-        if self.n_landmarks is not None and (
-            isinstance(self.n_landmarks, bool)
-            or not isinstance(self.n_landmarks, numbers.Integral)
-        ):
-            raise ValueError(f"n_landmarks must be None or an integer, got {self.n_landmarks!r}.")
-        check_positive(self.rtol, "rtol")
-        if self.solver not in ("auto", "amg", "cg", "direct"):
-            raise ValueError(
-                f"solver must be 'auto', 'amg', 'cg' or 'direct', got {self.solver!r}."
             )
         if self._precomputed() and self.unlabeled_policy == "nearest":
             raise ValueError(
@@ -365,24 +355,9 @@ class _GraphPropagation(BaseEstimator):
         else:
             X = check_X(X, "X", min_samples=2)
             n = X.shape[0]
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None; "
-                f"mark unlabeled points with {'-1' if self._task == 'classification' else 'NaN'}."
-            )
-        if not sp.issparse(y) and np.asarray(y).dtype.kind == "c":
-            raise ValueError("Complex data not supported: y has a complex dtype.")
-        y = column_or_1d(y, warn=True)
-        if self._task == "classification":
-            y, labeled, classes = check_semi_supervised_y(y, n, task="classification")
-            check_classification_targets(y[labeled])
-            Y = np.zeros((n, classes.size))
-            pos = np.searchsorted(classes, y[labeled])
-            Y[np.flatnonzero(labeled), pos] = 1.0
+        y, Y, labeled, classes = self._encode_targets(y, n)
+        if classes is not None:
             self.classes_ = classes
-        else:
-            y, labeled, _ = check_semi_supervised_y(y, n, task="regression")
-            Y = np.where(labeled, y, 0.0)[:, None]
         if isinstance(self.graph, str) and not precomputed:
             check_n_neighbors(self.n_neighbors, n)
         else:  # only the induction formula uses it, capped at the number of training points
@@ -402,12 +377,59 @@ class _GraphPropagation(BaseEstimator):
         self.graph_ = W
         self._F = F
         self._labeled_train = labeled
-        self._Y_train = (np.where(labeled[:, None], 2.0 * Y - 1.0, 0.0)
-                         if self._task == "classification" else Y[:, 0])
+        self._Y_train = self._cv_targets(Y, labeled)
         self._valid = valid
         self._degrees = np.asarray(W.sum(axis=1)).ravel()
         self.n_unreached_ = int((~reached).sum())
         return F, valid
+
+    def _encode_targets(self, y, n):
+        """(y checked, Y one-hot / column, labeled, classes) of the targets."""
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None; "
+                f"mark unlabeled points with {'-1' if self._task == 'classification' else 'NaN'}."
+            )
+        if not sp.issparse(y) and np.asarray(y).dtype.kind == "c":
+            raise ValueError("Complex data not supported: y has a complex dtype.")
+        y = column_or_1d(y, warn=True)
+        if self._task == "classification":
+            y, labeled, classes = check_semi_supervised_y(y, n, task="classification")
+            check_classification_targets(y[labeled])
+            Y = np.zeros((n, classes.size))
+            pos = np.searchsorted(classes, y[labeled])
+            Y[np.flatnonzero(labeled), pos] = 1.0
+            return y, Y, labeled, classes
+        y, labeled, _ = check_semi_supervised_y(y, n, task="regression")
+        return y, np.where(labeled, y, 0.0)[:, None], labeled, None
+
+    def cv_objective(self, y):
+        """What the parameters and the targets ``y`` define, without fitting
+        (:class:`fastgssl.CVObjective`): the task, the encoded targets (+-1 one-vs-rest
+        columns, or the values) and the labeled mask. Label propagation has no loss or
+        kernel; its cross-validation re-solves the propagation (see :meth:`cv_state`).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        CVObjective
+        """
+        from fastgssl._protocol import CVObjective
+
+        self._check_common_params()
+        y_arr = np.asarray(y) if y is not None else None
+        _, Y, labeled, classes = self._encode_targets(y, 0 if y_arr is None else len(y_arr))
+        return CVObjective(task=self._task, y=self._cv_targets(Y, labeled), labeled=labeled,
+                           classes=classes)
+
+    def _cv_targets(self, Y, labeled):
+        """Targets as CV encodes them: +-1 one-vs-rest columns, or the values."""
+        if self._task == "classification":
+            return np.where(labeled[:, None], 2.0 * Y - 1.0, 0.0)
+        return Y[:, 0]
 
     def cv_state(self):
         """The fitted state that :mod:`fastgssl.cv` reads (:class:`fastgssl.CVState`).
@@ -426,7 +448,15 @@ class _GraphPropagation(BaseEstimator):
         return CVState(task=self._task, y=self._Y_train, labeled=self._labeled_train,
                        f=F if F.shape[1] > 1 else F[:, 0],
                        classes=getattr(self, "classes_", None), graph=self.graph_,
-                       estimator=self)
+                       estimator=self, relabel=self._relabeled_state)
+
+    def _relabeled_state(self, y):
+        """CVState of this model refitted on its own graph with the targets ``y``."""
+        refit = clone(self).set_params(graph=self.graph_)
+        if self._X_fit is None:  # graph='precomputed': the affinity is X
+            refit.set_params(graph="precomputed")
+            return refit.fit(self.graph_, y).cv_state()
+        return refit.fit(self._X_fit, y).cv_state()
 
     def _solve_full(self, W, labeled, Y):
         if self._criterion == "lgc":
@@ -785,6 +815,8 @@ class LabelPropagation(_PropagationClassifier):
     )
 
     _criterion = "ss"
+    _parameter_constraints = {**_GraphPropagation._parameter_constraints,
+                              "lam": [Interval(Real, 0, None, closed="right")]}
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
@@ -803,10 +835,6 @@ class LabelPropagation(_PropagationClassifier):
         self.rtol = rtol
         self.random_state = random_state
         self.n_jobs = n_jobs
-
-    def _check_common_params(self):
-        check_positive(self.lam, "lam", allow_inf=True)
-        super()._check_common_params()
 
 
 class LocalGlobalConsistency(_PropagationClassifier):
@@ -844,6 +872,8 @@ class LocalGlobalConsistency(_PropagationClassifier):
     )
 
     _criterion = "lgc"
+    _parameter_constraints = {**_GraphPropagation._parameter_constraints,
+                              "alpha": [Interval(Real, 0, 1, closed="neither")]}
 
     def __init__(self, alpha=0.99, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
@@ -862,12 +892,6 @@ class LocalGlobalConsistency(_PropagationClassifier):
         self.rtol = rtol
         self.random_state = random_state
         self.n_jobs = n_jobs
-
-    def _check_common_params(self):
-        a = check_positive(self.alpha, "alpha")
-        if not a < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {self.alpha}.")
-        super()._check_common_params()
 
 
 class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
@@ -905,6 +929,8 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
 
     _criterion = "ss"
     _task = "regression"
+    _parameter_constraints = {**_GraphPropagation._parameter_constraints,
+                              "lam": [Interval(Real, 0, None, closed="right")]}
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
@@ -926,10 +952,6 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
 
     def _policies(self):
         return ("uniform", "nearest")
-
-    def _check_common_params(self):
-        check_positive(self.lam, "lam", allow_inf=True)
-        super()._check_common_params()
 
     def fit(self, X, y):
         """Fit the graph and propagate the targets (``NaN`` marks unlabeled points)."""

@@ -19,11 +19,13 @@ Two backends: ``"dense"`` (``f = K alpha`` over the n training points, exact, O(
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import ClassifierTags, RegressorTags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
@@ -36,7 +38,7 @@ from fastgssl._validation import (
     check_semi_supervised_y,
     check_X,
 )
-from fastgssl.models._kernel_solvers import fit_dense, fit_nystrom
+from fastgssl.models._kernel_solvers import SOLVERS, fit_dense, fit_nystrom
 
 __all__ = ["KRR", "LapRLS", "LapSVM", "SVM"]
 
@@ -44,6 +46,38 @@ _FORMULATIONS = ("deformed", "full")
 _BACKENDS = ("dense", "nystrom")
 _LANDMARKS = ("uniform", "kmeans++")
 _TASKS = ("classification", "regression")
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+# scikit-learn's parameter constraints (checked by BaseEstimator._validate_params at fit and
+# cv_objective); checks that involve several parameters stay in _check_common_params
+_COMMON_CONSTRAINTS = {
+    "sigma": [_POSITIVE],
+    "kernel": [StrOptions({"rbf", "linear", "poly", "precomputed"}), callable],
+    "kernel_params": [dict, None],
+    "loss": [str, HasMethods(["d1", "d2"])],
+    "loss_params": [dict, None],
+    "backend": [StrOptions(set(_BACKENDS))],
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "landmarks": [StrOptions(set(_LANDMARKS))],
+    "tol": [_POSITIVE],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "warm_start": ["boolean"],
+    "solver": [StrOptions(set(SOLVERS))],
+    "probability": ["boolean"],
+}
+_GRAPH_CONSTRAINTS = {
+    "gamma_a": [_POSITIVE],
+    "gamma_i": [Interval(Real, 0, None, closed="left")],
+    "graph": [str, callable, "sparse matrix", np.ndarray],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+    "sigma_w": [_POSITIVE, None],
+    "graph_weight": [StrOptions({"binary", "gaussian", "distance"})],
+    "graph_params": [dict, None],
+    "regularizer": [str, callable],
+    "power": [Interval(Integral, 1, None, closed="left")],
+    "formulation": [StrOptions(set(_FORMULATIONS))],
+}
 # folds of the internal CV that calibrates predict_proba (probability=True)
 _PLATT_FOLDS = 5
 # rows of new points per kernel block in decision_function (block x n_train doubles)
@@ -51,6 +85,15 @@ _PREDICT_BLOCK_ELEMENTS = 1 << 23
 
 
 from fastgssl._warnings import UnlabeledComponentWarning  # noqa: E402
+
+
+def _solve_gram(K, Y, init=None, return_info=False, *, loss, gamma_a, tol, max_iter, solver):
+    """The supervised kernel machine on the Gram matrix ``K`` of its m points (every point
+    labeled): ``beta`` minimizing ``(1/m) sum loss(Y, K beta) + gamma_a beta^T K beta``
+    (with ``return_info``: ``(beta, per-column solver info)``)."""
+    return fit_dense(K, Y, np.ones(K.shape[0], dtype=bool), None, loss, gamma_a, 0.0,
+                     init=init, tol=tol, max_iter=max_iter, solver=solver,
+                     return_info=return_info)
 
 
 def _check_choice(value, name, choices):
@@ -112,6 +155,7 @@ class _KernelMachine(BaseEstimator):
     def _check_common_params(self):
         from fastgssl.kernels._pairwise import check_kernel
 
+        self._validate_params()
         check_kernel(self.kernel, self.kernel_params)
         _check_choice(self.backend, "backend", _BACKENDS)
         if self.backend == "nystrom" and (callable(self.kernel)
@@ -318,12 +362,12 @@ class _KernelMachine(BaseEstimator):
         if init_coef is not None:
             self._init_coef = np.asarray(init_coef, dtype=np.float64)
         self._check_common_params()
-        gamma_a, gamma_i = self._regularization()
         X = self._check_train_X(X)
         n = X.shape[0]
-        task = self._task(y)
-        y_enc, labeled, classes = self._targets(y, n, task)
-        loss = self._make_loss(task)
+        objective = self._objective(y, n)
+        task, loss = objective.task, objective.loss
+        gamma_a, gamma_i = objective.gamma_a, objective.gamma_i
+        y_enc, labeled, classes = objective.y, objective.labeled, objective.classes
 
         if self.backend == "dense":  # refuse before any work (graph, kernel) is done
             from fastgssl._memory import check_dense_memory
@@ -483,6 +527,42 @@ class _KernelMachine(BaseEstimator):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
+    def _objective(self, y, n):
+        from functools import partial
+
+        from fastgssl._protocol import CVObjective
+
+        gamma_a, gamma_i = self._regularization()
+        task = self._task(y)
+        y_enc, labeled, classes = self._targets(y, n, task)
+        loss = self._make_loss(task)
+        solve = partial(_solve_gram, loss=loss, gamma_a=gamma_a, tol=self.tol,
+                        max_iter=self.max_iter, solver=self.solver)
+        return CVObjective(task=task, y=y_enc, labeled=labeled, classes=classes,
+                           gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, solve=solve)
+
+    def cv_objective(self, y):
+        """What the parameters and the targets ``y`` define, without fitting
+        (:class:`fastgssl.CVObjective`).
+
+        The parameters are validated as in :meth:`fit`. The grid search reads one objective
+        per candidate (regularization, loss, encoded targets and the supervised solver on a
+        Gram matrix) and shares the kernel, the graph and the deformed kernel across
+        candidates instead of fitting each.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Targets as passed to :meth:`fit`.
+
+        Returns
+        -------
+        CVObjective
+        """
+        self._check_common_params()
+        n = 0 if y is None else (y.shape[0] if sp.issparse(y) else len(np.asarray(y)))
+        return self._objective(y, n)
+
     def cv_state(self):
         """The fitted state that :mod:`fastgssl.cv` reads (:class:`fastgssl.CVState`).
 
@@ -492,6 +572,8 @@ class _KernelMachine(BaseEstimator):
             Targets, fitted values, loss, regularization, the base Gram matrix (dense) or
             Nystrom features, the graph and regularizer, and the deformed kernel of the fit.
         """
+        from functools import partial
+
         from fastgssl._protocol import CVState
 
         check_is_fitted(self, "decision_train_")
@@ -511,6 +593,8 @@ class _KernelMachine(BaseEstimator):
             graph=self.graph_, regularizer=Q,
             regularizer_factory=self._build_regularizer if Q is not None else None,
             deformed=dk, r=r, estimator=self,
+            solve=partial(_solve_gram, loss=self.loss_, gamma_a=float(self.gamma_a_),
+                          tol=self.tol, max_iter=self.max_iter, solver=self.solver),
             extra={"deformed_coef": self.deformed_coef_},
         )
 
@@ -754,6 +838,12 @@ class KRR(_KernelMachine):
     True
     """
 
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "lam": [_POSITIVE],
+        "task": [StrOptions(set(_TASKS))],
+    }
+
     def __init__(self, lam=1e-3, sigma=1.0, *, kernel="rbf", kernel_params=None, loss="square",
                  loss_params=None, task="regression", backend="dense", n_components=300,
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
@@ -902,6 +992,8 @@ class SVM(_KernelMachine):
     Liu, Y., Jiang, S., Liao, S. (2014). Efficient approximation of cross-validation for
     kernel methods using Bouligand influence function. ICML.
     """
+
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "lam": [_POSITIVE], "h": [_POSITIVE]}
 
     def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", kernel_params=None,
                  loss="huber_hinge", loss_params=None, backend="dense", n_components=300,
@@ -1090,6 +1182,12 @@ class LapRLS(_KernelMachine):
     """
 
     _semi_supervised = True
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        **_GRAPH_CONSTRAINTS,
+        "task": [StrOptions({"auto", *_TASKS})],
+    }
 
     def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, graph="knn", n_neighbors=10,
                  sigma_w=None, graph_weight="gaussian", graph_params=None, regularizer="L",
@@ -1302,6 +1400,8 @@ class LapSVM(_KernelMachine):
     """
 
     _semi_supervised = True
+
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, **_GRAPH_CONSTRAINTS, "h": [_POSITIVE]}
 
     def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, h=0.01, graph="knn",
                  n_neighbors=10, sigma_w=None, graph_weight="gaussian", graph_params=None,
