@@ -290,51 +290,19 @@ class DataDependentKernel(BaseEstimator):
         return self
 
     def _build_graph(self, X):
-        from fastgssl import registry
+        from fastgssl.graphs import resolve_graph
 
-        if sp.issparse(self.graph):
-            from fastgssl.graphs import check_adjacency
-
-            W = check_adjacency(self.graph, name="graph")
-            if W.shape != (X.shape[0], X.shape[0]):
-                raise ValueError(
-                    f"graph is a precomputed ({W.shape[0]}, {W.shape[1]}) affinity but X has "
-                    f"{X.shape[0]} rows; pass the affinity of exactly the points in X."
-                )
-            return W
-        if callable(self.graph):
-            builder = self.graph
-        elif not isinstance(self.graph, str):
-            raise ValueError(
-                "graph must be a registered builder name (e.g. 'knn'), a callable X -> W or a "
-                f"precomputed sparse affinity matrix, got {type(self.graph).__name__}."
-            )
-        else:
-            params = dict(self.graph_params or {})
-            if self.graph in ("knn", "nndescent"):
-                params.setdefault("n_neighbors", self.n_neighbors)
-                params.setdefault("weight", self.graph_weight)
-                params.setdefault("sigma_w", self.sigma_w)
-            builder = registry.get("fastgssl.graphs", self.graph, **params)
-        W = builder(X)
-        if not sp.issparse(W) or W.shape != (X.shape[0], X.shape[0]):
-            raise ValueError(
-                f"graph {self.graph!r} must return a sparse ({X.shape[0]}, {X.shape[0]}) "
-                f"weight matrix, got {type(W).__name__} of shape {getattr(W, 'shape', None)}."
-            )
-        return sp.csr_matrix(W, dtype=np.float64)
+        params = {}
+        if isinstance(self.graph, str) and self.graph in ("knn", "nndescent"):
+            params = {"n_neighbors": self.n_neighbors, "weight": self.graph_weight,
+                      "sigma_w": self.sigma_w}
+        params.update(self.graph_params or {})
+        return resolve_graph(self.graph, X, builder_params=params)
 
     def _build_regularizer(self, W, ridge):
-        from fastgssl import registry
+        from fastgssl.regularizers import build_regularizer
 
-        reg = registry.get("fastgssl.regularizers", self.regularizer, power=1, ridge=ridge)
-        R = reg(W)
-        if not sp.issparse(R):
-            raise ValueError(
-                f"regularizer {self.regularizer!r} must return a sparse matrix for the "
-                f"Laplacian solver, got {type(R).__name__}."
-            )
-        return sp.csr_matrix(R, dtype=np.float64)
+        return build_regularizer(self.regularizer, W, ridge=ridge, require_sparse=True)
 
     # ------------------------------------------------------------------------------------
     def gram(self, X1, X2=None):

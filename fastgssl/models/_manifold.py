@@ -309,11 +309,10 @@ class _KernelMachine(BaseEstimator):
         return resolve_graph(graph, X, builder_params=params)
 
     def _build_regularizer(self, W):
-        from fastgssl import registry
+        from fastgssl.regularizers import build_regularizer
 
         power = check_bounded_int(self.power, "power", low=1)
-        Q = registry.get("fastgssl.regularizers", self.regularizer, power=power)(W)
-        return sp.csr_matrix(Q) if sp.issparse(Q) else Q
+        return build_regularizer(self.regularizer, W, power=power)
 
     @staticmethod
     def _warn_unlabeled_components(W, labeled):

@@ -4,6 +4,8 @@
   ``p <= 2``, matrix-free :class:`LaplacianPower` above (or on request)
 - :func:`laplacian_null_space`   orthonormal null-space basis (one vector per component)
 - :func:`connected_components`   ``(n_components, labels)`` of a graph
+- :func:`build_regularizer`      ``Q`` from a registry name or a callable and a graph W
+  (the one road every estimator takes)
 - registry factories (group ``fastgssl.regularizers``): :class:`LaplacianRegularizer`
   (``"L"``) and :class:`NormalizedLaplacianRegularizer` (``"L_norm"``), callables
   ``reg(W) -> Q`` with attributes ``kind``, ``power``, ``ridge``.
@@ -17,11 +19,13 @@ from ._laplacian import (
     laplacian,
     laplacian_null_space,
 )
+from ._resolve import build_regularizer
 
 __all__ = [
     "LaplacianPower",
     "LaplacianRegularizer",
     "NormalizedLaplacianRegularizer",
+    "build_regularizer",
     "connected_components",
     "laplacian",
     "laplacian_null_space",
