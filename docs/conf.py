@@ -47,7 +47,16 @@ def _write_api_page():
     parts = ["API reference", "=============", "",
              "Generated from the docstrings of the public names (each subpackage's",
              "``__all__``).  Every subpackage is imported lazily: ``import fastgssl`` loads",
-             "none of them.", ""]
+             "none of them.", "",
+             "The learner protocol of :mod:`fastgssl.cv`",
+             "-----------------------------------------", "",
+             ".. currentmodule:: fastgssl", "",
+             "A learner takes part in cross-validation through ``cv_objective(y)`` (before "
+             "any fit)",
+             "and ``cv_state()`` (after ``fit``); see :doc:`guide/plugins`.", "",
+             ".. autosummary::", "   :toctree: generated",
+             "   :template: autosummary/class.rst", "",
+             "   CVObjective", "   CVState", ""]
     for short in API_MODULES:
         name = f"fastgssl.{short}"
         module = importlib.import_module(name)

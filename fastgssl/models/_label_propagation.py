@@ -702,7 +702,15 @@ class _PropagationClassifier(ClassifierMixin, _GraphPropagation):
         return self._labels(F, supported)
 
 
-_COMMON_PARAMS_DOC = """
+class LabelPropagation(_PropagationClassifier):
+    """Label propagation by the criterion SS(lambda, K) (Bengio et al. 2005; harmonic at
+    lambda = inf).
+
+    Parameters
+    ----------
+    lam : float, default=numpy.inf
+        Weight lambda of the labeled-fit term. ``inf`` clamps the labels (harmonic function of
+        Zhu, Ghahramani & Lafferty 2003); a finite value lets noisy labels move.
     graph : str, callable or sparse matrix, default="knn"
         A graph builder registered in the ``fastgssl.graphs`` group (``"knn"``, ``"epsilon"``,
         ``"nndescent"``, a plugin name), built with ``n_neighbors``, ``graph_weight`` and
@@ -741,22 +749,7 @@ _COMMON_PARAMS_DOC = """
         Draws the subsets.
     n_jobs : int or None, default=None
         Threads for the graph build and the subset ensemble (joblib).
-"""
 
-
-class LabelPropagation(_PropagationClassifier):
-    __doc__ = (
-        """Label propagation by the criterion SS(lambda, K) (Bengio et al. 2005; harmonic at
-    lambda = inf).
-
-    Parameters
-    ----------
-    lam : float, default=numpy.inf
-        Weight lambda of the labeled-fit term. ``inf`` clamps the labels (harmonic function of
-        Zhu, Ghahramani & Lafferty 2003); a finite value lets noisy labels move.
-"""
-        + _COMMON_PARAMS_DOC
-        + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -801,6 +794,19 @@ class LabelPropagation(_PropagationClassifier):
     S; f_S minimises C(Pi f_S), Pi = [I; P], i.e. (lambda Delta_L + Pi^T L Pi) f_S =
     lambda Delta_L y (Bengio et al. 2005; ``drop_rr`` removes the C_RR term), solved densely.
 
+    See Also
+    --------
+    LocalGlobalConsistency : the normalized criterion of Zhou et al. (2004).
+    LabelPropagationRegressor : the same criterion for real targets.
+    fastgssl.cv.cv_score : exact transductive CV (labels of a fold hidden, one graph).
+
+    References
+    ----------
+    Zhu, Ghahramani & Lafferty (2003). Semi-supervised learning using Gaussian fields and
+    harmonic functions. ICML.
+    Bengio, Delalleau & Le Roux (2005). Label propagation and quadratic criterion. In
+    Semi-Supervised Learning, MIT Press.
+
     Examples
     --------
     >>> import numpy as np
@@ -812,7 +818,6 @@ class LabelPropagation(_PropagationClassifier):
     >>> int((model.transduction_[:50] == 0).sum()), int((model.transduction_[50:] == 1).sum())
     (50, 50)
     """
-    )
 
     _criterion = "ss"
     _parameter_constraints = {**_GraphPropagation._parameter_constraints,
@@ -838,16 +843,22 @@ class LabelPropagation(_PropagationClassifier):
 
 
 class LocalGlobalConsistency(_PropagationClassifier):
-    __doc__ = (
-        """Local and global consistency (Zhou et al. 2004), solved as one sparse SPD system.
+    """Local and global consistency (Zhou et al. 2004), solved as one sparse SPD system.
 
     Parameters
     ----------
     alpha : float, default=0.99
         Propagation weight in (0, 1); the fit term has weight mu = (1 - alpha) / alpha.
-"""
-        + _COMMON_PARAMS_DOC
-        + """
+    graph, n_neighbors, graph_weight, sigma_w
+        The graph and the induction kernel, as in :class:`LabelPropagation`.
+    n_landmarks, drop_rr, n_subsets
+        The subset approximation, as in :class:`LabelPropagation`.
+    unlabeled_policy
+        Components without a labeled point, as in :class:`LabelPropagation`.
+    solver, rtol, random_state, n_jobs
+        The sparse solve, the subset draws and the threads, as in
+        :class:`LabelPropagation`.
+
     Attributes
     ----------
     classes_, transduction_, label_distributions_, graph_, n_unreached_, solver_info_
@@ -868,8 +879,17 @@ class LocalGlobalConsistency(_PropagationClassifier):
     the transductive F on an unlabeled training point with its graph row. The subset
     approximation uses this operator for Pi = [I; P] and solves
     (Pi^T (I - S) Pi + mu Pi^T Pi) F_S = mu Y_S.
+
+    See Also
+    --------
+    LabelPropagation : the criterion SS(lambda) with the unnormalized Laplacian.
+    sklearn.semi_supervised.LabelSpreading : the same fixed point by truncated iteration.
+
+    References
+    ----------
+    Zhou, Bousquet, Lal, Weston & Schoelkopf (2004). Learning with local and global
+    consistency. NIPS.
     """
-    )
 
     _criterion = "lgc"
     _parameter_constraints = {**_GraphPropagation._parameter_constraints,
@@ -895,22 +915,24 @@ class LocalGlobalConsistency(_PropagationClassifier):
 
 
 class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
-    __doc__ = (
-        """Criterion SS(lambda, K) of Bengio et al. (2005) for real targets (harmonic at
+    """Criterion SS(lambda, K) of Bengio et al. (2005) for real targets (harmonic at
     lambda = inf).
 
     Parameters
     ----------
     lam : float, default=numpy.inf
         Weight of the labeled-fit term; ``inf`` clamps the targets.
-"""
-        + _COMMON_PARAMS_DOC.replace(
-            '{"abstain", "uniform", "nearest"}, default="abstain"',
-            '{"uniform", "nearest"}, default="uniform"',
-        )
-        + """
-    ``unlabeled_policy="uniform"`` gives unreached points the mean labeled target
-    (``"abstain"`` is not available: a regressor never returns NaN).
+    unlabeled_policy : {"uniform", "nearest"}, default="uniform"
+        Points in graph components without a labeled point (a warning names how many):
+        ``"uniform"`` gives them the mean of the labeled targets, ``"nearest"`` copies the
+        solution at the closest point of a labeled component.
+    graph, n_neighbors, graph_weight, sigma_w
+        The graph and the induction kernel, as in :class:`LabelPropagation`.
+    n_landmarks, drop_rr, n_subsets
+        The subset approximation, as in :class:`LabelPropagation`.
+    solver, rtol, random_state, n_jobs
+        The sparse solve, the subset draws and the threads, as in
+        :class:`LabelPropagation`.
 
     Attributes
     ----------
@@ -924,8 +946,18 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
     Same linear systems as :class:`LabelPropagation` with the single right-hand side y
     (``NaN`` marks unlabeled points); ``predict`` is the induction formula
     f(x) = sum_j K(x, x_j) f_j / sum_j K(x, x_j).
+
+    See Also
+    --------
+    LabelPropagation : the classifier of the same criterion.
+    LapRLS : manifold-regularized least squares (a kernel term as well as the graph).
+
+    References
+    ----------
+    Bengio, Delalleau & Le Roux (2005). Label propagation and quadratic criterion, in
+    Chapelle, Schoelkopf & Zien (eds.), Semi-Supervised Learning, MIT Press (section 5:
+    the criterion for real targets and its induction formula).
     """
-    )
 
     _criterion = "ss"
     _task = "regression"
