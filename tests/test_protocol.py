@@ -250,3 +250,22 @@ def test_search_with_a_callable_scorer_and_bad_scoring():
     assert np.allclose(s.cv_results_["mean_test_score"], 1 - s.cv_results_["mean_cv_error"])
     with pytest.raises(ValueError, match="scoring must be"):
         ApproxGridSearchCV(LapSVM(), {"gamma_i": [0.1]}, cv=4, scoring="nope").fit(X, y_semi)
+
+
+def test_supervised_pipeline_in_the_search_equals_gridsearchcv():
+    """An estimator without the protocol is scored by refits: with every point labeled,
+    exactly scikit-learn's GridSearchCV on the same folds (error = 1 - accuracy)."""
+    from sklearn.model_selection import GridSearchCV, PredefinedSplit
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    X, y = _data(n=120)
+    pipe = make_pipeline(StandardScaler(), SVC())
+    grid = {"svc__C": [0.1, 10.0]}
+    ours = ApproxGridSearchCV(pipe, grid, cv=4, random_state=0).fit(X, y)
+    ref = GridSearchCV(pipe, grid, cv=PredefinedSplit(ours.folds_)).fit(X, y)
+    assert ours.method_ == "exact"
+    assert np.allclose(ours.cv_results_["mean_cv_error"], 1 - ref.cv_results_["mean_test_score"],
+                       atol=1e-12)
+    assert ours.best_params_ == ref.best_params_
