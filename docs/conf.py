@@ -49,7 +49,7 @@ def _write_api_page():
              "``__all__``).  Every subpackage is imported lazily: ``import fastgssl`` loads",
              "none of them.", "",
              "The learner protocol of :mod:`fastgssl.cv`",
-             "-----------------------------------------", "",
+             "-" * 42, "",
              ".. currentmodule:: fastgssl", "",
              "A learner takes part in cross-validation through ``cv_objective(y)`` (before "
              "any fit)",

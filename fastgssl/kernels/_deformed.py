@@ -46,7 +46,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from fastgssl.kernels._nystrom import small_blas
+from fastgssl._threads import small_blas
 from fastgssl.kernels._pairwise import check_kernel, pairwise_kernel
 
 __all__ = ["DeformedKernel", "IllConditionedKernelWarning", "warn_if_ill_conditioned"]
