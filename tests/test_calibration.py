@@ -79,3 +79,49 @@ def test_dense_fit_too_large_is_refused_before_any_work(monkeypatch):
     y[:10] = np.arange(10) % 2
     with pytest.raises(MemoryError, match="nystrom"):
         LapSVM().fit(X, y)
+
+
+def test_search_reuses_its_exact_cv_for_probabilities():
+    """A fitted search calibrates the selected classifier on its own out-of-fold values:
+    the same sigmoids as calibrating a plain fit on exact CV with the search's folds."""
+    from sklearn.datasets import make_moons
+
+    from fastgssl.cv import ApproxGridSearchCV, cv_result
+    from fastgssl.models import LapSVM
+
+    X, y = make_moons(160, noise=0.25, random_state=0)
+    ys = y.copy()
+    ys[40:] = -1
+    grid = {"gamma_a": [1e-3, 1e-2], "gamma_i": [0.1, 1.0]}
+    search = ApproxGridSearchCV(LapSVM(probability=True), grid, cv=4, random_state=0)
+    search.fit(X, ys)
+    assert search.probability_source_.startswith("the search's exact transductive CV")
+    ref = LapSVM(**search.best_params_).fit(X, ys)
+    res = cv_result(ref, X, ys, search.folds_, method="exact", protocol="transductive")
+    ref.calibrate(res.predictions, res.targets)
+    assert np.allclose(search.predict_proba(X[:20]), ref.predict_proba(X[:20]), atol=1e-8)
+    assert search.best_estimator_.get_params()["probability"] is True
+
+
+def test_search_without_probability_has_no_predict_proba():
+    from sklearn.datasets import make_moons
+
+    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.models import SVM
+
+    X, y = make_moons(80, noise=0.25, random_state=0)
+    search = ApproxGridSearchCV(SVM(), {"lam": [1e-3, 1e-2]}, cv=4, random_state=0).fit(X, y)
+    assert not hasattr(search, "predict_proba") and search.probability_source_ is None
+
+
+def test_calibrate_refuses_bad_shapes():
+    from sklearn.datasets import make_moons
+
+    from fastgssl.models import SVM
+
+    X, y = make_moons(60, noise=0.25, random_state=0)
+    model = SVM().fit(X, y)
+    with pytest.raises(ValueError, match="shape"):
+        model.calibrate(np.zeros((60, 2)), np.ones((60, 2)))
+    with pytest.raises(ValueError, match="NaN"):
+        model.calibrate(np.full(60, np.nan), np.ones(60))

@@ -23,6 +23,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._protocol import learner_objective
@@ -61,7 +62,10 @@ def _group_key(params, keys):
 def _record(search, pred, targets, fold_of_labeled, n_folds, classification, seconds):
     """One candidate's record: the criterion per fold, and the scorer's when one is set."""
     per_fold, mean = _fold_losses(pred, targets, fold_of_labeled, n_folds, classification)
-    rec = {"error": mean, "fold_errors": per_fold, "time": seconds}
+    # the out-of-fold values are kept until the best candidate is known: its refit can
+    # calibrate probabilities on them (see ApproxGridSearchCV.fit)
+    rec = {"error": mean, "fold_errors": per_fold, "time": seconds, "oof": pred,
+           "targets": targets}
     if search._scorer is not None:
         from fastgssl.cv._scoring import fold_scores
 
@@ -674,6 +678,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 rec["fold_scores"] = fold_scores(self._scorer, res.predictions, res.targets,
                                                  fold_of_labeled, n_folds, self._classes)
             rec["approx_error"] = rec["error"]
+            rec.update(oof=res.predictions, targets=res.targets)
             rec.update(error=mean, fold_errors=per_fold, verified=True,
                        time=rec["time"] + time.perf_counter() - t1)
             n_done += 1
@@ -761,11 +766,27 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.cost_per_candidate_ = self.search_time_ / len(candidates)
         if self.refit:
             t0 = time.perf_counter()
-            self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(
-                X, y
-            )
+            self.best_estimator_ = self._refit_best(X, y, results[self.best_index_],
+                                                    classification)
             self.refit_time_ = time.perf_counter() - t0
         return self
+
+    def _refit_best(self, X, y, record, classification):
+        """Refit the selected candidate. A classifier asked for probabilities
+        (``probability=True``) whose CV here was exact is calibrated on this search's
+        out-of-fold values instead of running its own internal CV (one fit, not 1 + t)."""
+        best = clone(self.estimator).set_params(**self.best_params_)
+        exact = bool(record.get("verified")) or not self._approximate()
+        params = best.get_params()
+        self.probability_source_ = None
+        if not (classification and exact and params.get("probability") is True
+                and callable(getattr(best, "calibrate", None))):
+            return best.fit(X, y)
+        best.set_params(probability=False).fit(X, y)
+        best.calibrate(record["oof"], record["targets"])
+        self.probability_source_ = (f"the search's exact {self.protocol_} CV "
+                                    f"({self.n_splits_} folds)")
+        return best.set_params(probability=True)
 
     def _sign(self, classification):
         if self.scoring == "neg_error":
@@ -840,6 +861,28 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         """``best_estimator_.score(X, y)``."""
         self._check_refit()
         return self.best_estimator_.score(X, y)
+
+    def _best_has(name):
+        def check(self):
+            self._check_refit()
+            return callable(getattr(self.best_estimator_, name, None))
+        return check
+
+    @available_if(_best_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of ``best_estimator_``.
+
+        With ``probability=True`` in the estimator (or the grid), a candidate whose CV here
+        was exact (an exact method, or a verified winner) is calibrated on this search's
+        out-of-fold decision values: the refit is one fit, not ``1 + t``
+        (``probability_source_`` says so).
+        """
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_best_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of ``best_estimator_``."""
+        return self.best_estimator_.predict_log_proba(X)
 
     @property
     def classes_(self):
