@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
@@ -313,8 +314,274 @@ _NOT_PSD = (
 # Violators added to the quadratic set per outer iteration: max(_BLOCK, current size), the
 # largest KKT violations first (bench/bench_svm_solver.py measured 20-50 alike).
 _BLOCK = 32
+_GROW = 0.5
 # Trial steps of the projected step on the free set before the ratio-test step.
 _PROJECTED_TRIALS = (1.0, 0.5, 0.25)
+
+
+# --- numba kernels of the active-set solver: no gathers of K rows, O(|F|^2) factor updates ---
+@numba.njit(cache=True, nogil=True)
+def _add_rows(K, idx, w, out):
+    """``out += sum_t w[t] K[idx[t], :]`` (= ``K[:, idx] @ w`` for a symmetric K) in place.
+
+    Reads the rows of the C-contiguous K where they lie (four at a time, one pass over
+    ``out`` per four rows): the product with the free set costs a read of its rows, never a
+    gathered copy of them.
+    """
+    n = out.shape[0]
+    m = idx.shape[0]
+    t = 0
+    while t + 4 <= m:
+        i0, i1, i2, i3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
+        w0, w1, w2, w3 = w[t], w[t + 1], w[t + 2], w[t + 3]
+        for j in range(n):
+            out[j] += w0 * K[i0, j] + w1 * K[i1, j] + w2 * K[i2, j] + w3 * K[i3, j]
+        t += 4
+    while t < m:
+        i0 = idx[t]
+        w0 = w[t]
+        for j in range(n):
+            out[j] += w0 * K[i0, j]
+        t += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_gram(K, y, rows, cols):
+    """``y_r y_c K[r, c]`` over ``rows x cols`` (each row of K read where it lies)."""
+    out = np.empty((rows.shape[0], cols.shape[0]))
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        yi = y[i]
+        for t in range(cols.shape[0]):
+            j = cols[t]
+            out[r, t] = yi * y[j] * K[i, j]
+    return out
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _chol_solve(R, m, rhs):
+    """``x`` with ``R^T R x = rhs`` for the upper-triangular ``R[:m, :m]`` (C order)."""
+    z = rhs.copy()
+    for j in range(m):  # R^T z = rhs, by rows of R (contiguous)
+        z[j] /= R[j, j]
+        zj = z[j]
+        for i in range(j + 1, m):
+            z[i] -= zj * R[j, i]
+    for i in range(m - 1, -1, -1):  # R x = z
+        s = z[i]
+        for j in range(i + 1, m):
+            s -= R[i, j] * z[j]
+        z[i] = s / R[i, i]
+    return z
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _tri_mul(R, m, v):
+    """``R[:m, :m] @ v`` for the upper-triangular R."""
+    out = np.empty(m)
+    for i in range(m):
+        s = 0.0
+        for j in range(i, m):
+            s += R[i, j] * v[j]
+        out[i] = s
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _chol_delete(R, m, keep):
+    """Delete the rows and columns ``~keep`` of ``H = R^T R`` from its upper factor in place.
+
+    ``R[:m, :m]`` is upper triangular (C order). The kept columns move left over the deleted
+    ones (one pass over the rows, each contiguous), which leaves column j with as many
+    entries below the diagonal as points were deleted before it; Givens rotations of
+    neighbouring rows remove them, bottom up, column by column: O(d (m - p0)^2) for d points
+    from position p0 on. The new factor is ``R[:m', :m']`` (m' kept points); the storage
+    outside it is zeroed, so the part below the diagonal stays zero.
+    """
+    cols = np.flatnonzero(keep[:m])
+    mk = cols.shape[0]
+    p0 = 0
+    while p0 < mk and cols[p0] == p0:
+        p0 += 1
+    for i in range(m):  # compaction of the columns from p0 on (rows 0..cols[j] of column j)
+        row = R[i]
+        for j in range(p0, mk):  # (below the diagonal the old entries are zero)
+            row[j] = row[cols[j]]
+        for j in range(mk, m):
+            row[j] = 0.0
+    for j in range(p0, mk):  # entries of column j in rows j+1 .. cols[j]
+        for r in range(cols[j], j, -1):
+            x2 = R[r, j]
+            if x2 == 0.0:
+                continue
+            r1 = R[r - 1]
+            r2 = R[r]
+            x1 = r1[j]
+            h = np.sqrt(x1 * x1 + x2 * x2)
+            cs = x1 / h
+            sn = x2 / h
+            r1[j] = h
+            r2[j] = 0.0
+            for jj in range(j + 1, mk):
+                t1 = r1[jj]
+                t2 = r2[jj]
+                r1[jj] = cs * t1 + sn * t2
+                r2[jj] = cs * t2 - sn * t1
+    for i in range(mk, m):
+        R[i, :m] = 0.0
+    for i in range(mk):  # the rotations keep a positive diagonal only up to sign
+        if R[i, i] < 0.0:
+            R[i, i:mk] = -R[i, i:mk]
+
+
+@numba.njit(cache=True, nogil=True)
+def _free_step(R, m, rhs, aF, U, trials):
+    """One iteration on the free set: ``(kind, a_new, code)``.
+
+    Solves ``H_FF x = rhs`` with the factor. ``kind`` 0: x is inside the box and
+    ``a_new = x``. Otherwise a step from ``aF`` that keeps the iterate in the box: kind 1,
+    the projection ``clip(aF + t (x - aF), 0, U)`` for the first trial t that lowers the QP
+    objective (its change is ``1/2 |R d|^2 - (R d)^T R (x - aF)`` for the move d) and puts at
+    least one point on a bound; kind 2, the ratio-test step to the first bound hit. ``code``
+    marks the points that leave the free set (1: to 0, 2: to U).
+    """
+    x = _chol_solve(R, m, rhs)
+    code = np.zeros(m, dtype=np.int8)
+    inside = True
+    for i in range(m):
+        if x[i] < 0.0 or x[i] > U:
+            inside = False
+            break
+    if inside:
+        return 0, x, code
+    p = x - aF
+    Rp = _tri_mul(R, m, p)
+    for t in trials:
+        ap = np.minimum(np.maximum(aF + t * p, 0.0), U)
+        hits = 0
+        for i in range(m):
+            if ap[i] <= 0.0 or ap[i] >= U:
+                hits += 1
+        if hits == 0:
+            break
+        Rd = _tri_mul(R, m, ap - aF)
+        if 0.5 * (Rd @ Rd) - Rd @ Rp < 0.0:  # the QP objective decreases
+            for i in range(m):
+                if ap[i] <= 0.0:
+                    ap[i] = 0.0
+                    code[i] = 1
+                elif ap[i] >= U:
+                    ap[i] = U
+                    code[i] = 2
+            return 1, ap, code
+    r = np.full(m, np.inf)  # ratio test: the longest step towards x that stays in the box
+    for i in range(m):
+        if x[i] < 0.0:
+            r[i] = aF[i] / (aF[i] - x[i])
+        elif x[i] > U:
+            r[i] = (U - aF[i]) / (x[i] - aF[i])
+    t = max(r.min(), 0.0)
+    a_new = aF + t * p
+    for i in range(m):
+        if r[i] <= t:
+            if x[i] < 0.0:
+                a_new[i] = 0.0
+                code[i] = 1
+            else:
+                a_new[i] = U
+                code[i] = 2
+    return 2, a_new, code
+
+
+class _FreeSetFactor:
+    """Upper Cholesky factor of ``H_FF = Y_F K_FF Y_F + c I`` over an ordered free set F.
+
+    Points join at the end by block bordering (``S = R^{-T} H_FV``, ``R_VV = chol(H_VV - S^T
+    S)``: O(|F|^2 |V|) with BLAS) and leave by Givens rotations (one at a time, O(|F|^2)),
+    or, when many leave at once, by refactoring the trailing block from the first position
+    that changes (the leading block of the factor does not depend on later points). The
+    factor lives in a preallocated C-order buffer that doubles when full.
+    """
+
+    def __init__(self, K, y, c):
+        self.K, self.y, self.c = K, y, c
+        self.R = np.zeros((0, 0))
+        self.idx = np.empty(0, dtype=np.intp)
+        self.m = 0
+
+    def _reserve(self, m):
+        if m > self.R.shape[0]:
+            cap = max(m, 2 * self.R.shape[0], 64)
+            R = np.zeros((cap, cap))
+            R[: self.m, : self.m] = self.R[: self.m, : self.m]
+            self.R = R
+
+    def _chol(self, H):
+        R, err = _dpotrf(H, lower=0, overwrite_a=1, clean=1)
+        if err != 0:
+            raise ValueError(_NOT_PSD)
+        return R
+
+    def _gram(self, rows, cols):
+        """``H[rows, cols]`` (without the ridge)."""
+        return _gather_gram(self.K, self.y, rows, cols)
+
+    def append(self, V):
+        m, k = self.m, V.size
+        if k == 0:
+            return
+        self._reserve(m + k)
+        H_VV = self._gram(V, V)
+        H_VV.flat[:: k + 1] += self.c
+        R = self.R
+        if m:
+            S = sla.solve_triangular(R[:m, :m], self._gram(self.idx, V), trans="T",
+                                     lower=False, check_finite=False)
+            H_VV -= S.T @ S
+            R[:m, m:m + k] = S
+        R[m:m + k, m:m + k] = self._chol(H_VV)
+        self.idx = np.concatenate([self.idx, V])
+        self.m = m + k
+
+    def delete(self, pos):
+        """Remove the points at the (sorted, distinct) positions ``pos`` of the order."""
+        if pos.size == 0:
+            return
+        m = self.m
+        keep = np.ones(m, dtype=bool)
+        keep[pos] = False
+        p0 = int(pos[0])
+        tail = m - p0
+        # Givens: ~3 (m - p)^2 flops per point in compiled loops; the trailing refactor:
+        # p0 tail^2 + tail^3 / 3 flops in BLAS (about 3x the rate)
+        givens = 3.0 * float(((m - pos) ** 2).sum())
+        refactor = (p0 * tail * tail + tail**3 / 3.0) / 3.0 + 2.0 * tail * tail
+        R = self.R
+        if givens <= refactor:
+            _chol_delete(R, m, keep)
+            m -= pos.size
+        else:
+            T = np.flatnonzero(keep[p0:]) + p0  # kept positions from p0 on
+            idx_T = self.idx[T]
+            H_TT = self._gram(idx_T, idx_T)
+            H_TT.flat[:: T.size + 1] += self.c
+            if p0:
+                B = R[:p0, T]
+                H_TT -= B.T @ B
+                R[:p0, p0:p0 + T.size] = B
+            R[:p0, p0 + T.size:m] = 0.0
+            R[p0:m, :] = 0.0
+            if T.size:
+                R[p0:p0 + T.size, p0:p0 + T.size] = self._chol(H_TT)
+            m = p0 + T.size
+        self.idx = self.idx[keep]
+        self.m = m
+
+    def solve(self, rhs):
+        return _chol_solve(self.R, self.m, rhs)
+
+    def mul(self, v):
+        return _tri_mul(self.R, self.m, v)
 
 
 def _box_qp_column(K, y, c, b, U, a, f, max_outer, info):
@@ -333,12 +600,17 @@ def _box_qp_column(K, y, c, b, U, a, f, max_outer, info):
     ``(K_MM + c I) alpha_M = b y_M - K_ME alpha_E`` (DESIGN 3.9).
 
     Each outer iteration adds the largest KKT violators (bound points whose gradient
-    ``g = y f + c a - b`` points into the box), solves on the free set, and keeps the iterate
-    feasible: a projected step onto the box if it lowers the QP objective (a few trial
-    lengths), else the ratio-test step to the first bound hit (those points leave the free
-    set). The QP objective decreases monotonically and no free set repeats, so the method
-    terminates; it stops when no violator is left (the KKT conditions hold to round-off).
-    ``f = K (y * a)`` is kept up to date by products with the changed rows of K only.
+    ``g = y f + c a - b`` points into the box) to the free set, bordering its Cholesky factor
+    (:class:`_FreeSetFactor`), then solves on the free set until the solution is feasible: a
+    projected step onto the box if it lowers the QP objective (a few trial lengths; the
+    change of the objective is ``1/2 |R d|^2 - (R d)^T (R p)``, O(|F|^2)), else the
+    ratio-test step to the first bound hit; the points that reach a bound leave the factor
+    (Givens rotations). The inner iterations touch no n-vector except the contribution of the
+    linear piece ``f_E = K_{:,E} y_E U`` (one row of K per point that joins or leaves E);
+    ``f = f_E + K_{:,F} (y a)_F`` is recomputed once per outer iteration by one pass over the
+    free set's rows of K (:func:`_add_rows`). The QP objective decreases monotonically and no
+    free set repeats, so the method terminates; it stops when no violator is left (the KKT
+    conditions hold to round-off).
     """
     l = y.shape[0]
     finite = np.isfinite(U)
@@ -347,10 +619,15 @@ def _box_qp_column(K, y, c, b, U, a, f, max_outer, info):
     if finite:
         status[a >= U] = 2
     E = np.flatnonzero(status == 2)
-    f_E = (y[E] * U) @ K[E] if E.size else np.zeros(l)  # K[:, E] alpha_E
+    f_E = np.zeros(l)
+    if E.size:
+        _add_rows(K, E, y[E] * U, f_E)
+    fac = _FreeSetFactor(K, y, c)
+    pending = np.flatnonzero(status == 1)  # a warm start's free set, factorized when needed
     n_solve = 0
     converged = False
     outer = 0
+    trials = np.array(_PROJECTED_TRIALS, dtype=np.float64)
     while outer < max_outer:
         g = y * f + c * a - b
         tau = 1e-11 * (b + np.abs(f).max() + c * a.max())
@@ -359,73 +636,35 @@ def _box_qp_column(K, y, c, b, U, a, f, max_outer, info):
             converged = True
             break
         outer += 1
-        k = max(_BLOCK, int((status == 1).sum()))
+        if pending.size:
+            fac.append(pending)
+            pending = pending[:0]
+        k = max(_BLOCK, int(_GROW * fac.m))
         if V.size > k:  # (V may be empty: a warm start's free set is solved first)
             V = V[np.argpartition(-np.abs(g[V]), k - 1)[:k]]
         up = V[status[V] == 2]
         if up.size:
-            f_E -= (y[up] * U) @ K[up]
+            _add_rows(K, up, -y[up] * U, f_E)
         status[V] = 1
-        while True:  # solve on the free set until the solution is feasible
-            F = np.flatnonzero(status == 1)
-            if F.size == 0:
-                break
-            K_F = K[F]
-            yF = y[F]
-            H = K_F[:, F]
-            H *= yF[:, None]
-            H *= yF[None, :]
-            H.flat[:: F.size + 1] += c
-            R, err = _dpotrf(H, lower=0, overwrite_a=1, clean=0)
-            if err != 0:
-                raise ValueError(_NOT_PSD)
-            aF_new, _ = _dpotrs(R, b - yF * f_E[F], lower=0)
+        fac.append(V)
+        while fac.m:  # solve on the free set until the solution is feasible
+            F = fac.idx
+            kind, aF, code = _free_step(fac.R, fac.m, b - y[F] * f_E[F], a[F], U, trials)
             n_solve += 1
-            aF = a[F]
-            p = aF_new - aF
-            lo = aF_new < 0
-            hi = aF_new > U if finite else np.zeros(F.size, dtype=bool)
-            if not (lo.any() or hi.any()):
-                a[F] = aF_new
-                f += (yF * p) @ K_F
+            a[F] = aF
+            if kind == 0:
                 break
-            q_old = 0.5 * (a @ (y * f)) + 0.5 * c * (a @ a) - b * a.sum()
-            accepted = False
-            for trial in _PROJECTED_TRIALS:
-                ap = np.clip(aF + trial * p, 0.0, U)
-                fp = f + (yF * (ap - aF)) @ K_F
-                a_try = a.copy()
-                a_try[F] = ap
-                q_new = 0.5 * (a_try @ (y * fp)) + 0.5 * c * (a_try @ a_try) - b * a_try.sum()
-                if q_new < q_old:
-                    a, f, accepted = a_try, fp, True
-                    status[F[ap <= 0.0]] = 0
-                    if finite:
-                        bu = F[ap >= U]
-                        if bu.size:
-                            status[bu] = 2
-                            f_E += (y[bu] * U) @ K[bu]
-                    break
-            if accepted:
-                continue
-            # ratio test: the longest feasible step towards the free-set solution
-            r = np.full(F.size, np.inf)
-            r[lo] = aF[lo] / (aF[lo] - aF_new[lo])
-            if finite:
-                r[hi] = (U - aF[hi]) / (aF_new[hi] - aF[hi])
-            t = max(float(r.min()), 0.0)
-            a[F] = aF + t * p
-            f += (yF * (t * p)) @ K_F
-            blocked = r <= t
-            bl = F[blocked & lo]
-            a[bl] = 0.0
-            status[bl] = 0
-            if finite:
-                bu = F[blocked & hi]
-                if bu.size:
-                    a[bu] = U
-                    status[bu] = 2
-                    f_E += (y[bu] * U) @ K[bu]
+            out = np.flatnonzero(code)
+            pts = F[out]
+            status[pts] = np.where(code[out] == 1, 0, 2)  # to the rest / the linear piece
+            bu = pts[code[out] == 2]
+            if bu.size:
+                _add_rows(K, bu, y[bu] * U, f_E)
+            fac.delete(out)
+        F = fac.idx
+        f = f_E.copy()
+        if F.size:
+            _add_rows(K, F, y[F] * a[F], f)
     info["n_iter"] += n_solve
     info["outer"] += outer
     info["converged"] = converged
@@ -525,7 +764,8 @@ def _fit_active_set(K, Y, loss, kind, h, gamma_a, init, tol, max_iter):
                                   max_iter, info)
             # certificate: f from scratch (the incremental updates carry round-off), KKT again
             s = np.flatnonzero(a > 0)
-            f = (y[s] * a[s]) @ K[s] if s.size else np.zeros(l)
+            f = np.zeros(l)
+            _add_rows(K, s, y[s] * a[s], f)
             a, f = _box_qp_column(K, y, c, b, U, a, f, max_iter, info)
             a_j = y * a
             if not info["converged"]:
