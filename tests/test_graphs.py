@@ -324,3 +324,46 @@ def test_pair_sqdist_sums_duplicate_csr_entries():
                       shape=(2, 5))  # row 0 stores column 3 twice: x_03 = 3
     assert not X.has_canonical_format
     assert pair_sqdist(X, np.array([0]), np.array([1]))[0] == 9.0
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_reuse_neighbors_serves_exact_smaller_k(sparse):
+    """Inside reuse_neighbors one search with the largest k serves every smaller k, with the
+    same lists (ties by index included: duplicated points) as a direct search."""
+    import scipy.sparse as sps
+
+    from fastgssl.graphs import knn_graph, knn_search, reuse_neighbors
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 6))
+    X[100:120] = X[0]  # exact duplicates: ties broken by index
+    X = np.round(X, 1)  # many tied distances
+    if sparse:
+        X = sps.csr_matrix(X)
+    direct = {k: knn_search(X, k) for k in (1, 5, 9)}
+    graphs = {k: knn_graph(X, k, weight="gaussian") for k in (5, 9)}
+    with reuse_neighbors(X, 9):
+        for k in (1, 5, 9):
+            idx, sq = knn_search(X, k)
+            assert np.array_equal(idx, direct[k][0]) and np.array_equal(sq, direct[k][1])
+        for k in (5, 9):
+            assert (knn_graph(X, k, weight="gaussian") != graphs[k]).nnz == 0
+        # another array object, or a larger k, is searched directly
+        assert np.array_equal(knn_search(X.copy(), 5)[0], direct[5][0])
+        assert knn_search(X, 12)[0].shape == (300, 12)
+
+
+def test_search_shares_neighbours_across_n_neighbors():
+    from fastgssl.cv import ApproxGridSearchCV, cv_score
+    from fastgssl.models import LapRLS
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 4))
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, 0)
+    y_semi = np.where(np.arange(150) < 40, y, -1)
+    grid = {"n_neighbors": [4, 8], "gamma_i": [0.1, 1.0]}
+    s = ApproxGridSearchCV(LapRLS(sigma=2.0), grid, cv=4, random_state=0).fit(X, y_semi)
+    for i, params in enumerate(s.cv_results_["params"]):
+        ref = cv_score(LapRLS(sigma=2.0, **params), X, y_semi, s.folds_, method="exact",
+                       protocol="transductive")
+        assert s.cv_results_["mean_cv_error"][i] == pytest.approx(ref, abs=1e-12)

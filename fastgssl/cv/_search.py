@@ -245,6 +245,23 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     return records
 
 
+def _shared_neighbors(estimator, candidates, X):
+    """kNN graphs of the grid that differ only in ``n_neighbors`` share one neighbour
+    search (:func:`fastgssl.graphs.reuse_neighbors` with the largest k of the grid; exact:
+    the lists are sorted, the first k columns are the k-nearest lists)."""
+    import contextlib
+
+    base = estimator.get_params()
+    ks = {int(m["n_neighbors"]) for m in ({**base, **c} for c in candidates)
+          if m.get("graph") == "knn" and float(m.get("gamma_i", 0) or 0) > 0
+          and isinstance(m.get("n_neighbors"), (int, np.integer))}
+    if len(ks) < 2:
+        return contextlib.nullcontext()
+    from fastgssl.graphs import reuse_neighbors
+
+    return reuse_neighbors(X, max(ks))
+
+
 def _shared_graph(search, group, estimator, X):
     """The graph of a group, built once per graph-parameter set: it does not depend on the
     kernel width, so groups that differ only in sigma share it (in-process evaluation; a
@@ -742,16 +759,17 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         )
         results = {}
         done = 0
-        for g, recs in zip(group_list, Parallel(n_jobs=check_n_jobs(self.n_jobs),
-                                                     return_as="generator")(jobs)):
-            for idx, rec in recs:
-                results[idx] = rec
-            done += len(recs)
-            if self.verbose:
-                best = min(r["error"] for _, r in recs)
-                print(f"[ApproxGridSearchCV] {done}/{len(candidates)} "
-                      f"{dict(g.kernel_params)} best error in group {best:.4g} "
-                      f"({time.perf_counter() - t_start:.2f} s)", flush=True)
+        with _shared_neighbors(self.estimator, candidates, X):
+            for g, recs in zip(group_list, Parallel(n_jobs=check_n_jobs(self.n_jobs),
+                                                         return_as="generator")(jobs)):
+                for idx, rec in recs:
+                    results[idx] = rec
+                done += len(recs)
+                if self.verbose:
+                    best = min(r["error"] for _, r in recs)
+                    print(f"[ApproxGridSearchCV] {done}/{len(candidates)} "
+                          f"{dict(g.kernel_params)} best error in group {best:.4g} "
+                          f"({time.perf_counter() - t_start:.2f} s)", flush=True)
         self._graph_cache = {}  # graphs were only shared within the grid evaluation
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
                if self._approximate() and self.verify_ not in (None, False) else 0)

@@ -2,6 +2,7 @@
 
 - :func:`knn_search`     exact k nearest neighbours (BLAS filter + certified exact refinement,
   kd-tree candidates in low dimension); ``knn_search(X_query, k, X_ref)`` for new points
+- :func:`reuse_neighbors`  context: self-searches of one X with k <= K share one search
 - :func:`knn_graph`      symmetric kNN graph, weights binary / gaussian / distance
 - :func:`epsilon_graph`  symmetric epsilon-neighbourhood graph
 - :func:`check_adjacency`  validation of a user-supplied W
@@ -28,6 +29,7 @@ _LOCATIONS = {
     "knn_graph": "fastgssl.graphs._builders",
     "knn_recall": "fastgssl.graphs._nndescent",
     "knn_search": "fastgssl.graphs._knn",
+    "reuse_neighbors": "fastgssl.graphs._knn",
     "resolve_graph": "fastgssl.graphs._resolve",
 }
 

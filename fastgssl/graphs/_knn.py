@@ -30,13 +30,15 @@ lists instead, and the same refinement and certificate apply, so ``10^6`` points
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
 from fastgssl._threads import numba_threads  # noqa: F401 (used here and re-exported)
 
-__all__ = ["knn_search"]
+__all__ = ["knn_search", "reuse_neighbors"]
 
 # Dense data with at most this many features uses the kd-tree candidate generator.
 # Measured (n = 20,000, k = 10, shared 2-core machine): d = 3 tree 0.07 s / blocked 0.52 s,
@@ -438,6 +440,48 @@ def _tree_fallback(tree, Xq, Xr, rows, k, exclude_self, out_i, out_d):
         out_d[a] = np.array([_dense_sqdist(Xq[a], Xr[j]) for j in cand[order]])
 
 
+# the search of reuse_neighbors(): {"X": array, "k": int, "result": (indices, distances)}
+_REUSE = None
+
+
+@contextlib.contextmanager
+def reuse_neighbors(X, n_neighbors):
+    """Serve every self-search of ``X`` with ``k <= n_neighbors`` from one search.
+
+    Inside the block, ``knn_search(X, k)`` (``X`` the same object, no ``X_ref``,
+    ``algorithm="auto"``) runs one search with ``n_neighbors`` on first use and returns its
+    first ``k`` columns. The lists are sorted by ``(squared distance, index)``, so these are
+    exactly the ``k``-nearest lists of a direct search: kNN graphs of one data set that
+    differ only in ``k`` (a grid over ``n_neighbors``) share one ``O(n^2 d)`` search.
+    Not thread-safe: for one process evaluating a grid (what
+    :class:`fastgssl.cv.ApproxGridSearchCV` does around its in-process evaluation).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    n_neighbors : int
+        The largest ``k`` served (capped at ``n_samples - 1``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgssl.graphs import knn_search, reuse_neighbors
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> with reuse_neighbors(X, 10):
+    ...     idx5, _ = knn_search(X, 5)
+    >>> bool((idx5 == knn_search(X, 5)[0]).all())
+    True
+    """
+    global _REUSE
+    previous = _REUSE
+    k_max = min(int(n_neighbors), X.shape[0] - 1)
+    _REUSE = {"X": X, "k": k_max} if k_max >= 1 else None
+    try:
+        yield
+    finally:
+        _REUSE = previous
+
+
 def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
                return_stats=False):
     """Exact k nearest neighbours (Euclidean) with ties broken by the smaller index.
@@ -486,10 +530,23 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
     >>> d2[0].tolist()
     [1.0, 1.0]
     """
+    global _REUSE
     from fastgssl._validation import check_n_neighbors, check_X
 
     from ._geometry import check_distance_scale
 
+    shared = _REUSE
+    if (shared is not None and X_ref is None and X is shared["X"] and algorithm == "auto"
+            and not return_stats and isinstance(n_neighbors, (int, np.integer))
+            and not isinstance(n_neighbors, bool) and 1 <= n_neighbors <= shared["k"]):
+        if "result" not in shared:
+            _REUSE = None  # the one search itself
+            try:
+                shared["result"] = knn_search(X, shared["k"], n_jobs=n_jobs)
+            finally:
+                _REUSE = shared
+        idx, sq = shared["result"]
+        return idx[:, :n_neighbors].copy(), sq[:, :n_neighbors].copy()
     X = check_X(X, "X")
     exclude_self = X_ref is None
     if exclude_self:
