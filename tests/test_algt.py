@@ -97,15 +97,34 @@ def test_non_convergence_warns_with_numbers():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"weighting": "fuzzy"}, "weighting must be one of"),
-        ({"gamma_x": 0.0}, "gamma_x must be > 0"),
-        ({"age_growth": 0.5}, "age_growth must be >= 1"),
+        # scikit-learn's parameter validation (InvalidParameterError names the parameter)
+        ({"weighting": "fuzzy"}, r"'weighting' parameter of ALGT must be a str among"),
+        ({"gamma_x": 0.0}, r"'gamma_x' parameter of ALGT must be a float in the range \(0"),
+        ({"gamma_x": np.inf}, r"'gamma_x' parameter of ALGT .* Got inf"),
+        ({"age_growth": 0.5}, r"'age_growth' parameter of ALGT must be a float in the range \[1"),
+        ({"max_iter": 0}, r"'max_iter' parameter of ALGT must be an int in the range \[1"),
+        ({"max_iter": 2.5}, r"'max_iter' parameter of ALGT"),
+        ({"n_neighbors": 0}, r"'n_neighbors' parameter of ALGT"),
+        ({"gamma_f": -1.0}, r"'gamma_f' parameter of ALGT"),
+        ({"age": 0.0}, r"'age' parameter of ALGT"),
+        ({"tol": -1.0}, r"'tol' parameter of ALGT"),
+        ({"estimator": "LapSVM"}, r"'estimator' parameter of ALGT"),
+        # checks against the data or the base estimator's own parameters
         ({"n_neighbors": 500}, "n_neighbors=500 must be smaller"),
         ({"estimator": LapSVM(kernel="precomputed")}, "kernel='rbf'"),
-        ({"max_iter": 0}, "max_iter must be an integer >= 1"),
+        ({"estimator": LapSVM(gamma_i=0.0)}, "estimator.gamma_i must be > 0"),
     ],
 )
 def test_bad_parameters(kwargs, match):
     X, _, y_ssl = _moons(100)
     with pytest.raises(ValueError, match=match):
         ALGT(**kwargs).fit(X, y_ssl)
+
+
+def test_parameter_validation_happens_before_any_work():
+    """A bad value is refused by scikit-learn's InvalidParameterError (a ValueError) before X
+    is even looked at."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="'weighting' parameter of ALGT"):
+        ALGT(weighting="fuzzy").fit(None, None)

@@ -239,6 +239,15 @@ def test_precomputed_graph_from_registry():
         ({"sigma": -1.0}, "sigma"),
         ({"regularizer": "nope"}, "nope"),
         ({"graph": "nope"}, "nope"),
+        ({"eta": np.inf}, "eta"),
+        ({"rtol": 0.0}, "rtol"),
+        ({"solver": "lu"}, "solver"),
+        ({"graph_weight": "cosine"}, "graph_weight"),
+        ({"sigma_w": -1.0}, "sigma_w"),
+        ({"labeled_share": -0.1}, "labeled_share"),
+        ({"power": 101}, "power"),
+        ({"graph_params": [("W", None)]}, "graph_params"),
+        ({"n_neighbors": 0}, "n_neighbors"),
     ],
 )
 def test_bad_parameters(params, match):
@@ -247,6 +256,27 @@ def test_bad_parameters(params, match):
     base.update(params)
     with pytest.raises(ValueError, match=match):
         DataDependentKernel(**base).fit(X)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"eta": 0.0}, r"'eta' parameter of DataDependentKernel must be a float in the range"),
+        ({"n_subsample": 2.5}, r"'n_subsample' parameter of DataDependentKernel must be an int"),
+        ({"power": 10**9}, r"'power' parameter of DataDependentKernel .* \[1, 100\]"),
+        ({"labeled_share": 1.5}, r"'labeled_share' parameter .* range \[0.0, 1.0\]"),
+        ({"solver": "lu"}, r"'solver' parameter of DataDependentKernel must be a str among"),
+    ],
+)
+def test_bad_parameter_values_raise_scikit_learn_invalid_parameter_error(params, match):
+    """Single-parameter checks are scikit-learn's (InvalidParameterError, a ValueError, naming
+    the parameter, before X is looked at); n_subsample > n_samples is checked against X."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=match):
+        DataDependentKernel(**params).fit(None)
+    with pytest.raises(ValueError, match="n_subsample=71 exceeds the number of samples"):
+        DataDependentKernel(n_subsample=71, sigma=SIGMA).fit(_two_blobs())
 
 
 def test_gram_input_checks():

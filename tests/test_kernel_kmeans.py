@@ -117,6 +117,33 @@ def test_convergence_warning_and_errors():
         km.predict(np.zeros((3, 5)))
 
 
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_clusters": 0}, r"'n_clusters' parameter of KernelKMeans must be an int"),
+        ({"n_clusters": 2.0}, r"'n_clusters' parameter of KernelKMeans"),
+        ({"kernel": "poly"}, r"'kernel' parameter of KernelKMeans must be a str among"),
+        ({"kernel": 3}, r"'kernel' parameter of KernelKMeans"),
+        ({"sigma": 0.0}, r"'sigma' parameter of KernelKMeans must be a float in the range"),
+        ({"sigma": np.nan}, r"'sigma' parameter of KernelKMeans"),
+        ({"n_init": 0}, r"'n_init' parameter of KernelKMeans must be an int in the range"),
+        ({"n_init": 1001}, r"'n_init' parameter of KernelKMeans .* Got 1001"),
+        ({"max_iter": 0}, r"'max_iter' parameter of KernelKMeans"),
+        ({"random_state": "seed"}, r"'random_state' parameter of KernelKMeans"),
+    ],
+)
+def test_bad_parameters_name_the_parameter(params, match):
+    """scikit-learn's InvalidParameterError (a ValueError) names the bad parameter, before X
+    is looked at; n_clusters > n_samples is the data-dependent check of fit."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, _ = make_moons(50, noise=0.1, random_state=0)
+    with pytest.raises(InvalidParameterError, match=match):
+        KernelKMeans(**params).fit(X)
+    with pytest.raises(ValueError, match=r"n_clusters=51 exceeds the number of samples \(50\)"):
+        KernelKMeans(51).fit(X)
+
+
 def test_empty_cluster_is_refilled():
     # duplicated points: k-means++ may seed twice on the same location
     X = np.repeat(np.array([[0.0, 0.0], [5.0, 5.0]]), 20, axis=0)

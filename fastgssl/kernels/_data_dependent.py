@@ -23,6 +23,7 @@ exposes the kernel through :meth:`gram`, a callable kernel for scikit-learn
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg as sla
@@ -30,16 +31,10 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgWarning, lapack
 from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._validation import (
-    MAX_POWER,
-    check_bounded_int,
-    check_finite_result,
-    check_positive,
-    check_random_state,
-    check_X,
-)
+from fastgssl._validation import MAX_POWER, check_finite_result, check_random_state, check_X
 from fastgssl.graphs._geometry import check_distance_scale
 from fastgssl.kernels._rbf import default_sigma, rbf_kernel
 
@@ -52,6 +47,8 @@ _NULL_RTOL = 1e-10
 _COLUMN_BLOCK = 64
 # Largest n x batch right-hand-side block handed to one LaplacianSolver.solve call (256 MB).
 _MAX_BATCH_ELEMENTS = 1 << 25
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
 
 
 class DataDependentKernel(BaseEstimator):
@@ -70,7 +67,7 @@ class DataDependentKernel(BaseEstimator):
     regularizer : str, default="L_norm"
         Registry name in group ``fastgssl.regularizers``: ``"L"`` (``D - W``) or ``"L_norm"``
         (``I - D^{-1/2} W D^{-1/2}``, the paper's classification choice) or a plugin.
-    power : int >= 1, default=1
+    power : int in [1, 100], default=1
         ``p`` in ``Q = (R + ridge I)^p`` (iterated Laplacian; the paper selects p by
         cross-validation and uses p = 2 for clustering). Costs ``p`` chained solves.
     ridge : float >= 0, default=1e-6
@@ -96,7 +93,7 @@ class DataDependentKernel(BaseEstimator):
         leaves labeled points outside the subsample when there are many.
     solver : {"auto", "amg", "cg", "direct"}, default="auto"
         Method of :class:`fastgssl.solvers.LaplacianSolver`.
-    rtol : float, default=1e-8
+    rtol : float > 0, default=1e-8
         Relative residual tolerance of the Laplacian solves.
     graph_params : dict or None, default=None
         Extra keyword arguments for the graph builder (e.g. for ``"epsilon"``).
@@ -178,6 +175,27 @@ class DataDependentKernel(BaseEstimator):
     ((5, 5), True)
     """
 
+    # scikit-learn's parameter constraints (BaseEstimator._validate_params at fit); the checks
+    # against the data (n_subsample <= n_samples, the graph's shape) stay in fit. Each power
+    # is one more chained Laplacian solve per subsample point, hence the bound MAX_POWER.
+    _parameter_constraints = {
+        "eta": [_POSITIVE],
+        "n_subsample": [Interval(Integral, 1, None, closed="left")],
+        "regularizer": [str, callable],
+        "power": [Interval(Integral, 1, MAX_POWER, closed="both")],
+        "ridge": [Interval(Real, 0, None, closed="left")],
+        "graph": [str, callable, "sparse matrix", np.ndarray],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "sigma_w": [_POSITIVE, None],
+        "graph_weight": [StrOptions({"binary", "gaussian", "distance"})],
+        "sigma": [_POSITIVE, None],
+        "labeled_share": [Interval(Real, 0, 1, closed="both")],
+        "solver": [StrOptions({"auto", "amg", "cg", "direct"})],
+        "rtol": [_POSITIVE],
+        "graph_params": [dict, None],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         eta=1.0,
@@ -228,25 +246,13 @@ class DataDependentKernel(BaseEstimator):
         -------
         self
         """
-        eta = check_positive(self.eta, "eta")
-        ridge = check_positive(self.ridge, "ridge", strict=False)
-        rtol = check_positive(self.rtol, "rtol")
-        if not isinstance(self.solver, str) or self.solver not in ("auto", "amg", "cg",
-                                                                  "direct"):
-            raise ValueError(
-                f"solver must be one of ['auto', 'amg', 'cg', 'direct'], got {self.solver!r}."
-            )
-        power = check_bounded_int(
-            self.power, "power", low=1, high=MAX_POWER,
-            hint=" Each power is one more chained Laplacian solve per subsample point.",
-        )
-        share = check_positive(self.labeled_share, "labeled_share", strict=False)
-        if share > 1:
-            raise ValueError(f"labeled_share must be in [0, 1], got {share}.")
+        self._validate_params()
+        eta, ridge, rtol = float(self.eta), float(self.ridge), float(self.rtol)
+        power, share = int(self.power), float(self.labeled_share)
         X = check_X(X, "X", min_samples=2)
         check_distance_scale(X, name="X")
         n = X.shape[0]
-        m = check_bounded_int(self.n_subsample, "n_subsample", low=1)
+        m = int(self.n_subsample)
         if m > n:
             raise ValueError(
                 f"n_subsample={m} exceeds the number of samples ({n}); use at most {n} "
@@ -258,7 +264,7 @@ class DataDependentKernel(BaseEstimator):
         self.sigma_ = (
             default_sigma(X, random_state=rng.randint(2**31 - 1))
             if self.sigma is None
-            else check_positive(self.sigma, "sigma")
+            else float(self.sigma)
         )
         S = _select_subsample(n, m, labeled, share, rng)
 

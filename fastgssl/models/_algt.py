@@ -24,11 +24,13 @@ the result robust to the choice of k. lambda (the "age") may grow by a factor pe
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._validation import check_n_neighbors, check_positive, check_X
@@ -90,9 +92,9 @@ class ALGT(ClassifierMixin, BaseEstimator):
         include more edges as it "ages").
     weighting : {"hard", "soft"}, default="hard"
         Closed-form weights of the paper's Eq. 7 (0/1) or Eq. 8 (``exp(-d/lambda)``).
-    max_iter : int, default=10
+    max_iter : int >= 1, default=10
         Alternations (the paper reports convergence in at most 10).
-    tol : float, default=1e-6
+    tol : float >= 0, default=1e-6
         Stop when no weight changes by more than ``tol`` (hard weights: no edge flips).
     verbose : int, default=0
         Print the number of kept edges per iteration.
@@ -125,6 +127,22 @@ class ALGT(ClassifierMixin, BaseEstimator):
     True
     """
 
+    # scikit-learn's parameter constraints (BaseEstimator._validate_params at fit); the checks
+    # that need the data or the base estimator's own parameters stay in fit / _base
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "decision_function"]), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "gamma_x": [Interval(Real, 0, None, closed="neither")],
+        "gamma_f": [Interval(Real, 0, None, closed="neither"), None],
+        "age": [Interval(Real, 0, None, closed="neither"), None],
+        # >= 1: the age never decreases
+        "age_growth": [Interval(Real, 1, None, closed="left")],
+        "weighting": [StrOptions(set(_WEIGHTINGS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "verbose": ["verbose"],
+    }
+
     def __init__(self, estimator=None, *, n_neighbors=20, gamma_x=1.0, gamma_f=None, age=None,
                  age_growth=1.0, weighting="hard", max_iter=10, tol=1e-6, verbose=0):
         self.estimator = estimator
@@ -156,18 +174,6 @@ class ALGT(ClassifierMixin, BaseEstimator):
             )
         return est
 
-    def _check_params(self):
-        if self.weighting not in _WEIGHTINGS:
-            raise ValueError(f"weighting must be one of {_WEIGHTINGS}, got {self.weighting!r}.")
-        gamma_x = check_positive(self.gamma_x, "gamma_x")
-        growth = check_positive(self.age_growth, "age_growth")
-        if growth < 1.0:
-            raise ValueError(f"age_growth must be >= 1 (the age never decreases), got {growth}.")
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, int | np.integer) \
-                or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}.")
-        return gamma_x, growth
-
     def fit(self, X, y):
         """Alternate classifier fits and closed-form edge re-weighting until W is stable.
 
@@ -176,17 +182,17 @@ class ALGT(ClassifierMixin, BaseEstimator):
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), ``-1`` for unlabeled points.
         """
-        gamma_x, growth = self._check_params()
+        self._validate_params()
+        gamma_x, growth = float(self.gamma_x), float(self.age_growth)
         base = self._base()
         X = check_X(X)
         n = X.shape[0]
         k = check_n_neighbors(self.n_neighbors, n)
         gamma_f = (check_positive(base.gamma_i, "estimator.gamma_i") if self.gamma_f is None
-                   else check_positive(self.gamma_f, "gamma_f"))
+                   else float(self.gamma_f))
         rows, cols, sqdist = self._candidate_edges(X, k)
         geo = gamma_x * sqdist
-        age = (1.000001 * float(geo.max()) if self.age is None
-               else check_positive(self.age, "age"))
+        age = 1.000001 * float(geo.max()) if self.age is None else float(self.age)
         weights = trimmed_weights(geo, age, self.weighting)
         self.initial_graph_ = self._graph(rows, cols, weights, n)
         W = self.initial_graph_

@@ -11,21 +11,16 @@ Vassilvitskii, 2007, distances in feature space), best of ``n_init`` runs.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._validation import (
-    MAX_N_INIT,
-    check_bounded_int,
-    check_no_complex,
-    check_positive,
-    check_random_state,
-    check_X,
-)
+from fastgssl._validation import MAX_N_INIT, check_no_complex, check_random_state, check_X
 
 __all__ = ["KernelKMeans"]
 
@@ -49,9 +44,11 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         a larger unlabeled set), otherwise a clone is fitted on ``X``.
     sigma : float > 0 or None, default=None
         RBF bandwidth; None: median heuristic (:func:`fastgssl.kernels.default_sigma`).
-    n_init : int, default=10
-        Number of seedings; the run with the smallest inertia is kept.
-    max_iter : int, default=300
+    n_init : int in [1, 1000], default=10
+        Number of seedings; the run with the smallest inertia is kept. Each one is a full
+        run of Lloyd's algorithm; more than a few hundred restarts does not find better
+        optima in practice.
+    max_iter : int >= 1, default=300
         Lloyd iterations per run; a :class:`~sklearn.exceptions.ConvergenceWarning` is issued
         when the assignment still changes after ``max_iter``.
     random_state : int, RandomState or None, default=None
@@ -91,6 +88,17 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
     (200,)
     """
 
+    # scikit-learn's parameter constraints (BaseEstimator._validate_params at fit); a
+    # DataDependentKernel is callable. n_clusters <= n_samples is checked in fit.
+    _parameter_constraints = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "kernel": [StrOptions({"rbf", "precomputed"}), callable],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "n_init": [Interval(Integral, 1, MAX_N_INIT, closed="both")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, n_clusters=2, kernel="rbf", sigma=None, n_init=10, max_iter=300,
                  random_state=None):
         self.n_clusters = n_clusters
@@ -118,13 +126,8 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         -------
         self
         """
-        k = check_bounded_int(self.n_clusters, "n_clusters", low=1)
-        n_init = check_bounded_int(
-            self.n_init, "n_init", low=1, high=MAX_N_INIT,
-            hint=" Each initialization is a full run of Lloyd's algorithm; more than a few "
-                 "hundred restarts does not find better optima in practice.",
-        )
-        max_iter = check_bounded_int(self.max_iter, "max_iter", low=1)
+        self._validate_params()
+        k, n_init, max_iter = int(self.n_clusters), int(self.n_init), int(self.max_iter)
         rng = check_random_state(self.random_state)
         G, X_fit = self._train_gram(X)
         n = G.shape[0]
@@ -167,8 +170,7 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         X = check_X(X, "X")
         self.n_features_in_ = X.shape[1]
         if isinstance(kernel, str) and kernel == "rbf":
-            self.sigma_ = (default_sigma(X) if self.sigma is None
-                           else check_positive(self.sigma, "sigma"))
+            self.sigma_ = default_sigma(X) if self.sigma is None else float(self.sigma)
             self.kernel_ = kernel
             return rbf_kernel(X, sigma=self.sigma_), X
         if isinstance(kernel, DataDependentKernel):
@@ -176,19 +178,15 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
                 kernel = clone(kernel).fit(X)
             self.kernel_ = kernel
             return kernel.gram(X), X
-        if callable(kernel):
-            self.kernel_ = kernel
-            G = _callable_values(kernel, X, X)
-            if G.shape != (X.shape[0], X.shape[0]):
-                raise ValueError(
-                    f"the kernel callable returned shape {G.shape} for {X.shape[0]} points; "
-                    f"it must return the ({X.shape[0]}, {X.shape[0]}) Gram matrix."
-                )
-            return G, X
-        raise ValueError(
-            f"kernel must be 'rbf', 'precomputed', a callable or a DataDependentKernel, got "
-            f"{kernel!r}."
-        )
+        # any other callable (the parameter constraints admit nothing else)
+        self.kernel_ = kernel
+        G = _callable_values(kernel, X, X)
+        if G.shape != (X.shape[0], X.shape[0]):
+            raise ValueError(
+                f"the kernel callable returned shape {G.shape} for {X.shape[0]} points; "
+                f"it must return the ({X.shape[0]}, {X.shape[0]}) Gram matrix."
+            )
+        return G, X
 
     def _cross_gram(self, X):
         from fastgssl.kernels import rbf_kernel
