@@ -60,6 +60,8 @@ class CVObjective:
         Gram matrix ``K`` (``init``: a warm start of the same shape as ``Y``), with the
         learner's solver, tolerance and iteration cap; ``return_info=True`` returns
         ``(beta, info)`` with one dict per column holding at least ``"n_iter"``.
+    regularizer_factory : callable or None
+        ``W -> Q``, the learner's regularizer of an affinity (None without a graph term).
     """
 
     task: str
@@ -70,6 +72,7 @@ class CVObjective:
     gamma_i: float = 0.0
     loss: object = None
     solve: object = None
+    regularizer_factory: object = None
 
     @property
     def classification(self):

@@ -286,6 +286,24 @@ def test_search_transductive_equals_cv_result_per_candidate():
                                                                            abs=1e-12)
 
 
+def test_search_shared_factor_and_neighbours_equal_per_candidate_fits():
+    """Nystrom backend: the search shares one factor per width across graphs and one kNN
+    search across n_neighbors; every candidate's CV equals its own fit's (regression, so
+    the criterion is continuous)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(160, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=160)
+    y_semi = np.where(np.arange(160) < 50, y, np.nan)
+    est = LapRLS(task="regression", backend="nystrom", n_components=40, random_state=0)
+    grid = {"sigma": [0.5, 2.0], "n_neighbors": [5, 8], "gamma_i": [0.1, 10.0]}
+    search = ApproxGridSearchCV(est, grid, cv=5, random_state=0).fit(X, y_semi)
+    assert search.method_ == "exact" and search.protocol_ == "transductive"
+    for i, params in enumerate(search.cv_results_["params"]):
+        res = cv_result(clone(est).set_params(**params), X, y_semi, search.folds_,
+                        method="exact", protocol="transductive")
+        assert search.cv_results_["mean_cv_error"][i] == pytest.approx(res.score, rel=1e-9)
+
+
 def test_search_spectral_route_for_many_ratios(monkeypatch):
     import fastgssl.cv._search as search_mod
 

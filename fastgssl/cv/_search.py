@@ -152,6 +152,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     """
     from dataclasses import replace
 
+    from fastgssl._protocol import CVState
     from fastgssl.cv._transductive import transductive_predictions
     from fastgssl.kernels import DeformedKernel
 
@@ -160,10 +161,13 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     p = first.get_params()
     n = X.shape[0]
     dense = p.get("backend", "dense") == "dense"
-    W = None
-    if float(p.get("gamma_i", 0) or 0) > 0 and isinstance(p.get("graph"), str):
-        W = _shared_graph(search, group, first, X)
-    K = None
+    objective0 = first.cv_objective(y)
+    W = Q = None
+    if objective0.gamma_i > 0:
+        W = (_shared_graph(search, group, first, X) if isinstance(p.get("graph"), str)
+             else first.build_graph(X))
+        Q = objective0.regularizer_factory(W)
+    K = V = None
     if dense:
         from fastgssl._memory import check_dense_memory
 
@@ -177,33 +181,33 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
 
             K = pairwise_kernel(X, kernel=p.get("kernel", "rbf"), sigma=p.get("sigma", 1.0),
                                 kernel_params=p.get("kernel_params"))
-    fit_params = {"kernel": "precomputed"} if K is not None else {}
-    if W is not None:
-        fit_params["graph"] = W
-    state0 = clone(first).set_params(**fit_params).fit(K if K is not None else X, y).cv_state()
+    else:
+        V = _shared_factor(search, group, first, X)
+    # the state of the grid's learner without a fit: what the reduction reads
+    state0 = CVState(task=objective0.task, y=objective0.y, labeled=objective0.labeled,
+                     f=np.zeros_like(objective0.y), classes=objective0.classes,
+                     gamma_a=objective0.gamma_a, gamma_i=objective0.gamma_i,
+                     loss=objective0.loss, kernel=K, factor=V, graph=W, regularizer=Q,
+                     regularizer_factory=objective0.regularizer_factory,
+                     solve=objective0.solve, estimator=first)
     fold_of_labeled = folds[np.flatnonzero(state0.labeled)]
 
     def ratio(params):
         gi = float(params.get("gamma_i", 0) or 0)
         ga = float(params.get("gamma_a", params.get("lam", 1.0)))
-        return (gi / (n**2 * ga)) if state0.regularizer is not None and gi > 0 else 0.0
+        return (gi / (n**2 * ga)) if Q is not None and gi > 0 else 0.0
 
     merged = [{**p, **candidates[i]} for i in group.indices]
     ratios = sorted({ratio(m) for m in merged})
     dk = None
-    if state0.regularizer is not None:
+    if Q is not None:
         route = ("nystrom" if not dense
                  else "spectral" if len(ratios) > _SPECTRAL_MIN_RATIOS else "dense")
-        if state0.deformed is not None and route != "spectral":
-            dk = state0.deformed  # the first fit's factorization setup (same Q, K or V)
+        dk = DeformedKernel(route=route)
+        if dense:
+            dk.fit(None, Q, state0.labeled, base_gram=K)
         else:
-            dk = DeformedKernel(route=route)
-        if dk is state0.deformed:
-            pass
-        elif dense:
-            dk.fit(None, state0.regularizer, state0.labeled, base_gram=K)
-        else:
-            dk.fit(None, state0.regularizer, state0.labeled, factor=state0.factor)
+            dk.fit(None, Q, state0.labeled, factor=V)
     share = (time.perf_counter() - t0) / len(group.indices)
     L = np.flatnonzero(state0.labeled)
     base_gram = None
@@ -223,8 +227,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
             KLL = dk.labeled_gram(r)
         else:
             if base_gram is None:
-                base_gram = (K[np.ix_(L, L)] if K is not None
-                             else state0.factor[L] @ state0.factor[L].T)
+                base_gram = K[np.ix_(L, L)] if K is not None else V[L] @ V[L].T
             KLL = base_gram
         loss = objective.loss
         state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
@@ -243,6 +246,17 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         records.append((idx, _record(search, pred, targets, fold_of_labeled, n_folds,
                                      classification, time.perf_counter() - t1 + share)))
     return records
+
+
+def _shared_factor(search, group, estimator, X):
+    """The Nystrom features of a group, built once per kernel-parameter set: they do not
+    depend on the graph, so groups that differ only in the graph share them (in-process
+    evaluation; a worker process builds its own)."""
+    cache = search.__dict__.setdefault("_factor_cache", {})
+    key = group.kernel_params
+    if key not in cache:
+        cache[key] = np.asarray(estimator.build_factor(X).features_, dtype=np.float64)
+    return cache[key]
 
 
 def _shared_neighbors(estimator, candidates, X):
@@ -746,7 +760,9 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             key = (_group_key(merged, _KERNEL_KEYS), _group_key(merged, _GRAPH_KEYS))
             groups.setdefault(key, []).append(i)
         group_list = [_Group(idx, k[0], k[1]) for k, idx in groups.items()]
-        self._graph_cache = {}  # one graph per graph-parameter set, shared across widths
+        # one graph per graph-parameter set, shared across widths; one Nystrom factor per
+        # kernel-parameter set, shared across graphs
+        self._graph_cache, self._factor_cache = {}, {}
         t_start = time.perf_counter()
         if self.verbose:
             print(f"[ApproxGridSearchCV] {len(candidates)} candidates in {len(group_list)} "
@@ -770,7 +786,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                     print(f"[ApproxGridSearchCV] {done}/{len(candidates)} "
                           f"{dict(g.kernel_params)} best error in group {best:.4g} "
                           f"({time.perf_counter() - t_start:.2f} s)", flush=True)
-        self._graph_cache = {}  # graphs were only shared within the grid evaluation
+        # graphs and factors were only shared within the grid evaluation
+        self._graph_cache, self._factor_cache = {}, {}
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
                if self._approximate() and self.verify_ not in (None, False) else 0)
         self.n_verified_, self.verify_time_ = (

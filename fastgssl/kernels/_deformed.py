@@ -60,8 +60,9 @@ class IllConditionedKernelWarning(UserWarning):
 
 def _apply(Q, M):
     """Q @ M for a sparse matrix, dense array or LinearOperator Q (M dense, 2-D)."""
-    out = Q @ M
-    return out.toarray() if sp.issparse(out) else np.asarray(out, dtype=np.float64)
+    from fastgssl.solvers._kernels import sparse_dense_product
+
+    return sparse_dense_product(Q, M)
 
 
 def _check_regularizer(Q, n):

@@ -308,6 +308,21 @@ class _KernelMachine(BaseEstimator):
             params.update(self.graph_params or {})
         return resolve_graph(graph, X, builder_params=params)
 
+    def build_factor(self, X):
+        """The Nystrom factor of the estimator's kernel over the rows of ``X``
+        (``backend="nystrom"``: ``n_components`` landmarks drawn with ``landmarks`` and
+        ``random_state``); the grid search calls it once per kernel width.
+
+        Returns
+        -------
+        fastgssl.kernels.NystromFactor
+        """
+        from fastgssl.kernels import nystrom
+
+        return nystrom(X, self.n_components, sigma=self.sigma if self.kernel == "rbf" else 1.0,
+                       landmarks=self.landmarks, random_state=self.random_state,
+                       kernel=self.kernel)
+
     def _build_regularizer(self, W):
         from fastgssl.regularizers import build_regularizer
 
@@ -400,11 +415,7 @@ class _KernelMachine(BaseEstimator):
                 K = pairwise_kernel(X, kernel=self.kernel, sigma=self.sigma,
                                     kernel_params=self.kernel_params)
         else:
-            from fastgssl.kernels import nystrom
-
-            fac = nystrom(X, self.n_components, sigma=self.sigma if self.kernel == "rbf" else 1.0,
-                          landmarks=self.landmarks, random_state=self.random_state,
-                          kernel=self.kernel)
+            fac = self.build_factor(X)
         if deformed:
             # Sindhwani et al. (2005): the supervised learner on L with the deformed kernel
             from fastgssl.kernels import DeformedKernel
@@ -579,7 +590,8 @@ class _KernelMachine(BaseEstimator):
         solve = partial(_solve_gram, loss=loss, gamma_a=gamma_a, tol=self.tol,
                         max_iter=self.max_iter, solver=self.solver)
         return CVObjective(task=task, y=y_enc, labeled=labeled, classes=classes,
-                           gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, solve=solve)
+                           gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, solve=solve,
+                           regularizer_factory=self._build_regularizer if gamma_i > 0 else None)
 
     def cv_objective(self, y):
         """What the parameters and the targets ``y`` define, without fitting

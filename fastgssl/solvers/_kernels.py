@@ -131,3 +131,19 @@ def residual(indptr, indices, data, B, X, out):
             j = indices[jj]
             for c in range(r):
                 out[i, c] -= a * X[j, c]
+
+
+def sparse_dense_product(A, X):
+    """``A @ X`` for a sparse, dense or LinearOperator ``A`` and a dense 2-D ``X``, as a
+    float64 array; a CSR ``A`` goes through the parallel :func:`spmm` kernel (scipy's
+    product is single-threaded and slow for many columns)."""
+    import scipy.sparse as sp
+
+    if sp.issparse(A):
+        A = A.tocsr()
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        out = np.empty((A.shape[0], X.shape[1]))
+        spmm(A.indptr, A.indices.astype(np.int64, copy=False),
+             np.asarray(A.data, dtype=np.float64), X, out)
+        return out
+    return np.asarray(A @ X, dtype=np.float64)
