@@ -251,13 +251,13 @@ def report(cells):
 # --------------------------------------------------------------------------------------------
 # scale case
 PHASES = [  # (label, module file suffix, function name): cumulative times from cProfile
-    ("graph (kNN + weights; its worker threads show as lock waits)", "graphs/_builders.py",
+    ("kNN search (its worker threads show as lock waits)", "graphs/_knn.py", "knn_search"),
+    ("graph weights and symmetrization (knn_graph, search included)", "graphs/_builders.py",
      "knn_graph"),
-    ("regularizer (Laplacian)", "models/_manifold.py", "_build_regularizer"),
+    ("regularizer (Laplacian)", "regularizers/_resolve.py", "build_regularizer"),
     ("Nystrom factor", "kernels/_nystrom.py", "nystrom"),
-    ("deformed kernel setup", "kernels/_deformed.py", "fit"),
+    ("deformed kernel setup (V^T Q V)", "kernels/_deformed.py", "fit"),
     ("K~_LL per ratio", "kernels/_deformed.py", "labeled_gram"),
-    ("full fit per group (state0)", "models/_manifold.py", "fit"),
     ("l-point fits on all of L", "models/_kernel_solvers.py", "fit_dense"),
     ("fold refits (transductive_predictions)", "cv/_transductive.py",
      "transductive_predictions"),
