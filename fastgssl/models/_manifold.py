@@ -479,8 +479,7 @@ class _KernelMachine(BaseEstimator):
 
     def _fit_platt(self, X, y):
         """Platt sigmoids on the out-of-fold decision values of exact transductive CV."""
-        from fastgssl.cv import make_folds
-        from fastgssl.cv import ExactCV
+        from fastgssl.cv import ExactCV, make_folds
 
         if self.task_ != "classification":
             raise ValueError("probability=True needs a classifier (task='classification').")
