@@ -24,3 +24,19 @@ def test_diabetes_default_search_returns_the_exact_cv_winner():
     assert np.mean((search.predict(X_te) - y_te) ** 2) < 4000.0
     fbif = ApproxGridSearchCV(KRR(), grid, cv=5, method="fbif", random_state=0).fit(X_tr, y_tr)
     assert fbif.best_cv_error_ < 100.0  # the optimistic first-order criterion, for contrast
+
+
+def test_auto_picks_newton_for_smooth_losses_and_verifies():
+    """Supervised, smooth loss (logistic): the one Newton step per fold, winner verified."""
+    from sklearn.datasets import make_moons
+
+    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.models import SVM
+
+    X, y = make_moons(120, noise=0.3, random_state=0)
+    s = ApproxGridSearchCV(SVM(loss="logistic"), {"lam": [1e-3, 1e-1]}, cv=4,
+                           random_state=0).fit(X, y)
+    assert s.method_ == "newton" and s.verify_ == "best"
+    assert s.cv_results_["verified"][s.best_index_]
+    h = ApproxGridSearchCV(SVM(), {"lam": [1e-3, 1e-1]}, cv=4, random_state=0).fit(X, y)
+    assert h.method_ == "fbif"

@@ -471,9 +471,10 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         transductive CV for LapRLS / LapSVM and any square-loss learner (the deformed-kernel
         reduction: about one fit per candidate, work shared along the grid), exact CV for
         label propagation and for estimators the one-fit paths cannot see through (a
-        ``Pipeline``: refits per candidate), and t-FBIF with ``verify="best"`` for supervised
-        non-square losses (SVM), so a default search never returns an unverified first-order
-        winner. Or a name of the ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``,
+        ``Pipeline``: refits per candidate), and for supervised non-square losses a one-fit
+        approximation with ``verify="best"``: one Newton step per fold for smooth losses
+        (logistic), t-FBIF for piecewise-quadratic ones (the SVM's Huber hinge); so a default
+        search never returns an unverified approximate winner. Or a name of the ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``,
         ``"fbif"``, ``"bif"``, ``"newton"`` or a plugin (plugins run through their ``run``).
     protocol : {None, "transductive", "inductive"}
         ``"transductive"``: a fold's labels are hidden, every point stays in the graph;
@@ -651,8 +652,13 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 method, protocol = "exact", "transductive"
             elif squares == {"square"}:
                 method = "exact"
-            else:  # supervised or inductive, non-square: first order, winner verified
-                method = "fbif"
+            else:  # supervised or inductive, non-square: one-fit approximation, winner verified
+                # smooth losses (logistic, smooth plugins): one Newton step per fold, much
+                # closer to exact CV than the first-order BIF; piecewise-quadratic (Huber
+                # hinge): t-FBIF
+                smooth = all(getattr(getattr(o.loss, "spec", None), "smooth", False)
+                             for o in objectives)
+                method = "newton" if smooth else "fbif"
                 if verify is None:
                     verify = "best"
             self.method_ = method
