@@ -36,7 +36,8 @@ from fastgssl.cv._result import validation_loss
 
 __all__ = ["ApproxGridSearchCV"]
 
-_KERNEL_KEYS = ("sigma", "kernel", "kernel_params", "backend", "n_components", "landmarks")
+_KERNEL_KEYS = ("sigma", "kernel", "kernel_params", "backend", "n_components", "landmarks",
+                "fit_intercept", "intercept_scaling")
 _GRAPH_KEYS = ("graph", "n_neighbors", "sigma_w", "graph_weight", "graph_params")
 # parameters of fastgssl's kernel machines through which the search shares one kernel matrix
 _KERNEL_MACHINE_PARAMS = ("kernel", "sigma", "kernel_params", "backend")
@@ -174,13 +175,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         check_dense_memory(n, n, 3 if W is not None else 2,
                            what="the search's kernel matrix and deformed-kernel factorization",
                            remedy="use backend='nystrom' in the estimator or fewer points")
-        if p.get("kernel", "rbf") == "precomputed":
-            K = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
-        else:
-            from fastgssl.kernels import pairwise_kernel
-
-            K = pairwise_kernel(X, kernel=p.get("kernel", "rbf"), sigma=p.get("sigma", 1.0),
-                                kernel_params=p.get("kernel_params"))
+        K = first.build_kernel(X)
     else:
         V = _shared_factor(search, group, first, X)
     # the state of the grid's learner without a fit: what the reduction reads
@@ -248,6 +243,15 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     return records
 
 
+def _on_gram(estimator):
+    """Parameters that make a kernel machine take the search's Gram matrix (which
+    :meth:`build_kernel` made, the intercept's constant included) as its kernel."""
+    params = {"kernel": "precomputed"}
+    if "fit_intercept" in estimator.get_params():
+        params["fit_intercept"] = False
+    return params
+
+
 def _shared_factor(search, group, estimator, X):
     """The Nystrom features of a group, built once per kernel-parameter set: they do not
     depend on the graph, so groups that differ only in the graph share them (in-process
@@ -313,12 +317,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
 
     K = None
     if dense and not semi_exact:
-        if precomputed:
-            K = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
-        else:
-            from fastgssl.kernels import rbf_kernel
-
-            K = rbf_kernel(X, sigma=p["sigma"])
+        K = first.build_kernel(X)
     W = None  # one graph per group (a precomputed graph=W is used as given)
     if float(p.get("gamma_i", 0) or 0) > 0 and not semi_exact and not precomputed:
         if isinstance(p.get("graph"), str):
@@ -353,14 +352,14 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
                 est.set_params(warm_start=True)
         if method == "exact":
             if K is not None:
-                est.set_params(kernel="precomputed")
+                est.set_params(**_on_gram(est))
                 res = approx.run(est, K, y, folds, protocol=protocol)
             else:
                 res = approx.run(est, X, y, folds, protocol=protocol)
         else:
             Xin = X
             if K is not None:
-                est.set_params(kernel="precomputed")
+                est.set_params(**_on_gram(est))
                 Xin = K
             if W is not None:
                 est.set_params(graph=W)
@@ -474,8 +473,9 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``Pipeline``: refits per candidate), and for supervised non-square losses a one-fit
         approximation with ``verify="best"``: one Newton step per fold for smooth losses
         (logistic), t-FBIF for piecewise-quadratic ones (the SVM's Huber hinge); so a default
-        search never returns an unverified approximate winner. Or a name of the ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``,
-        ``"fbif"``, ``"bif"``, ``"newton"`` or a plugin (plugins run through their ``run``).
+        search never returns an unverified approximate winner. Or a name of the
+        ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``, ``"fbif"``, ``"bif"``,
+        ``"newton"`` or a plugin (plugins run through their ``run``).
     protocol : {None, "transductive", "inductive"}
         ``"transductive"``: a fold's labels are hidden, every point stays in the graph;
         ``"inductive"``: a fold's points are removed. None: transductive when the method
@@ -589,22 +589,21 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             return min(int(v), n_candidates)
         raise ValueError(f"verify must be None, 'best' or a positive int, got {v!r}.")
 
-    @staticmethod
-    def _verify_inputs(est, X, kernels):
-        """(estimator, X) for an exact re-scoring: the refits of a dense RBF model without a
-        graph slice one kernel matrix per width (as the exact search does) instead of
-        recomputing it per fold; graph models refit on the coordinates (graph rebuilt)."""
+    def _verify_inputs(self, est, X, kernels):
+        """(estimator, X) for an exact re-scoring: the refits of a dense kernel machine
+        without a graph slice one kernel matrix per width (as the exact search does)
+        instead of recomputing it per fold; graph models refit on the coordinates (graph
+        rebuilt)."""
         p = est.get_params()
-        if (p.get("backend", "dense") != "dense" or p.get("kernel", "rbf") != "rbf"
-                or float(p.get("gamma_i", 0) or 0) > 0 or "sigma" not in p):
+        if (not self._one_fit_ok or p.get("backend", "dense") != "dense"
+                or p.get("kernel", "rbf") == "precomputed"
+                or float(p.get("gamma_i", 0) or 0) > 0):
             return (est, X)
-        sigma = float(p["sigma"])
-        if sigma not in kernels:
-            from fastgssl.kernels import rbf_kernel
-
+        key = _group_key(p, _KERNEL_KEYS)
+        if key not in kernels:
             kernels.clear()
-            kernels[sigma] = rbf_kernel(X, sigma=sigma)
-        return (est.set_params(kernel="precomputed"), kernels[sigma])
+            kernels[key] = est.build_kernel(X)
+        return (est.set_params(**_on_gram(est)), kernels[key])
 
     def _approximate(self):
         """Whether the method approximates CV (exact methods are never re-scored)."""
@@ -632,7 +631,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         # pass it back as kernel="precomputed": only learners with those parameters
         shares_kernel = set(_KERNEL_MACHINE_PARAMS) <= set(est.get_params())
         if shares_kernel and all(callable(getattr(est, name, None))
-                                 for name in ("cv_objective", "cv_state")):
+                                 for name in ("cv_objective", "cv_state", "build_kernel",
+                                              "build_factor", "build_graph")):
             objectives = [learner_objective(clone(est).set_params(**c), y) for c in candidates]
             if any(o.loss is None for o in objectives):
                 objectives = None

@@ -55,8 +55,8 @@ def deformed_gram(state):
 
 def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
     """Mean-form held-out predictions of the square loss, one factorization per fold size."""
-    from fastgssl.cv._quadratic import exact_quadratic_cholesky
     from fastgssl._threads import small_blas
+    from fastgssl.cv._quadratic import exact_quadratic_cholesky
 
     l = KLL.shape[0]
     sizes = np.bincount(fl, minlength=n_folds)
