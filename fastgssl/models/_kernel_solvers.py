@@ -318,6 +318,8 @@ _NOT_PSD = (
 # largest KKT violations first (bench/bench_svm_solver.py measured 20-50 alike).
 _BLOCK = 32
 _GROW = 0.5
+# A warm start whose free set exceeds this fraction of the points is replaced by a = 0.
+_WARM_FREE_MAX = 0.25
 # Trial steps of the projected step on the free set before the ratio-test step.
 _PROJECTED_TRIALS = (1.0, 0.5, 0.25)
 _TRIALS = np.array(_PROJECTED_TRIALS)
@@ -674,11 +676,14 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
             amax = max(amax, a[j])
         tau = 1e-11 * (b + fmax + c * amax)
         nV = 0
+        n_upper = 0
         free_off = False
         for j in range(l):
             gj = y[j] * f[j] + c * a[j] - b
             g[j] = gj
             st = status[j]
+            if st == 2:
+                n_upper += 1
             if (st == 0 and gj < -tau) or (st == 2 and gj > tau):
                 cand[nV] = j
                 nV += 1
@@ -691,13 +696,45 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
         if pending.shape[0]:
             R, idx, m = _fac_append(K, y, c, R, idx, m, pending)
             pending = pending[:0]
-        # the block: max(block, grow |F|), but growing from block by doubling (a warm
-        # start's large F needs few additions, a cold start's empty F gets doubled blocks)
-        k = min(max(block, int(grow * m)), block << min(outer - 1, 30))
+        # the block: max(block, grow (|F| + |E|)), reached from block by doubling (a warm
+        # start's large F needs few additions; a cold start doubles its blocks, also where
+        # they all land on the linear piece, as at large lam)
+        k = min(max(block, int(grow * (m + n_upper))), block << min(outer - 1, 30))
         V = cand[:nV].copy()
         if nV > k:  # (V may be empty: a warm start's free set is solved first)
             order = np.argsort(-np.abs(g[V]))
             V = np.sort(V[order[:k]])
+        if U < np.inf:
+            # violators at 0 whose own 1-D minimizer -g / H_jj lies beyond U go to U
+            # together, without the factor, when that lowers the QP objective (the linear
+            # piece fills in blocks at large lam instead of through |V| x |V| factors)
+            nS = 0
+            S = np.empty(V.shape[0], dtype=np.int64)
+            for v in V:
+                if status[v] == 0 and -g[v] >= U * (K[v, v] + c):
+                    S[nS] = v
+                    nS += 1
+            if nS:
+                S = S[:nS]
+                df = np.zeros(l)  # K_{:,S} y_S U: the change of f, and of the objective
+                _add_rows(K, S, y[S] * U, df)
+                dq = 0.0
+                for i in S:
+                    dq += U * g[i] + 0.5 * U * (y[i] * df[i] + c * U)
+                if dq < 0.0:
+                    for i in S:
+                        status[i] = 2
+                        a[i] = U
+                    f_E += df
+                    f += df
+                    nrest = 0
+                    for v in V:
+                        if status[v] != 2:
+                            V[nrest] = v
+                            nrest += 1
+                    V = V[:nrest]
+                    if nrest == 0 and m == 0:
+                        continue
         for v in V:
             if status[v] == 2:
                 row = K[v]
@@ -876,6 +913,16 @@ def _fit_active_set(K, Y, loss, kind, h, gamma_a, init, tol, max_iter):
                     "step": np.nan, "t": 1.0, "slope": np.nan, "margin": 0, "linear": 0,
                     "warm_start": init is not None}
             a = np.zeros(l) if init is None else np.ascontiguousarray(A0[:, j])
+            if init is not None:
+                n_free = int(np.count_nonzero((a > 0) & (a < U)))
+                if n_free > max(4 * _BLOCK, _WARM_FREE_MAX * l):
+                    # a start from another lam (a regularization path) puts most of the
+                    # previous support strictly inside the new box: factorizing it and
+                    # removing the points one ratio test at a time cost 200x a cold start
+                    # (MNIST, n = 3000, lam 1 -> 1e-2); cold is never far from the best
+                    a = np.zeros(l)
+                    info["warm_start"] = False
+                    info["warm_start_rejected"] = n_free
             f = np.zeros(l)
             s = np.flatnonzero(a > 0)
             if s.size:
