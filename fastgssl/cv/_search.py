@@ -215,7 +215,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         idx = group.indices[j]
         t1 = time.perf_counter()
         est = clone(search.estimator).set_params(**candidates[idx])
-        objective = est.cv_objective(y)  # validated as fit validates; no fit
+        objective = _objective(search, est, idx, y)  # validated as fit validates; no fit
         gamma_a, gamma_i = objective.gamma_a, objective.gamma_i
         r = ratio(merged[j])
         if r > 0:
@@ -241,6 +241,12 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         records.append((idx, _record(search, pred, targets, fold_of_labeled, n_folds,
                                      classification, time.perf_counter() - t1 + share)))
     return records
+
+
+def _objective(search, estimator, index, y):
+    """The CVObjective of candidate ``index`` (computed once by ``_resolve`` in-process)."""
+    cached = search.__dict__.get("_objectives")
+    return cached[index] if cached is not None else estimator.cv_objective(y)
 
 
 def _on_gram(estimator):
@@ -418,7 +424,7 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     for idx in group.indices:
         t1 = time.perf_counter()
         cand = clone(search.estimator).set_params(**candidates[idx])
-        lam = cand.cv_objective(y).gamma_a  # validated as fit validates (lam > 0, ...)
+        lam = _objective(search, cand, idx, y).gamma_a  # validated as fit validates
         mu = l * lam
         res = None
         if per_lam_cholesky:
@@ -639,6 +645,9 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._one_fit_ok = objectives is not None
         if objectives is None and callable(getattr(est, "cv_objective", None)):
             objectives = [learner_objective(clone(est).set_params(**c), y) for c in candidates]
+        # reused by the in-process evaluation (worker processes recompute their own)
+        self._objectives = (objectives if self._one_fit_ok and check_n_jobs(self.n_jobs) == 1
+                            else None)
         protocol = self.protocol
         method = self.method
         verify = self.verify
@@ -793,7 +802,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                           f"{dict(g.kernel_params)} best error in group {best:.4g} "
                           f"({time.perf_counter() - t_start:.2f} s)", flush=True)
         # graphs and factors were only shared within the grid evaluation
-        self._graph_cache, self._factor_cache = {}, {}
+        self._graph_cache, self._factor_cache, self._objectives = {}, {}, None
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
                if self._approximate() and self.verify_ not in (None, False) else 0)
         self.n_verified_, self.verify_time_ = (

@@ -242,6 +242,7 @@ class DeformedKernel:
         if not np.isfinite(K).all():
             raise ValueError("the base kernel matrix holds NaN or infinite values.")
         self.kernel_train_ = K
+        self._KQ = None
         if route == "spectral":
             self._spectral_setup(K)
         return self
@@ -303,10 +304,15 @@ class DeformedKernel:
             extra = None
         else:
             K = self.kernel_train_
-            A = _apply(self.Q_, K).T  # (Q K)^T = K Q for symmetric Q, K
-            A *= r
+            if getattr(self, "_KQ", None) is None:  # ratio-independent: once per fit
+                self._KQ = _apply(self.Q_, K).T  # (Q K)^T = K Q for symmetric Q, K
+            A = self._KQ * r
             A.flat[:: A.shape[0] + 1] += 1.0
-            KSL = sla.solve(A, K[:, L], overwrite_a=True, check_finite=False)
+            n, l = A.shape[0], L.size
+            # small factorizations on one BLAS thread: on a loaded machine the per-panel
+            # barriers of a threaded getrf cost more than they gain
+            with small_blas(2.0 * n**3 / 3 + 2.0 * n * n * l):
+                KSL = sla.solve(A, K[:, L], overwrite_a=True, check_finite=False)
             extra = None
         KLL = KSL[L]
         KLL = 0.5 * (KLL + KLL.T)
