@@ -569,7 +569,7 @@ class _GraphPropagation(BaseEstimator):
             f"{orphans.size} of {F.shape[0]} points in {n_comp} graph component(s) are not "
             f"connected to any labeled point; unlabeled_policy={policy!r}: {what}. Increase "
             f"n_neighbors (or n_landmarks) or label a point in each component to avoid this.",
-            DisconnectedGraphWarning,
+            UnlabeledComponentWarning,
             stacklevel=3,
         )
         F = F.copy()
