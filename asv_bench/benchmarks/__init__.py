@@ -9,8 +9,9 @@ names (class names or parameter values).
 
 Timings on a shared machine depend on its load and on the thread pools: every timing class
 calls :func:`log_environment` in ``setup`` (a line on stderr, shown by ``--show-stderr``) and
-``bench_environment`` records the load average and the Numba / BLAS thread settings as
-``track_*`` values next to the timings of the same run.
+``bench_environment`` records the load average and the Numba / BLAS thread settings
+(including the thread count the library's load-based default picks) as ``track_*`` values
+next to the timings of the same run.
 
 From ``asv_bench/``: ``asv machine --yes`` once, then
 ``asv run --python=same --quick --show-stderr`` (every benchmark once, nothing saved) or
@@ -33,8 +34,15 @@ def environment():
         "NUMBA_NUM_THREADS": numba.config.NUMBA_NUM_THREADS,
         "numba_threading_layer": numba.config.THREADING_LAYER,
     }
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        out[var] = os.environ.get(var, "unset")
+    try:  # the thread count the library's n_jobs=None picks now (load-based, see _threads)
+        from fastgssl._threads import default_numba_threads
+
+        out["fastgssl_default_threads"] = default_numba_threads()
+    except Exception:  # an older fastgssl, or a malformed FASTGSSL_NUM_THREADS
+        out["fastgssl_default_threads"] = -1
+    for var in ("FASTGSSL_NUM_THREADS", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
+                "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        out[var + "_env" if var == "NUMBA_NUM_THREADS" else var] = os.environ.get(var, "unset")
     try:
         from threadpoolctl import threadpool_info
 

@@ -34,6 +34,13 @@ class Machine:
 
     track_numba_config_num_threads.unit = "threads"
 
+    def track_fastgssl_default_threads(self):
+        """Numba threads of ``n_jobs=None`` now (``fastgssl._threads.default_numba_threads``:
+        the cores other jobs leave free, or ``FASTGSSL_NUM_THREADS``)."""
+        return environment()["fastgssl_default_threads"]
+
+    track_fastgssl_default_threads.unit = "threads"
+
     def track_blas_threads(self):
         return environment()["blas_threads"]
 

@@ -1,0 +1,222 @@
+"""fastgssl._threads: explicit thread counts, the environment override, the load-based default."""
+
+import os
+
+import numba
+import numpy as np
+import pytest
+
+from fastgssl import _threads
+from fastgssl._threads import (
+    default_numba_threads,
+    numba_threads,
+    small_blas,
+    thread_settings,
+)
+
+LIMIT = numba.config.NUMBA_NUM_THREADS
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch):
+    """No cached decision, no environment override, no own load unless a test sets one."""
+    monkeypatch.delenv(_threads.ENV_VAR, raising=False)
+    _threads._clear_cache()
+    yield
+    _threads._clear_cache()
+
+
+def _machine(monkeypatch, *, load, cores=8, limit=8, own=0.0):
+    """A machine with ``cores`` usable cores, a Numba pool of ``limit`` and 1-min ``load``."""
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", limit)
+    monkeypatch.setattr(_threads, "_available_cores", lambda: cores)
+    monkeypatch.setattr(_threads, "_own_load", lambda: own)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load), raising=False)
+
+
+@pytest.mark.parametrize("load, expected", [
+    (0.0, 8),    # idle: the whole pool
+    (0.3, 8),    # background noise up to 0.3 is ignored
+    (0.31, 7),   # every started unit above it takes a core
+    (1.0, 7),
+    (1.3, 7),
+    (1.31, 6),
+    (2.0, 6),
+    (6.9, 1),
+    (7.5, 1),    # never below one thread
+    (40.0, 1),
+])
+def test_load_based_default(monkeypatch, load, expected):
+    _machine(monkeypatch, load=load)
+    assert default_numba_threads() == expected
+
+
+def test_own_load_is_not_counted_as_other_jobs(monkeypatch):
+    # our own kernels just ran on both cores: load 2 is ours, the machine is free
+    _machine(monkeypatch, load=2.0, cores=2, limit=2, own=1.9)
+    assert default_numba_threads() == 2
+    _threads._clear_cache()
+    _machine(monkeypatch, load=4.0, cores=2, limit=2, own=1.9)   # two other busy jobs
+    assert default_numba_threads() == 1
+
+
+def test_capped_by_pool_and_affinity(monkeypatch):
+    _machine(monkeypatch, load=0.0, cores=16, limit=4)
+    assert default_numba_threads() == 4
+    _threads._clear_cache()
+    _machine(monkeypatch, load=1.0, cores=3, limit=8)   # taskset / container: 3 cores
+    assert default_numba_threads() == 2
+
+
+def test_no_getloadavg_falls_back_to_all_threads(monkeypatch):
+    _machine(monkeypatch, load=0.0, cores=8, limit=8)
+    monkeypatch.delattr(os, "getloadavg")   # Windows
+    assert default_numba_threads() == 8
+
+
+def test_getloadavg_failure_falls_back(monkeypatch):
+    _machine(monkeypatch, load=0.0, cores=8, limit=8)
+
+    def broken():
+        raise OSError("load average unobtainable")
+
+    monkeypatch.setattr(os, "getloadavg", broken)
+    assert default_numba_threads() == 8
+
+
+def test_decision_is_cached(monkeypatch):
+    _machine(monkeypatch, load=0.0)
+    calls = []
+
+    def counting():
+        calls.append(1)
+        return (0.0, 0.0, 0.0)
+
+    monkeypatch.setattr(os, "getloadavg", counting)
+    for _ in range(50):
+        assert default_numba_threads() == 8
+    assert len(calls) == 1
+    # after the cache expires the load is read again
+    monkeypatch.setattr(_threads, "_CACHE_SECONDS", 0.0)
+    default_numba_threads()
+    assert len(calls) == 2
+
+
+def test_cache_follows_pool_size(monkeypatch):
+    _machine(monkeypatch, load=0.0, limit=8)
+    assert default_numba_threads() == 8
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 3)
+    assert default_numba_threads() == 3
+
+
+@pytest.mark.parametrize("value, expected", [("3", 3), ("1", 1), ("64", 8), ("all", 8),
+                                             ("-1", 8), (" 2 ", 2)])
+def test_env_override(monkeypatch, value, expected):
+    _machine(monkeypatch, load=40.0)   # the load would say 1
+    monkeypatch.setenv(_threads.ENV_VAR, value)
+    assert default_numba_threads() == expected
+
+
+def test_env_auto_is_the_load_based_default(monkeypatch):
+    _machine(monkeypatch, load=2.0)
+    monkeypatch.setenv(_threads.ENV_VAR, "auto")
+    assert default_numba_threads() == 6
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+def test_env_override_invalid(monkeypatch, value):
+    _machine(monkeypatch, load=0.0)
+    monkeypatch.setenv(_threads.ENV_VAR, value)
+    with pytest.raises(ValueError, match=_threads.ENV_VAR):
+        default_numba_threads()
+
+
+# numba_threads itself runs on the real pool (LIMIT threads on this machine)
+
+@pytest.mark.parametrize("n_jobs", [1, LIMIT, -1, 10_000, np.int64(1)])
+def test_explicit_n_jobs_ignores_load_and_env(monkeypatch, n_jobs):
+    monkeypatch.setattr(os, "getloadavg", lambda: (1e3, 1e3, 1e3), raising=False)
+    monkeypatch.setenv(_threads.ENV_VAR, "1")
+    expected = LIMIT if n_jobs == -1 else min(int(n_jobs), LIMIT)
+    with numba_threads(n_jobs) as used:
+        assert used == expected
+        assert numba.get_num_threads() == expected
+
+
+def test_negative_n_jobs():
+    with numba_threads(-2) as used:
+        assert used == max(1, LIMIT - 1)
+
+
+def test_none_uses_the_default_and_restores(monkeypatch):
+    before = numba.get_num_threads()
+    monkeypatch.setattr(os, "getloadavg", lambda: (1e3, 1e3, 1e3), raising=False)
+    with numba_threads(None) as used:
+        assert used == 1
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    _threads._clear_cache()
+    monkeypatch.setenv(_threads.ENV_VAR, "all")
+    with numba_threads(None) as used:
+        assert used == LIMIT
+
+
+def test_restores_after_error():
+    before = numba.get_num_threads()
+    with pytest.raises(RuntimeError):
+        with numba_threads(1):
+            raise RuntimeError("boom")
+    assert numba.get_num_threads() == before
+
+
+@pytest.mark.parametrize("bad", [0, True, 1.5, "2"])
+def test_invalid_n_jobs(bad):
+    with pytest.raises(ValueError, match="n_jobs"):
+        with numba_threads(bad):
+            pass
+
+
+def test_knn_search_reports_the_default(monkeypatch):
+    from fastgssl.graphs import knn_search
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    monkeypatch.setattr(os, "getloadavg", lambda: (1e3, 1e3, 1e3), raising=False)
+    *_, stats = knn_search(X, 3, return_stats=True)
+    assert stats["n_threads"] == 1
+    *_, stats = knn_search(X, 3, n_jobs=-1, return_stats=True)
+    assert stats["n_threads"] == LIMIT
+
+
+def test_own_load_tracks_cpu_use(monkeypatch):
+    # a process that was busy on one core for the whole window carries load ~1 - e^(-dt/60)
+    clock = {"wall": 100.0, "cpu": 10.0}
+    monkeypatch.setattr(_threads, "_clock", lambda: clock["wall"])
+    monkeypatch.setattr(_threads, "_cpu_clock", lambda: clock["cpu"])
+    monkeypatch.setattr(_threads, "_own", {"wall": 100.0, "cpu": 10.0, "load": 0.0})
+    clock.update(wall=160.0, cpu=70.0)
+    assert _threads._own_load() == pytest.approx(1 - np.exp(-1.0))
+    clock.update(wall=1000.0, cpu=70.0)   # idle since: decays to ~0
+    assert _threads._own_load() < 1e-6
+
+
+def test_thread_settings_keys():
+    env = thread_settings()
+    for key in ("load_1min", "cpu_count", "available_cores", "numba_threads",
+                "NUMBA_NUM_THREADS", "fastgssl_default", "blas_threads",
+                "FASTGSSL_NUM_THREADS_env"):
+        assert key in env
+    assert 1 <= env["fastgssl_default"] <= env["NUMBA_NUM_THREADS"]
+
+
+def test_thread_settings_without_load_average(monkeypatch):
+    monkeypatch.delattr(os, "getloadavg", raising=False)
+    env = thread_settings()
+    assert env["load_1min"] is None
+    assert env["fastgssl_default"] == LIMIT
+
+
+def test_small_blas_is_a_context_manager():
+    with small_blas(1e3):
+        pass
+    with small_blas(1e12):
+        pass
