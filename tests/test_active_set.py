@@ -301,3 +301,122 @@ def test_fold_refits_from_the_full_fit_equal_cold_refits():
                              init=full[R] * (80 / R.size))
             cold = fit_dense(KR, y[R], mR, None, loss, 1e-4, 0.0, solver="newton")
             _assert_close(KR, cold, warm, y[R], loss, 1e-4)
+
+
+# --- the factor updates, warm starts, large lam (the compiled active-set loop) ----------------
+def _tied_problem(seed, n_base, copies, flip):
+    """RBF Gram with every point repeated ``copies`` times (equal rows: ties at the margin),
+    labels flipped on some copies."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_base, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n_base) > 0, 1.0, -1.0)
+    X = np.repeat(X, copies, axis=0)
+    y = np.repeat(y, copies)
+    if flip:
+        y[rng.random(y.size) < 0.15] *= -1.0
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 2.0)
+    return 0.5 * (K + K.T), y
+
+
+@settings(derandomize=True, deadline=None, max_examples=30)
+@given(seed=st.integers(0, 2**16), n=st.integers(2, 40), copies=st.integers(1, 3),
+       log_c=st.floats(-6.0, 1.0), mode=st.sampled_from([0, 1, 2]),
+       steps=st.integers(1, 6))
+def test_factor_updates_match_a_fresh_factorization(seed, n, copies, log_c, mode, steps):
+    # bordering by blocks and deletions (rotations, trailing refactor, or the cost model's
+    # choice) keep R^T R = Y_F K_FF Y_F + c I over the current free set, duplicates included
+    from fastgssl.models._kernel_solvers import _fac_append, _fac_delete
+
+    K, y = _tied_problem(seed, n, copies, True)
+    rng = np.random.default_rng(seed + 1)
+    c = 10.0**log_c
+    R, idx, m = np.zeros((0, 0)), np.empty(0, dtype=np.int64), 0
+    out = np.ones(K.shape[0], dtype=bool)
+    for _ in range(steps):
+        pool = np.flatnonzero(out)
+        if pool.size:
+            V = np.sort(rng.choice(pool, size=rng.integers(1, pool.size + 1), replace=False))
+            R, idx, m = _fac_append(K, y, c, R, idx, m, V.astype(np.int64))
+            out[V] = False
+        keep = rng.random(m) < 0.6
+        m = _fac_delete(K, y, c, R, idx, m, keep, mode)
+        out[:] = True
+        out[idx[:m]] = False
+        F = idx[:m]
+        H = K[np.ix_(F, F)] * np.outer(y[F], y[F]) + c * np.eye(m)
+        Rm = R[:m, :m]
+        assert not np.tril(Rm, -1).any() and (np.diag(Rm) > 0).all()
+        assert not R[m:].any() and not R[:, m:].any()
+        if m:
+            assert np.abs(Rm.T @ Rm - H).max() <= 1e-10 * max(1.0, np.abs(H).max())
+
+
+@pytest.mark.parametrize("name", ["huber_hinge", "squared_hinge"])
+@pytest.mark.parametrize("flip", [False, True])
+def test_many_ties_at_the_margin(name, flip):
+    # every point three times: equal rows of K, so tied margins and nearly singular K_MM
+    K, y = _tied_problem(7, 40, 3, flip)
+    loss = _loss(name, 0.05)
+    for gamma_a in (1e-6, 1e-3, 1e-1):
+        a_n, a_s, _, i_s = _both(K, y, loss, gamma_a)
+        assert i_s[0]["converged"]
+        _assert_close(K, a_n, a_s, y, loss, gamma_a, coef=False)
+
+
+@pytest.mark.parametrize("gamma_a", [0.3, 1.0, 10.0])
+def test_large_lam_linear_piece(gamma_a):
+    # at large gamma_a every point sits on the linear piece (alpha = y / (2 gamma_a l)): the
+    # solver moves the violators to U in blocks without any |M| x |M| solve
+    K, y = _problem(8, 200, None, 0, False)
+    loss = get_loss("huber_hinge", h=0.05)
+    a_n, a_s, _, i_s = _both(K, y, loss, gamma_a)
+    assert i_s[0]["converged"] and i_s[0]["linear"] == 200 and i_s[0]["n_iter"] == 0
+    _assert_close(K, a_n, a_s, y, loss, gamma_a)
+    np.testing.assert_allclose(a_s, y / (2 * gamma_a * 200), rtol=1e-12)
+
+
+@settings(derandomize=True, deadline=None, max_examples=10)
+@given(seed=st.integers(0, 2**16), n=st.integers(60, 120),
+       path=st.lists(st.floats(-6.0, 0.0), min_size=2, max_size=4))
+def test_regularization_path_warm_starts(seed, n, path):
+    # each fit starts from the previous lam's solution (what a lam path does): a start with
+    # most points strictly inside the new box is replaced by a cold start (reported), any
+    # other is used; every fit equals the reference
+    K, y = _problem(seed, n, None, 2, True)
+    loss = get_loss("huber_hinge", h=0.05)
+    m = np.ones(K.shape[0], dtype=bool)
+    prev = None
+    for log_g in path:
+        g = 10.0**log_g
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            a, info = fit_dense(K, y, m, None, loss, g, 0.0, solver="active-set", init=prev,
+                                return_info=True)
+        ref = fit_dense(K, y, m, None, loss, g, 0.0, solver="newton")
+        _assert_close(K, ref, a, y, loss, g)
+        if prev is not None:
+            assert info[0]["warm_start"] == ("warm_start_rejected" not in info[0])
+        prev = a
+
+
+def test_warm_start_with_most_points_free_restarts_cold():
+    K, y = _problem(9, 300, None, 0, False)
+    loss = get_loss("huber_hinge", h=0.05)
+    m = np.ones(300, dtype=bool)
+    start = fit_dense(K, y, m, None, loss, 1.0, 0.0)  # all on the linear piece at lam = 1
+    a, info = fit_dense(K, y, m, None, loss, 1e-3, 0.0, init=start, return_info=True)
+    assert info[0]["warm_start_rejected"] == 300 and not info[0]["warm_start"]
+    ref = fit_dense(K, y, m, None, loss, 1e-3, 0.0, solver="newton")
+    _assert_close(K, ref, a, y, loss, 1e-3)
+
+
+def test_convergence_warning_reports_objective_step_and_sizes():
+    K, y = _problem(4, 80, None, 0, False)
+    with pytest.warns(ConvergenceWarning) as rec:
+        _, info = fit_dense(K, y, np.ones(80, dtype=bool), None,
+                            get_loss("huber_hinge", h=0.01), 1e-6, 0.0, solver="active-set",
+                            max_iter=1, return_info=True)
+    msg = str(rec[0].message)
+    assert f"objective {info[0]['objective']:.6g}" in msg
+    assert "relative step" in msg and f"|M| = {info[0]['margin']}" in msg
+    assert f"|E| = {info[0]['linear']}" in msg
