@@ -29,7 +29,7 @@ def test_intercept_is_a_constant_added_to_the_kernel(model):
     s = 1.7
     ours = clone(model).set_params(fit_intercept=True, intercept_scaling=s).fit(X, y)
     K = rbf_kernel(X, sigma=2.0) + s**2
-    params = {"kernel": "precomputed"}
+    params = {"kernel": "precomputed", "fit_intercept": False}
     if isinstance(model, (LapRLS, LapSVM)):
         W = ours.graph_
         params["graph"] = W
@@ -37,8 +37,8 @@ def test_intercept_is_a_constant_added_to_the_kernel(model):
     Xn = X[:7] + 0.1
     Kn = rbf_kernel(Xn, X, sigma=2.0) + s**2
     assert np.allclose(ours.decision_function(Xn), ref.decision_function(Kn), atol=1e-9)
-    pre = clone(model).set_params(fit_intercept=True, intercept_scaling=s,
-                                  **params).fit(K - s**2, y)
+    pre = clone(model).set_params(**{**params, "fit_intercept": True},
+                                  intercept_scaling=s).fit(K - s**2, y)
     assert np.allclose(pre.decision_function(Kn - s**2), ref.decision_function(Kn), atol=1e-9)
 
 

@@ -197,7 +197,7 @@ def test_krr_equals_sklearn_kernel_ridge():
 
     X, y = regression_data()
     n, lam, sigma = len(X), 1e-3, 2.0
-    ours = KRR(lam=lam, sigma=sigma).fit(X, y)
+    ours = KRR(lam=lam, sigma=sigma, fit_intercept=False).fit(X, y)  # KernelRidge has none
     ref = KernelRidge(alpha=n * lam, kernel="rbf", gamma=1 / (2 * sigma)).fit(X, y)
     np.testing.assert_allclose(ours.dual_coef_, ref.dual_coef_, rtol=1e-9, atol=1e-11)
     Xt = regression_data(seed=1)[0]
@@ -363,7 +363,7 @@ def test_gamma_i_zero_all_labeled_reduces_to_supervised(Lap, Sup, extra, backend
     X, y = make_classification(70, n_features=4, random_state=2)
     opts = {"backend": backend, "n_components": 40, "random_state": 0, "sigma": 2.0}
     lap = Lap(gamma_a=1e-2, gamma_i=0.0, **extra, **opts).fit(X, y)
-    sup = Sup(lam=1e-2, **extra, **opts)
+    sup = Sup(lam=1e-2, fit_intercept=False, **extra, **opts)  # LapRLS / LapSVM's default
     if Sup is KRR:
         sup.set_params(task="classification")
     sup.fit(X, y)
@@ -497,7 +497,7 @@ def test_krr_on_housing_scale(datasets_dir):
     X, y = load_libsvm("housing_scale", dense=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
     lam, sigma = 1e-4, 2.0
-    krr = KRR(lam=lam, sigma=sigma).fit(Xtr, ytr)
+    krr = KRR(lam=lam, sigma=sigma, fit_intercept=False).fit(Xtr, ytr)  # as KernelRidge
     assert krr.score(Xte, yte) > 0.7
     ref = KernelRidge(alpha=len(Xtr) * lam, kernel="rbf", gamma=1 / (2 * sigma)).fit(Xtr, ytr)
     np.testing.assert_allclose(krr.predict(Xte), ref.predict(Xte), rtol=1e-8, atol=1e-8)
