@@ -94,7 +94,7 @@ def build_parser():
     sel.add_argument("--standardize-target", action=argparse.BooleanOptionalAction,
                      default=True,
                      help="regression: center and scale the targets by the labeled training "
-                          "points' mean and standard deviation (the models have no "
+                          "points' mean and standard deviation (LapRLS has no "
                           "intercept); errors are then reported in standardized units and in "
                           "the data's units (default: on)")
     sel.add_argument("--verbose", "-v", action="count", default=None,

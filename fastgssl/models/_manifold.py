@@ -922,7 +922,8 @@ class KRR(_KernelMachine):
     Notes
     -----
     The supervised case of :class:`LapRLS`: ``gamma_a = lam``, ``gamma_i = 0``, every point
-    labeled. No intercept (as in the papers).
+    labeled. The papers have no intercept; ``fit_intercept=True`` (the default) adds a
+    regularized one as a constant feature, ``fit_intercept=False`` is the papers' model.
 
     References
     ----------
@@ -992,8 +993,9 @@ class SVM(_KernelMachine):
     ----------
     lam : float > 0, default=1e-3
         Regularization. For the hinge (``h -> 0``) this is scikit-learn's
-        ``SVC(C=1 / (2 n lam), kernel="rbf", gamma=1 / (2 sigma))`` without the intercept:
-        dividing the objective by ``2 lam`` gives ``(1/2) ||f||^2 + C sum_i hinge``.
+        ``SVC(C=1 / (2 n lam), kernel="rbf", gamma=1 / (2 sigma))``: dividing the objective
+        by ``2 lam`` gives ``(1/2) ||f||^2 + C sum_i hinge`` (SVC's intercept is unpenalized,
+        ours, ``fit_intercept``, is penalized with ``||f||^2``).
     h : float > 0, default=0.05
         Half-width of the quadratic zone of the Huber hinge.
     sigma : float > 0, default=1.0
