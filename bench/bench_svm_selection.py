@@ -81,9 +81,12 @@ def t_crit(splits):
 def paired_t(ours, theirs):
     """t statistic of the paired differences ours - theirs (0 when they are all equal)."""
     d = np.asarray(ours, dtype=float) - np.asarray(theirs, dtype=float)
-    if d.size < 2 or np.all(d == d[0]):
+    if d.size < 2:
         return 0.0
-    return float(d.mean() / (d.std(ddof=1) / np.sqrt(d.size)))
+    sd = d.std(ddof=1)
+    if sd <= 1e-12 * max(1.0, np.abs(d).max()):  # equal differences (to round-off)
+        return 0.0 if abs(d.mean()) <= 1e-12 else float(np.copysign(np.inf, d.mean()))
+    return float(d.mean() / (sd / np.sqrt(d.size)))
 
 
 def load_avg():
