@@ -214,8 +214,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     for j in order:
         idx = group.indices[j]
         t1 = time.perf_counter()
-        est = clone(search.estimator).set_params(**candidates[idx])
-        objective = _objective(search, est, idx, y)  # validated as fit validates; no fit
+        objective = _objective(search, None, idx, y, candidates)  # validated, no fit
         gamma_a, gamma_i = objective.gamma_a, objective.gamma_i
         r = ratio(merged[j])
         if r > 0:
@@ -226,7 +225,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
             KLL = base_gram
         loss = objective.loss
         state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
-                        solve=objective.solve, deformed=None, extra={}, estimator=est)
+                        solve=objective.solve, deformed=None, extra={}, estimator=None)
         warm = getattr(loss, "name", None) != "square"
         if warm:  # the fit on all of L, started from the previous candidate's solution
             Y_L = state.columns()[0][L]
@@ -243,10 +242,15 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     return records
 
 
-def _objective(search, estimator, index, y):
-    """The CVObjective of candidate ``index`` (computed once by ``_resolve`` in-process)."""
+def _objective(search, estimator, index, y, candidates=None):
+    """The CVObjective of candidate ``index`` (computed once by ``_resolve`` in-process;
+    else from ``estimator``, or a clone of the search's set to ``candidates[index]``)."""
     cached = search.__dict__.get("_objectives")
-    return cached[index] if cached is not None else estimator.cv_objective(y)
+    if cached is not None:
+        return cached[index]
+    if estimator is None:
+        estimator = clone(search.estimator).set_params(**candidates[index])
+    return estimator.cv_objective(y)
 
 
 def _on_gram(estimator):
