@@ -48,12 +48,19 @@ upper bound). The loss's pieces are the states of a point (rest: ``a = 0``; marg
 free; linear piece E: ``a = U``) and on a fixed partition the solution is the |M| x |M| system
 ``(K_MM + c I) alpha_M = b y_M - K_ME alpha_E``. A primal active-set method on the box QP
 (:func:`_box_qp_column`) starts from ``a = 0`` (M empty) or from a warm start projected onto the
-box, adds the largest KKT violators in blocks, solves on M by Cholesky and keeps the iterate
-feasible by a projected step (accepted only if it lowers the QP objective) or a ratio-test step:
-the objective decreases monotonically, so it terminates, and |M| stays near the final number
-of margin points throughout (never the l x l system of Newton's square-loss start). Each
-column then gets a certificate: f recomputed from scratch and the KKT conditions checked
-again (to 1e-11 of the scale of the gradient); a column that does not certify within
+box (replaced by ``a = 0`` when more than a quarter of the points would start strictly inside
+the box, as a start from another lam does), adds the largest KKT violators in blocks that grow
+from 32 by doubling, solves on M by Cholesky and keeps the iterate feasible by a projected step
+(accepted only if it lowers the QP objective) or a ratio-test step: the objective decreases
+monotonically, so it terminates, and |M| stays near the final number of margin points
+throughout (never the l x l system of Newton's square-loss start). The factor of the free
+set is updated, not refactored: block bordering when points join, Givens rotations or a
+refactor of the trailing block when they leave; violators that would pass U on their own go
+to the linear piece together without it. The loop is compiled (Numba) and calls BLAS /
+LAPACK on the factor in place; its only n-sized work is one pass over the free set's rows
+of K per outer iteration. Each column then gets a certificate: f recomputed from scratch
+(unless it was summed from scratch already) and the KKT conditions checked again (to 1e-11
+of the scale of the gradient); a column that does not certify within
 ``max_iter`` outer iterations continues with Chapelle's partition Newton iteration with the
 exact line search (the reference iteration restricted to the pieces) and warns with the
 objective, the step and the partition sizes. Targets other than +-1 (``auto``: Newton), a
