@@ -18,7 +18,8 @@ grids everywhere, 10 splits.
 What is measured, every ratio in the same run (2 shared cores: read the load printed with
 every row):
 
-* **SVM**: ``ApproxGridSearchCV(SVM(h=0.05), grid, cv=folds, method="exact")`` (exact t-fold
+* **SVM**: ``ApproxGridSearchCV(SVM(h=0.05, fit_intercept=True), grid, cv=folds,
+  method="exact")`` (exact t-fold
   CV: every fold refit by fastgssl's solver, warm-started from the fit on all the training
   points; the lam path of each kernel width warm-started from its neighbour) against
   ``GridSearchCV(SVC(kernel="rbf"), grid', cv=PredefinedSplit(folds))``, the **same folds**
@@ -28,10 +29,11 @@ every row):
   training part (``fastgssl.kernels.default_sigma``); SVC's grid is the same, mapped as
   ``gamma = 1 / (2 sigma)``, ``C = 1 / (2 n' lam)`` with n' = n (t - 1) / t the size of a
   fold's training part (the fold refits of both then solve the same regularization path;
-  SVC has a bias and the hinge, ours no bias and the Huber hinge with h = 0.05, one-vs-rest
-  for several classes where SVC is one-vs-one: the same selection problem, not the same
-  models).
-* **KRR**: ``ApproxGridSearchCV(KRR(), grid, cv=folds, method="exact-quadratic")`` against
+  SVC has a bias and the hinge, ours an intercept (a constant added to the kernel, so a
+  regularized bias) and the Huber hinge with h = 0.05, one-vs-rest for several classes where
+  SVC is one-vs-one: the same selection problem, not the same models).
+* **KRR**: ``ApproxGridSearchCV(KRR(fit_intercept=False), grid, cv=folds,
+  method="exact-quadratic")`` against
   ``GridSearchCV(KernelRidge(kernel="rbf"), grid', cv=PredefinedSplit(folds))`` with
   ``alpha = n' lam`` (the same 12 / 25 grids, lam in the KRR ranges 1e-8 ... 1e-1).
 * Data: the shared LIBSVM sets of seed 001 (random 70/30 train/test splits, stratified for
@@ -218,11 +220,11 @@ def one_split(task, X_tr, y_tr, X_te, y_te, grid_size, seed, t=10):
     s0 = float(default_sigma(X_tr))
     grid = grid_of(grid_size, s0, task)
     n_fit = X_tr.shape[0] * (t - 1) / t
-    if task == "svm":
-        ours_est, method = SVM(h=0.05), "exact"
+    if task == "svm":  # SVC has a bias: ours its intercept (a constant added to the kernel)
+        ours_est, method = SVM(h=0.05, fit_intercept=True), "exact"
         sk_est = SVC(kernel="rbf")
-    else:
-        ours_est, method = KRR(), "exact-quadratic"
+    else:  # KernelRidge has none: neither has ours (the same model for every candidate)
+        ours_est, method = KRR(fit_intercept=False), "exact-quadratic"
         sk_est = KernelRidge(kernel="rbf")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

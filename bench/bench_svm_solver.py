@@ -162,7 +162,10 @@ def main():
     ap.add_argument("--skip-fit", action="store_true")
     ap.add_argument("--skip-search", action="store_true")
     args = ap.parse_args()
-    print(f"load average at start: {_load():.2f} ({os.cpu_count()} cores)")
+    from fastgssl.models import SVM
+
+    print(f"load average at start: {_load():.2f} ({os.cpu_count()} cores); SVM defaults: "
+          f"fit_intercept={SVM().get_params().get('fit_intercept')}")
     if not args.skip_fit:
         bench_fit(args.sizes, args.lams, args.repeats,
                   args.repeats if args.newton_repeats is None else args.newton_repeats)
