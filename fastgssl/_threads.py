@@ -71,10 +71,11 @@ def _own_load():
 
     An exponentially weighted average of the process's CPU use (CPU seconds of all its
     threads per wall second) with the kernel's 60 s time constant, started at import and
-    updated on entering and leaving :func:`numba_threads` (so a burst of parallel work is
-    bracketed, not spread over the idle time before it).  CPU time under-counts our threads
-    while they wait for a core, so the load of the other jobs comes out slightly too high:
-    the error makes the pool smaller, never larger.  Call with ``_lock`` held.
+    updated whenever the default is re-evaluated and on leaving :func:`numba_threads` (so a
+    burst of parallel work is bracketed, not spread over the idle time before it).  CPU
+    time under-counts our threads while they wait for a core, so the load of the other
+    jobs comes out slightly too high: the error makes the pool smaller, never larger.  Call
+    with ``_lock`` held.
     """
     now, cpu = _clock(), _cpu_clock()
     dt = now - _own["wall"]
@@ -136,7 +137,7 @@ def default_numba_threads():
        cores this process may use (``os.sched_getaffinity``); the result is clamped to
        ``[1, NUMBA_NUM_THREADS]``.  The decision is kept for 2 seconds.
 
-    On 2 idle cores this gives 2 threads; with other jobs keeping 0.3-1.3 cores busy, 1.
+    On 2 idle cores this gives 2 threads; with more than 0.3 of load from other jobs, 1.
     Being a 1-minute average the load lags: after other jobs end, the pool grows back within
     about a minute.
     """
