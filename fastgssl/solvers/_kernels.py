@@ -143,7 +143,10 @@ def sparse_dense_product(A, X):
         A = A.tocsr()
         X = np.ascontiguousarray(X, dtype=np.float64)
         out = np.empty((A.shape[0], X.shape[1]))
-        spmm(A.indptr, A.indices.astype(np.int64, copy=False),
-             np.asarray(A.data, dtype=np.float64), X, out)
+        from fastgssl._threads import numba_threads
+
+        with numba_threads(None):  # the cores other jobs leave free
+            spmm(A.indptr, A.indices.astype(np.int64, copy=False),
+                 np.asarray(A.data, dtype=np.float64), X, out)
         return out
     return np.asarray(A @ X, dtype=np.float64)

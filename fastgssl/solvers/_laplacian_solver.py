@@ -415,17 +415,21 @@ class LaplacianSolver:
         methods = []
         rhs = X
         width = self.block_size or min(r, max(4, (1 << 21) // self.n_))
-        for _ in range(self.power):
-            rhs = X
-            X = np.empty_like(rhs)
-            for c0 in range(0, r, width):
-                cols = slice(c0, min(r, c0 + width))
-                Xc, its, conv, used = self._solve_once(np.ascontiguousarray(rhs[:, cols]))
-                X[:, cols] = Xc
-                iterations[cols] += its
-                converged[cols] &= conv
-                methods.append(used)
-            X = self._project(X)
+        from fastgssl._threads import numba_threads
+
+        # the block kernels run on the cores other jobs leave free (fastgssl._threads)
+        with numba_threads(None):
+            for _ in range(self.power):
+                rhs = X
+                X = np.empty_like(rhs)
+                for c0 in range(0, r, width):
+                    cols = slice(c0, min(r, c0 + width))
+                    Xc, its, conv, used = self._solve_once(np.ascontiguousarray(rhs[:, cols]))
+                    X[:, cols] = Xc
+                    iterations[cols] += its
+                    converged[cols] &= conv
+                    methods.append(used)
+                X = self._project(X)
         res = rhs - self.Q_ @ X
         rnorm = np.linalg.norm(res, axis=0)
         bnorm = np.linalg.norm(rhs, axis=0)
