@@ -27,6 +27,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._protocol import learner_objective
+from fastgssl._threads import small_blas
 from fastgssl._validation import check_n_jobs
 from fastgssl.cv._base import _prepare
 from fastgssl.cv._bif import bif_predictions, fbif_dense
@@ -432,7 +433,8 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
         mu = l * lam
         res = None
         if per_lam_cholesky:
-            res = exact_quadratic_cholesky(Kp, Yp, folds_p, n_folds, mu, work=work)
+            with small_blas(n**3 / 3.0):  # one BLAS thread below 2e9 flops (no barriers)
+                res = exact_quadratic_cholesky(Kp, Yp, folds_p, n_folds, mu, work=work)
             if res is not None:
                 res = (res[0][inverse], res[1][inverse])
         if method == "exact-quadratic":

@@ -92,13 +92,19 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
         beta_full = np.asarray(state.coef)[np.flatnonzero(state.labeled)]
     if beta_full is not None:
         beta_full = np.asarray(beta_full, dtype=np.float64).reshape(Y.shape)
+    from fastgssl._threads import small_blas
+
     pred = np.empty_like(Y)
     infos = []
     for i in range(n_folds):
         R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
         init = None if beta_full is None else beta_full[R] * (l / R.size)
-        beta, info = state.solve(KLL[np.ix_(R, R)], Y[R], init=init, return_info=True)
-        pred[V] = KLL[np.ix_(V, R)] @ beta
+        # K~_RR: two slices (rows, then columns) beat np.ix_ up to l ~ 3000 (0.56 against
+        # 1.8 ms at l = 630), np.ix_ wins above (280 against 610 ms at l = 6300)
+        KRR = KLL[R][:, R] if l <= 3000 else KLL[np.ix_(R, R)]
+        beta, info = state.solve(KRR, Y[R], init=init, return_info=True)
+        with small_blas(2.0 * V.size * R.size * Y.shape[1]):
+            pred[V] = KLL[np.ix_(V, R)] @ beta
         infos.append(max((d["n_iter"] for d in info), default=1))
     return pred, infos, beta_full is not None
 
