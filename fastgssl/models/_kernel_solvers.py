@@ -80,14 +80,13 @@ import llvmlite.binding as _llvm
 import numba
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse as sp
 from numba import types as _nbt
 from numba.extending import get_cython_function_address as _cython_address
 from scipy.linalg.lapack import dpotrf as _dpotrf
 from scipy.linalg.lapack import dpotrs as _dpotrs
 from sklearn.exceptions import ConvergenceWarning
 
-from fastgssl.kernels._nystrom import small_blas
+from fastgssl._threads import small_blas
 
 __all__ = ["fit_dense", "fit_nystrom", "objective_dense", "objective_nystrom"]
 
@@ -1108,19 +1107,11 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
 # ---------------------------------------------------------------------------------------------
 # Nystrom parametrization f = V w.
 # ---------------------------------------------------------------------------------------------
-def _sparse_times_dense(Q, V):
-    if sp.issparse(Q) and Q.format == "csr" and V.flags.c_contiguous:
-        out = np.empty((Q.shape[0], V.shape[1]))
-        from fastgssl.solvers._kernels import spmm  # the one CSR x block Numba kernel
-
-        spmm(Q.indptr, Q.indices, np.asarray(Q.data, dtype=np.float64), V, out)
-        return out
-    return np.asarray(Q @ V)
-
-
 def _laplacian_gram(V, Q):
     """``V^T Q V`` (c x c, symmetrized): O(nnz(Q) c + n c^2)."""
-    P = V.T @ _sparse_times_dense(Q, V)
+    from fastgssl.solvers._kernels import sparse_dense_product  # the one CSR x block kernel
+
+    P = V.T @ sparse_dense_product(Q, V)
     return 0.5 * (P + P.T)
 
 
