@@ -265,12 +265,17 @@ def _on_gram(estimator):
 
 def _shared_factor(search, group, estimator, X):
     """The Nystrom features of a group, built once per kernel-parameter set: they do not
-    depend on the graph, so groups that differ only in the graph share them (in-process
-    evaluation; a worker process builds its own)."""
-    cache = search.__dict__.setdefault("_factor_cache", {})
-    key = group.kernel_params
+    depend on the graph, so groups that differ only in the graph share them."""
+    return _group_cached(search, "_factor_cache", group.kernel_params, lambda: np.asarray(
+        estimator.build_factor(X).features_, dtype=np.float64))
+
+
+def _group_cached(search, cache_name, key, build):
+    """``build()`` once per key within one grid evaluation (in-process; a worker process
+    builds its own)."""
+    cache = search.__dict__.setdefault(cache_name, {})
     if key not in cache:
-        cache[key] = np.asarray(estimator.build_factor(X).features_, dtype=np.float64)
+        cache[key] = build()
     return cache[key]
 
 
@@ -293,13 +298,9 @@ def _shared_neighbors(estimator, candidates, X):
 
 def _shared_graph(search, group, estimator, X):
     """The graph of a group, built once per graph-parameter set: it does not depend on the
-    kernel width, so groups that differ only in sigma share it (in-process evaluation; a
-    worker process builds its own)."""
-    cache = search.__dict__.setdefault("_graph_cache", {})
-    key = group.graph_params
-    if key not in cache:
-        cache[key] = estimator.build_graph(X)
-    return cache[key]
+    kernel width, so groups that differ only in sigma share it."""
+    return _group_cached(search, "_graph_cache", group.graph_params,
+                         lambda: estimator.build_graph(X))
 
 
 def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group, candidates):

@@ -1032,14 +1032,9 @@ class SVM(_KernelMachine):
         decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
         of size about l; see :meth:`predict_proba`).
     fit_intercept : bool, default=True
-        Add an intercept as the weight of a constant feature: the kernel becomes
-        ``k(x, z) + intercept_scaling**2`` (the nystrom backend gets one more feature), so
-        the intercept is regularized with the kernel term, as liblinear's is, and every CV
-        method and the deformed-kernel reduction see one kernel. The default was chosen by
-        measurement (``docs/benchmarks_cv.md``, seed 001 sets: True for KRR / SVM, which
-        closes the gap to SVC on ionosphere; False for LapRLS / LapSVM, the papers' form).
+        An intercept as the weight of a constant feature (as for KRR); see :class:`KRR`.
     intercept_scaling : float > 0, default=1.0
-        Value of the constant feature; larger values penalize the intercept less.
+        As in :class:`KRR`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -1230,14 +1225,9 @@ class LapRLS(_KernelMachine):
         decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
         of size about l; see :meth:`predict_proba`).
     fit_intercept : bool, default=False
-        Add an intercept as the weight of a constant feature: the kernel becomes
-        ``k(x, z) + intercept_scaling**2`` (the nystrom backend gets one more feature), so
-        the intercept is regularized with the kernel term, as liblinear's is, and every CV
-        method and the deformed-kernel reduction see one kernel. The default was chosen by
-        measurement (``docs/benchmarks_cv.md``, seed 001 sets: True for KRR / SVM, which
-        closes the gap to SVC on ionosphere; False for LapRLS / LapSVM, the papers' form).
+        An intercept as the weight of a constant feature (the papers' form); see :class:`KRR`.
     intercept_scaling : float > 0, default=1.0
-        Value of the constant feature; larger values penalize the intercept less.
+        As in :class:`KRR`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -1454,14 +1444,9 @@ class LapSVM(_KernelMachine):
         decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
         of size about l; see :meth:`predict_proba`).
     fit_intercept : bool, default=False
-        Add an intercept as the weight of a constant feature: the kernel becomes
-        ``k(x, z) + intercept_scaling**2`` (the nystrom backend gets one more feature), so
-        the intercept is regularized with the kernel term, as liblinear's is, and every CV
-        method and the deformed-kernel reduction see one kernel. The default was chosen by
-        measurement (``docs/benchmarks_cv.md``, seed 001 sets: True for KRR / SVM, which
-        closes the gap to SVC on ionosphere; False for LapRLS / LapSVM, the papers' form).
+        An intercept as the weight of a constant feature (the papers' form); see :class:`KRR`.
     intercept_scaling : float > 0, default=1.0
-        Value of the constant feature; larger values penalize the intercept less.
+        As in :class:`KRR`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
