@@ -249,13 +249,29 @@ def small_blas(flops):
     operations run single-threaded (threadpoolctl, a scikit-learn dependency); larger ones
     keep the default thread count.
     """
-    import contextlib
-
-    if flops > _SMALL_BLAS_FLOPS:
+    if flops > _SMALL_BLAS_FLOPS or _one_blas_thread["depth"]:
+        # nested in another small_blas: the limit is in force already (a threadpoolctl
+        # limit costs about 0.1 ms, which the per-fold loops of exact CV cannot afford)
         return contextlib.nullcontext()
+    return _one_blas_thread_context()
+
+
+# small_blas contexts open in this process (BLAS thread limits are process-wide)
+_one_blas_thread = {"depth": 0}
+
+
+@contextlib.contextmanager
+def _one_blas_thread_context():
     global _blas_controller
     if _blas_controller is None:
         from threadpoolctl import ThreadpoolController
 
         _blas_controller = ThreadpoolController()
-    return _blas_controller.limit(limits=1, user_api="blas")
+    with _lock:
+        _one_blas_thread["depth"] += 1
+    try:
+        with _blas_controller.limit(limits=1, user_api="blas"):
+            yield
+    finally:
+        with _lock:
+            _one_blas_thread["depth"] -= 1

@@ -220,3 +220,19 @@ def test_small_blas_is_a_context_manager():
         pass
     with small_blas(1e12):
         pass
+
+
+def test_small_blas_nests_and_restores():
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+
+    before = blas_threads()
+    with small_blas(1e3):
+        inside = blas_threads()
+        with small_blas(1e3):  # nested: the outer limit stays in force
+            assert blas_threads() == inside
+        assert blas_threads() == inside
+    assert blas_threads() == before
+    assert all(t == 1 for t in inside)

@@ -163,7 +163,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     p = first.get_params()
     n = X.shape[0]
     dense = p.get("backend", "dense") == "dense"
-    objective0 = first.cv_objective(y)
+    objective0 = _objective(search, first, group.indices[0], y)
     W = Q = None
     if objective0.gamma_i > 0:
         W = (_shared_graph(search, group, first, X) if isinstance(p.get("graph"), str)
@@ -312,8 +312,13 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
         return _generic_group(search, X, y, folds, n_folds, classification, group, candidates,
                               method, protocol)
     if method == "exact" and protocol == "transductive":
-        return _transductive_group(search, X, y, folds, n_folds, classification, group,
-                                   candidates)
+        from fastgssl._threads import small_blas
+
+        # one BLAS thread for the whole group when its largest factorization (an n x n LU
+        # per ratio) is small: one threadpoolctl limit instead of one per refit and product
+        with small_blas(2.0 * X.shape[0] ** 3 / 3):
+            return _transductive_group(search, X, y, folds, n_folds, classification, group,
+                                       candidates)
     base = clone(search.estimator)
     first = base.set_params(**candidates[group.indices[0]])
     p = first.get_params()

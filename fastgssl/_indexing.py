@@ -1,0 +1,68 @@
+"""Gathers of sub-matrices, compiled.
+
+``A[np.ix_(rows, cols)]`` in NumPy gathers one element at a time through its generic
+fancy-indexing machinery; the fold refits of exact CV take one such block per fold and
+candidate (for a 430-point Gram matrix 0.75 ms each, ten times the compiled gather below and
+more than the refit itself). The compiled gather copies each selected row's entries in one
+pass, rows in parallel for large blocks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["take_block"]
+
+# below this many elements one thread copies the block (a parallel region costs more)
+_PARALLEL_MIN = 1 << 20
+
+
+@njit(cache=True, nogil=True)
+def _take_row(src, cols, dst):
+    for j in range(cols.shape[0]):
+        dst[j] = src[cols[j]]
+
+
+@njit(cache=True, nogil=True)
+def _take_block_serial(A, rows, cols, out):
+    for i in range(rows.shape[0]):
+        _take_row(A[rows[i]], cols, out[i])
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _take_block_parallel(A, rows, cols, out):
+    for i in prange(rows.shape[0]):
+        _take_row(A[rows[i]], cols, out[i])
+
+
+def _as_index(idx, size, name):
+    idx = np.asarray(idx)
+    if idx.dtype == np.bool_:
+        if idx.shape != (size,):
+            raise IndexError(f"boolean {name} mask has shape {idx.shape}, expected ({size},).")
+        return np.flatnonzero(idx)
+    idx = np.ascontiguousarray(idx, dtype=np.int64).ravel()
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        raise IndexError(f"{name} index out of range [0, {size}).")
+    return idx
+
+
+def take_block(A, rows, cols=None):
+    """``A[np.ix_(rows, cols)]`` as a new C-contiguous float64 array.
+
+    ``A``: 2-D (made C-contiguous float64 if it is not); ``rows`` / ``cols``: non-negative
+    integer indices or boolean masks (``cols`` defaults to ``rows``).
+    """
+    from fastgssl._threads import numba_threads
+
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    rows = _as_index(rows, A.shape[0], "rows")
+    cols = rows if cols is None else _as_index(cols, A.shape[1], "cols")
+    out = np.empty((rows.shape[0], cols.shape[0]))
+    if out.size >= _PARALLEL_MIN:
+        with numba_threads(None):
+            _take_block_parallel(A, rows, cols, out)
+    elif out.size:
+        _take_block_serial(A, rows, cols, out)
+    return out
