@@ -55,13 +55,24 @@ class CVObjective:
     gamma_a, gamma_i : float
     loss : fastgssl.losses.Loss or None
     solve : callable or None
-        ``solve(K, Y, init=None, return_info=False) -> beta``: the minimizer of
-        ``(1/m) sum_i loss(Y_i, (K beta)_i) + gamma_a beta^T K beta`` over the m rows of the
-        Gram matrix ``K`` (``init``: a warm start of the same shape as ``Y``), with the
-        learner's solver, tolerance and iteration cap; ``return_info=True`` returns
+        ``solve(K, Y, init=None, return_info=False, sample_weight=None) -> beta``: the
+        minimizer of ``(1/m) sum_i loss(Y_i, (K beta)_i) + gamma_a beta^T K beta`` over the m
+        rows of the Gram matrix ``K`` (``init``: a warm start of the same shape as ``Y``;
+        ``sample_weight``: loss weights of the m rows, which make the mean a weighted mean),
+        with the learner's solver, tolerance and iteration cap; ``return_info=True`` returns
         ``(beta, info)`` with one dict per column holding at least ``"n_iter"``.
     regularizer_factory : callable or None
         ``W -> Q``, the learner's regularizer of an affinity (None without a graph term).
+    sample_weight : ndarray of shape (n,) or None
+        The loss weight of each point (``fit``'s ``sample_weight`` times the class weight of
+        its label; read at the labeled points): the data term is the weighted mean
+        ``sum_L w_i loss_i / sum_L w_i``. None: unweighted.
+    weights_for : callable or None
+        ``weights_for(kept) -> ndarray of shape (n,) or None``: the loss weights a refit uses
+        when only the points of the boolean mask ``kept`` (a subset of ``labeled``) keep
+        their labels. ``class_weight="balanced"`` recomputes the class weights from the kept
+        labels, as a refit does; otherwise the weights are those of :attr:`sample_weight`.
+        Exact CV reads it for every fold; None when unweighted.
     """
 
     task: str
@@ -73,16 +84,21 @@ class CVObjective:
     loss: object = None
     solve: object = None
     regularizer_factory: object = None
+    sample_weight: np.ndarray | None = None
+    weights_for: object = None
 
     @property
     def classification(self):
         return self.task == "classification"
 
 
-def learner_objective(estimator, y):
-    """``estimator.cv_objective(y)`` when the learner implements the protocol, else None."""
+def learner_objective(estimator, y, sample_weight=None):
+    """``estimator.cv_objective(y)`` when the learner implements the protocol, else None
+    (with ``sample_weight=`` when weights are given)."""
     method = getattr(estimator, "cv_objective", None)
-    return method(y) if callable(method) else None
+    if not callable(method):
+        return None
+    return method(y) if sample_weight is None else method(y, sample_weight=sample_weight)
 
 
 @dataclass
@@ -129,6 +145,7 @@ class CVState:
         ``relabel(y) -> CVState``: the learner refitted on the same graph with the targets
         ``y`` (unlabeled marks as in ``fit``); what transductive CV of learners without a
         loss (label propagation) re-solves per fold.
+    sample_weight, weights_for : as in :class:`CVObjective` (None: unweighted)
     extra : dict
         Learner-specific entries.
     """
@@ -153,6 +170,8 @@ class CVState:
     estimator: object = None
     solve: object = None
     relabel: object = None
+    sample_weight: np.ndarray | None = None
+    weights_for: object = None
     extra: dict = field(default_factory=dict)
 
     @property

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
+    "check_sample_weight",
     "as_label_array",
     "check_X",
     "check_bounded_int",
@@ -393,3 +394,23 @@ def check_finite_result(A, what, *, hint="rescale the input data"):
             f"the computation overflowed or lost all precision; {hint}."
         )
     return A
+
+
+def check_sample_weight(sample_weight, n):
+    """``sample_weight`` as a float64 array of shape (n,) (a scalar is repeated), or None;
+    finite and non-negative, else a ValueError naming the parameter."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    try:
+        w = w.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("sample_weight must be numeric.") from None
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight has shape {w.shape}; expected ({n},), one weight per "
+                         f"sample of X.")
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError("sample_weight must be finite and non-negative.")
+    return w

@@ -30,23 +30,32 @@ def _method(method, options):
     return registry.get("fastgssl.cv", method, **options)
 
 
-def _run(method_obj, estimator, X, y, folds, protocol):
-    """Call ``run`` with the protocol when the method takes one (plugins may not)."""
+def _run(method_obj, estimator, X, y, folds, protocol, sample_weight=None):
+    """Call ``run`` with the protocol when the method takes one (plugins may not), and with
+    ``sample_weight`` when given (a method without that keyword is then an error)."""
     import inspect
 
     try:
-        takes = "protocol" in inspect.signature(method_obj.run).parameters
+        params = inspect.signature(method_obj.run).parameters
     except (TypeError, ValueError):
-        takes = False
-    if takes:
-        return method_obj.run(estimator, X, y, folds, protocol=protocol)
+        params = {}
+    kw = {}
+    if sample_weight is not None:
+        if "sample_weight" not in params:
+            raise ValueError(
+                f"method {getattr(method_obj, 'name', method_obj)!r} takes no sample_weight; "
+                f"use method='exact'."
+            )
+        kw["sample_weight"] = sample_weight
+    if "protocol" in params:
+        return method_obj.run(estimator, X, y, folds, protocol=protocol, **kw)
     supported = tuple(getattr(method_obj, "protocols", ("inductive",)))
     if protocol is not None and protocol not in supported:
         raise ValueError(
             f"method {getattr(method_obj, 'name', method_obj)!r} computes the "
             f"{' / '.join(supported)} protocol, not {protocol!r}."
         )
-    return method_obj.run(estimator, X, y, folds)
+    return method_obj.run(estimator, X, y, folds, **kw)
 
 
 def resolve_auto(estimator, protocol=None):
@@ -73,7 +82,7 @@ def _resolve_folds(estimator, X, y, folds, random_state):
 
 
 def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_state=None,
-              **options):
+              sample_weight=None, **options):
     """Run t-fold cross-validation of ``estimator`` by ``method`` and return a CVResult.
 
     Parameters
@@ -101,6 +110,11 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
         protocol the named method does not compute is an error.
     random_state : int or None
         Only used when ``folds`` is an int.
+    sample_weight : array-like of shape (n,), optional
+        Passed to every fit (``fit(X, y, sample_weight=...)``; refits get their points'
+        weights). Methods that approximate unweighted CV (bif, fbif, newton,
+        exact-quadratic) refuse weights, and estimators with a ``class_weight``; ``"auto"``
+        and ``"exact"`` take them. Scores are unweighted means over the held-out points.
     **options
         Passed to the method, e.g. ``n_components=300`` (fbif), ``graph_mode="induced"``
         or ``n_jobs=2`` (exact).
@@ -119,7 +133,11 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
         method, auto_options = resolve_auto(estimator, protocol)
         chosen = method
         options = {**auto_options, **options}
-    result = _run(_method(method, options), estimator, X, y, folds, protocol)
+    if sample_weight is not None:
+        from fastgssl._validation import check_sample_weight
+
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+    result = _run(_method(method, options), estimator, X, y, folds, protocol, sample_weight)
     if chosen is not None:
         result.info["auto"] = chosen
     return result

@@ -186,9 +186,11 @@ _Method = CVMethod
 class _OneFitMethod(CVMethod):
     """Shared driver of the methods that fit once and read the fitted state."""
 
-    def run(self, estimator, X, y, folds, *, protocol=None):
+    def run(self, estimator, X, y, folds, *, protocol=None, sample_weight=None):
         """Fit ``estimator`` once on (X, y) and return the :class:`CVResult`."""
         protocol = self.check_protocol(protocol)
+        if sample_weight is not None:
+            raise ValueError(_unweighted_only(self.name))
         y_arr, labeled, classification = _prepare(estimator, X, y, folds)
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
         t0 = time.perf_counter()
@@ -200,6 +202,8 @@ class _OneFitMethod(CVMethod):
         """CV result from an already fitted estimator (used by the search object)."""
         t1 = time.perf_counter()
         state = _check_fitted(fitted)
+        if state.sample_weight is not None:
+            raise ValueError(_unweighted_only(self.name))
         classification = state.classification
         labeled = np.asarray(state.labeled, dtype=bool)
         lab_idx = np.flatnonzero(labeled)
@@ -212,6 +216,12 @@ class _OneFitMethod(CVMethod):
         return _result(self.name, pred, targets, lab_idx, folds, n_folds,
                        classification, state.classes, times=times,
                        info=info, graph_mode=graph_mode, **extra)
+
+
+def _unweighted_only(name):
+    return (f"method {name!r} approximates CV of unweighted losses; this fit has loss weights "
+            f"(sample_weight or class_weight). Use method='exact' (or 'auto'), which carries "
+            f"the weights into every refit.")
 
 
 def complement_regularizers(state, folds, n_folds):

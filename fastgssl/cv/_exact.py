@@ -17,11 +17,13 @@ __all__ = ["ExactCV"]
 
 
 def _fit_fold(estimator, X, y_fit, train, val, precomputed, graph=None, init=None,
-              classes=None):
+              classes=None, sample_weight=None):
     est = clone(estimator)
     if graph is not None:
         est.set_params(graph=graph)
     kw = {} if init is None else {"init_coef": init}  # Newton starts from a given solution
+    if sample_weight is not None:
+        kw["sample_weight"] = sample_weight[train]
     if precomputed:
         est.fit(X[np.ix_(train, train)], y_fit, **kw)
         return _decision(est, X[np.ix_(val, train)], classes)
@@ -81,7 +83,7 @@ class ExactCV(CVMethod):
         self.warm_start = warm_start
         self.protocol = protocol
 
-    def run_transductive(self, estimator, X, y, folds, fitted=None):
+    def run_transductive(self, estimator, X, y, folds, fitted=None, sample_weight=None):
         """Transductive protocol: one fit, then the reduction (or hidden-label refits)."""
         from fastgssl.cv._transductive import transductive_predictions
 
@@ -89,7 +91,7 @@ class ExactCV(CVMethod):
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
         t0 = time.perf_counter()
         if fitted is None:
-            fitted = clone(estimator).fit(X, y)
+            fitted = clone(estimator).fit(X, y, **_weight_kw(sample_weight))
         t1 = time.perf_counter()
         state = fitted.cv_state()
         pred, info = transductive_predictions(state, folds, n_folds,
@@ -103,7 +105,7 @@ class ExactCV(CVMethod):
                        times={"fit": t1 - t0, "cv": time.perf_counter() - t1},
                        graph_mode=graph_mode, protocol="transductive", info=info)
 
-    def _run_hidden_labels(self, estimator, X, y, folds):
+    def _run_hidden_labels(self, estimator, X, y, folds, sample_weight=None):
         """Brute-force transductive refits (estimators without ``cv_state``)."""
         y_arr, labeled, classification = _prepare(estimator, X, y, folds)
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
@@ -119,7 +121,7 @@ class ExactCV(CVMethod):
             if y_i.dtype.kind in "iub" and unl is np.nan:
                 y_i = y_i.astype(float)
             y_i[hide] = unl
-            est = clone(estimator).fit(X, y_i)
+            est = clone(estimator).fit(X, y_i, **_weight_kw(sample_weight))
             val = np.flatnonzero(hide)
             pred[[pos[j] for j in val]] = _decision(est, _rows(X, val), classes)
         return _result(self.name, pred, targets, lab_idx, folds, n_folds, classification,
@@ -127,7 +129,7 @@ class ExactCV(CVMethod):
                        graph_mode="held-out labels hidden (refits)", protocol="transductive",
                        info={"refits": n_folds})
 
-    def _full_solution(self, estimator, X, y, full_fit=None):
+    def _full_solution(self, estimator, X, y, full_fit=None, sample_weight=None):
         """Expansion coefficients of the fit on all of S (warm starts of Newton refits
         through ``fit(..., init_coef=)``), or None when not useful: no protocol, a closed
         form (square loss), or Nystrom features (no dense expansion)."""
@@ -138,6 +140,8 @@ class ExactCV(CVMethod):
         objective = learner_objective(estimator, y)
         if objective is None or objective.loss is None or objective.loss.name == "square":
             return None
+        if objective.sample_weight is not None or sample_weight is not None:
+            return None  # the start's scaling assumes equal weights; refits start cold
         if full_fit is None:
             with warnings.catch_warnings():  # the refits report their own trouble
                 warnings.simplefilter("ignore")
@@ -147,9 +151,15 @@ class ExactCV(CVMethod):
             return None
         return np.asarray(state.coef, dtype=np.float64)
 
-    def run(self, estimator, X, y, folds, *, protocol=None):
+    def run(self, estimator, X, y, folds, *, protocol=None, sample_weight=None):
         """Cross-validate exactly under ``protocol`` (default: the constructor's, else
-        ``"transductive"``) and score the held-out labeled points."""
+        ``"transductive"``) and score the held-out labeled points.
+
+        ``sample_weight`` (optional, one per point) goes to every fit: the refits of the
+        inductive protocol get the weights of their training points, and the transductive
+        reduction the weights each refit would use (see :class:`fastgssl.CVObjective`)."""
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight)
         if protocol is None:
             protocol = self.protocol
         if protocol is None and self.graph_mode is not None:
@@ -157,17 +167,18 @@ class ExactCV(CVMethod):
         protocol = self.check_protocol(protocol)
         if protocol == "transductive":
             if callable(getattr(estimator, "cv_state", None)):
-                return self.run_transductive(estimator, X, y, folds)
+                return self.run_transductive(estimator, X, y, folds,
+                                             sample_weight=sample_weight)
             _, labeled, _ = _prepare(estimator, X, y, folds)
             if not labeled.all():  # semi-supervised data: refit with the fold's labels hidden
-                return self._run_hidden_labels(estimator, X, y, folds)
+                return self._run_hidden_labels(estimator, X, y, folds, sample_weight)
             # every point labeled and no protocol (a Pipeline, a scikit-learn estimator):
             # hiding a label of a supervised learner removes the point; the refits below
             # are that, and the result names the inductive protocol
 
-        return self._run_inductive(estimator, X, y, folds)
+        return self._run_inductive(estimator, X, y, folds, sample_weight)
 
-    def _run_inductive(self, estimator, X, y, folds):
+    def _run_inductive(self, estimator, X, y, folds, sample_weight=None):
         """Refit on every training complement and score the held-out labeled points."""
         from joblib import Parallel, delayed
 
@@ -192,10 +203,10 @@ class ExactCV(CVMethod):
             W = sp.csr_matrix(params["graph"])
         full_fit = None
         if W is None and graph_mode == "induced":
-            full_fit = clone(estimator).fit(X, y)
+            full_fit = clone(estimator).fit(X, y, **_weight_kw(sample_weight))
             W = sp.csr_matrix(full_fit.graph_)
         lab_idx = np.flatnonzero(labeled)
-        full = self._full_solution(estimator, X, y, full_fit)
+        full = self._full_solution(estimator, X, y, full_fit, sample_weight)
         n_lab = len(lab_idx)
         tasks = []
         for i in range(n_folds):
@@ -209,7 +220,7 @@ class ExactCV(CVMethod):
         targets, classes = _encode_targets(y_arr, lab_idx, classification)
         decs = Parallel(n_jobs=check_n_jobs(self.n_jobs))(
             delayed(_fit_fold)(estimator, X, _subset(y, train), train, val, precomputed, graph,
-                               init, classes)
+                               init, classes, sample_weight)
             for train, val, graph, init in tasks
         )
         pred = np.empty(targets.shape)
@@ -222,6 +233,12 @@ class ExactCV(CVMethod):
                        classification, classes, times={"fit": 0.0, "cv": t1 - t0},
                        graph_mode=graph_mode, protocol="inductive",
                        info={"refits": n_folds, "warm_start": full is not None})
+
+
+def _weight_kw(sample_weight):
+    """``fit`` keyword for the sample weights (none when unweighted: estimators without a
+    ``sample_weight`` parameter keep working)."""
+    return {} if sample_weight is None else {"sample_weight": sample_weight}
 
 
 def _rows(X, idx):

@@ -137,7 +137,7 @@ def _generic_group(search, X, y, folds, n_folds, classification, group, candidat
     for idx in group.indices:
         t1 = time.perf_counter()
         est = clone(search.estimator).set_params(**candidates[idx])
-        res = _run(approx, est, X, y, folds, protocol)
+        res = _run(approx, est, X, y, folds, protocol, search._sample_weight)
         records.append((idx, _record(search, res.predictions, res.targets, fold_of_labeled,
                                      n_folds, classification, time.perf_counter() - t1)))
     return records
@@ -165,10 +165,16 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     dense = p.get("backend", "dense") == "dense"
     objective0 = _objective(search, first, group.indices[0], y)
     W = Q = None
-    if objective0.gamma_i > 0:
-        W = (_shared_graph(search, group, first, X) if isinstance(p.get("graph"), str)
-             else first.build_graph(X))
-        Q = objective0.regularizer_factory(W)
+    # the group's graph (its graph parameters are shared) when any candidate uses one: a
+    # candidate with gamma_i = 0 in the group has r = 0 (the supervised kernel)
+    with_graph = next((j for j in group.indices
+                       if _objective(search, None, j, y, candidates).gamma_i > 0), None)
+    if with_graph is not None:
+        graph_objective = _objective(search, None, with_graph, y, candidates)
+        builder = clone(search.estimator).set_params(**candidates[with_graph])
+        W = (_shared_graph(search, group, builder, X) if isinstance(p.get("graph"), str)
+             else builder.build_graph(X))
+        Q = graph_objective.regularizer_factory(W)
     K = V = None
     if dense:
         from fastgssl._memory import check_dense_memory
@@ -185,7 +191,9 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
                      gamma_a=objective0.gamma_a, gamma_i=objective0.gamma_i,
                      loss=objective0.loss, kernel=K, factor=V, graph=W, regularizer=Q,
                      regularizer_factory=objective0.regularizer_factory,
-                     solve=objective0.solve, estimator=first)
+                     solve=objective0.solve, estimator=first,
+                     sample_weight=objective0.sample_weight,
+                     weights_for=objective0.weights_for)
     fold_of_labeled = folds[np.flatnonzero(state0.labeled)]
 
     def ratio(params):
@@ -226,13 +234,17 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
             KLL = base_gram
         loss = objective.loss
         state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
-                        solve=objective.solve, deformed=None, extra={}, estimator=None)
+                        solve=objective.solve, deformed=None, extra={}, estimator=None,
+                        sample_weight=objective.sample_weight,
+                        weights_for=objective.weights_for)
         warm = getattr(loss, "name", None) != "square"
         if warm:  # the fit on all of L, started from the previous candidate's solution
             Y_L = state.columns()[0][L]
             start = previous.get(r) if previous.get(r) is not None and \
                 previous[r].shape == Y_L.shape else None
-            beta = objective.solve(KLL, Y_L, init=start)
+            kw = ({} if objective.sample_weight is None
+                  else {"sample_weight": objective.sample_weight[L]})
+            beta = objective.solve(KLL, Y_L, init=start, **kw)
             previous[r] = beta
             state.extra = {"deformed_coef": beta}
         pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm, KLL=KLL)
@@ -343,7 +355,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
     lab_idx = np.flatnonzero(labeled)
     fold_of_labeled = folds[lab_idx]
 
-    if K is not None and _square_fast_path_ok(first, method):
+    if K is not None and not search._weighted and _square_fast_path_ok(first, method):
         records = _square_path(search, K, y, folds, n_folds, labeled, classification, group,
                                candidates, method, setup)
         return records
@@ -368,11 +380,13 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
             if warm:
                 est.set_params(warm_start=True)
         if method == "exact":
+            kw = ({} if search._sample_weight is None
+                  else {"sample_weight": search._sample_weight})
             if K is not None:
                 est.set_params(**_on_gram(est))
-                res = approx.run(est, K, y, folds, protocol=protocol)
+                res = approx.run(est, K, y, folds, protocol=protocol, **kw)
             else:
-                res = approx.run(est, X, y, folds, protocol=protocol)
+                res = approx.run(est, X, y, folds, protocol=protocol, **kw)
         else:
             Xin = X
             if K is not None:
@@ -651,12 +665,18 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         if shares_kernel and all(callable(getattr(est, name, None))
                                  for name in ("cv_objective", "cv_state", "build_kernel",
                                               "build_factor", "build_graph")):
-            objectives = [learner_objective(clone(est).set_params(**c), y) for c in candidates]
+            objectives = [learner_objective(clone(est).set_params(**c), y, self._sample_weight)
+                          for c in candidates]
             if any(o.loss is None for o in objectives):
                 objectives = None
         self._one_fit_ok = objectives is not None
         if objectives is None and callable(getattr(est, "cv_objective", None)):
-            objectives = [learner_objective(clone(est).set_params(**c), y) for c in candidates]
+            objectives = [learner_objective(clone(est).set_params(**c), y, self._sample_weight)
+                          for c in candidates]
+        # loss weights (sample_weight, class_weight): only exact CV carries them
+        weighted = self._sample_weight is not None or any(
+            getattr(o, "sample_weight", None) is not None for o in objectives or ())
+        self._weighted = weighted
         # reused by the in-process evaluation (worker processes recompute their own)
         self._objectives = (objectives if self._one_fit_ok and check_n_jobs(self.n_jobs) == 1
                             else None)
@@ -667,8 +687,10 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             losses = {getattr(o.loss, "name", None) for o in objectives or ()}
             squares = losses if None not in losses else set()
             graph = any(o.gamma_i > 0 for o in objectives or ())
-            if not self._one_fit_ok:
-                method = "exact"  # label propagation (exact transductive) or generic refits
+            if not self._one_fit_ok or weighted:
+                # label propagation (exact transductive), generic refits, or loss weights
+                # (exact CV carries them into every refit; the approximations do not)
+                method = "exact"
             elif protocol in (None, "transductive") and (graph or squares == {"square"}):
                 method, protocol = "exact", "transductive"
             elif squares == {"square"}:
@@ -687,6 +709,11 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.method_ = method if isinstance(method, str) else getattr(method, "name",
                                                                            repr(method))
         obj = _method(method, self._method_options(method) if isinstance(method, str) else {})
+        if weighted and self._one_fit_ok and isinstance(method, str) and \
+                method in _BUILTIN_METHODS and method != "exact":
+            from fastgssl.cv._base import _unweighted_only
+
+            raise ValueError(_unweighted_only(method))
         if hasattr(obj, "check_protocol"):
             protocol = obj.check_protocol(protocol)
         elif protocol is None:
@@ -754,13 +781,19 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             folds = self.cv
         return check_folds(folds, labeled, y, classification=classification)
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Score every candidate of ``param_grid`` and refit the best one.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n, d), or (n, n) Gram matrix
         y : array-like of shape (n,); ``-1`` / ``NaN`` mark unlabeled points
+        sample_weight : array-like of shape (n,), optional
+            Loss weights passed to every fit and refit (each refit gets the weights its
+            points have; with ``class_weight="balanced"`` a refit recomputes the class
+            weights from its labels). Only exact CV carries weights: ``method="auto"``
+            then picks ``"exact"``, and an approximate method is an error. The scores
+            stay unweighted means over the held-out points.
 
         Returns
         -------
@@ -773,6 +806,9 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         from fastgssl._validation import check_X
 
         X = check_X(X, "X")
+        from fastgssl._validation import check_sample_weight
+
+        self._sample_weight = check_sample_weight(sample_weight, X.shape[0])
         y_arr, labeled, classification = _prepare(self.estimator, X, y, None)
         folds, n_folds = self._folds(y_arr, labeled, classification)
         candidates = list(ParameterGrid(self.param_grid))
@@ -829,11 +865,11 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.refit:
             t0 = time.perf_counter()
             self.best_estimator_ = self._refit_best(X, y, results[self.best_index_],
-                                                    classification)
+                                                    classification, self._sample_weight)
             self.refit_time_ = time.perf_counter() - t0
         return self
 
-    def _refit_best(self, X, y, record, classification):
+    def _refit_best(self, X, y, record, classification, sample_weight=None):
         """Refit the selected candidate. A classifier asked for probabilities
         (``probability=True``) whose CV here was exact is calibrated on this search's
         out-of-fold values instead of running its own internal CV (one fit, not 1 + t)."""
@@ -841,10 +877,11 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         exact = bool(record.get("verified")) or not self._approximate()
         params = best.get_params()
         self.probability_source_ = None
+        kw = {} if sample_weight is None else {"sample_weight": sample_weight}
         if not (classification and exact and params.get("probability") is True
                 and callable(getattr(best, "calibrate", None))):
-            return best.fit(X, y)
-        best.set_params(probability=False).fit(X, y)
+            return best.fit(X, y, **kw)
+        best.set_params(probability=False).fit(X, y, **kw)
         best.calibrate(record["oof"], record["targets"])
         self.probability_source_ = (f"the search's exact {self.protocol_} CV "
                                     f"({self.n_splits_} folds)")

@@ -81,13 +81,16 @@ def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
 
 
 def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
-    """Losses without a closed form: the learner's ``solve`` on each ``K~_RR``."""
+    """Losses without a closed form (and weighted square losses): the learner's ``solve`` on
+    each ``K~_RR``, with the loss weights each refit uses."""
     if state.solve is None:
         raise ValueError(
             "the learner's CVState has no solve(K, Y, init) callable; the transductive "
             "refits of a loss without closed form need it (see fastgssl.CVObjective)."
         )
     l = KLL.shape[0]
+    L = np.flatnonzero(state.labeled)
+    w_full = None if state.sample_weight is None else np.asarray(state.sample_weight)[L]
     beta_full = state.extra.get("deformed_coef") if warm_start else None
     if beta_full is None and warm_start and not state.uses_graph and state.coef is not None \
             and state.factor is None:
@@ -103,12 +106,37 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
     with small_blas(l**3 / 3.0):
         for i in range(n_folds):
             R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
-            init = None if beta_full is None else beta_full[R] * (l / R.size)
-            beta, info = state.solve(take_block(KLL, R), Y[R], init=init, return_info=True)
+            w_R = _fold_weights(state, L, R, fl, i)
+            init = None if beta_full is None else beta_full[R] * _start_scale(w_full, w_R, R,
+                                                                              l)
+            kw = {} if w_R is None else {"sample_weight": w_R}
+            beta, info = state.solve(take_block(KLL, R), Y[R], init=init, return_info=True,
+                                     **kw)
             with small_blas(2.0 * V.size * R.size * Y.shape[1]):
                 pred[V] = take_block(KLL, V, R) @ beta
             infos.append(max((d["n_iter"] for d in info), default=1))
     return pred, infos, beta_full is not None
+
+
+def _fold_weights(state, L, R, fl, i):
+    """Loss weights of the labeled points R kept by fold i, as the refit computes them."""
+    if state.sample_weight is None:
+        return None
+    kept = np.zeros(state.labeled.shape[0], dtype=bool)
+    kept[L[fl != i]] = True
+    w = state.weights_for(kept) if state.weights_for is not None else \
+        np.where(kept, state.sample_weight, 0.0)
+    return np.asarray(w, dtype=np.float64)[L[R]]
+
+
+def _start_scale(w_full, w_R, R, l):
+    """Factor from the full fit's coefficients to a fold refit's start: ``alpha_j =
+    -w_j ell'_j / (2 gamma_a sum w)`` (mean form; ``l / |R|`` unweighted)."""
+    if w_R is None:
+        return l / R.size
+    old = w_full[R]
+    ratio = np.divide(w_R, old, out=np.zeros_like(w_R), where=old > 0)
+    return (ratio * (w_full.sum() / w_R.sum()))[:, None]
 
 
 def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None):
@@ -139,7 +167,7 @@ def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None
     fl = np.asarray(folds)[L]
     if KLL is None:
         KLL = deformed_gram(state)
-    if getattr(state.loss, "name", None) == "square":
+    if getattr(state.loss, "name", None) == "square" and state.sample_weight is None:
         pred = _square_predictions(KLL, Y, fl, n_folds, state.gamma_a)
         info = {"solver": "cholesky per fold size", "warm_start": False}
     else:

@@ -86,6 +86,7 @@ from scipy.linalg.lapack import dpotrf as _dpotrf
 from scipy.linalg.lapack import dpotrs as _dpotrs
 from sklearn.exceptions import ConvergenceWarning
 
+from fastgssl._indexing import take_block
 from fastgssl._threads import small_blas
 
 __all__ = ["fit_dense", "fit_nystrom", "objective_dense", "objective_nystrom"]
@@ -121,6 +122,49 @@ def _check_common(n, y_enc, labeled, Q, gamma_a, gamma_i):
 
 def _is_square(loss):
     return getattr(loss, "name", None) == "square"
+
+
+def _loss_weights(sample_weight, labeled):
+    """The loss weights of the labeled points, scaled to mean 1, or None (all equal).
+
+    The weighted problem minimizes the weighted mean ``sum_j w_j ell_j / sum_j w_j`` over the
+    labeled points: weights rescaled by ``l / sum w`` enter the solvers' ``(1/l) sum`` form.
+    Integer weights then equal repeating the points, weight 0 equals leaving them out, and
+    multiplying every weight by a constant changes nothing.
+    """
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != labeled.shape:
+        raise ValueError(f"sample_weight has shape {w.shape}, expected {labeled.shape}.")
+    w = w[labeled]
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError("sample_weight must be finite and non-negative.")
+    total = w.sum()
+    if not total > 0:
+        raise ValueError("sample_weight is 0 on every labeled point; at least one labeled "
+                         "point needs a positive weight.")
+    if np.all(w == w[0]):
+        return None
+    return w * (w.size / total)
+
+
+class _WeightedLoss:
+    """A loss with one weight per labeled point (1-D columns): ``w ell``, ``w ell'``,
+    ``w ell''``. The Newton step, its line search and the objective read it like a loss."""
+
+    def __init__(self, loss, w):
+        self.loss, self.w = loss, w
+        self.name = getattr(loss, "name", None)
+
+    def value(self, y, f):
+        return self.w * self.loss.value(y, f)
+
+    def d1(self, y, f):
+        return self.w * self.loss.d1(y, f)
+
+    def d2(self, y, f):
+        return self.w * self.loss.d2(y, f)
 
 
 def _warn_not_converged(info, max_iter, column):
@@ -175,7 +219,8 @@ def _newton(problem, loss, y_L, gamma_a, s, theta, tol, max_iter):
     l = y_L.shape[0]
     if theta is None:
         zero = np.zeros(problem.n_coef)
-        theta = problem.direction(zero, np.zeros(l), -2.0 * y_L, np.full(l, 2.0))[0]
+        w = getattr(loss, "w", np.ones(l))  # the (weighted) square loss's derivatives at 0
+        theta = problem.direction(zero, np.zeros(l), -2.0 * w * y_L, 2.0 * w)[0]
     f_L = problem.labeled_predictions(theta)
     info = {"n_iter": 0, "converged": False, "step": np.inf, "t": 1.0, "slope": np.nan}
     for it in range(1, max_iter + 1):
@@ -270,20 +315,25 @@ class _DenseProblem:
         return d, u[L], a, q
 
 
-def _objective(f, ambient, y_enc, labeled, Q, loss, gamma_a, gamma_i):
-    """DESIGN 3.1: mean labeled loss + gamma_A ||f||_K^2 (given) + gamma_I / n^2 f^T Q f."""
+def _objective(f, ambient, y_enc, labeled, Q, loss, gamma_a, gamma_i, sample_weight=None):
+    """DESIGN 3.1: (weighted) mean labeled loss + gamma_A ||f||_K^2 (given) + gamma_I / n^2
+    f^T Q f."""
     n = f.shape[0]
     labeled = np.asarray(labeled, dtype=bool)
-    val = loss.value(y_enc[labeled], f[labeled]).mean() + gamma_a * ambient
+    values = loss.value(y_enc[labeled], f[labeled])
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=np.float64)[labeled]
+        values = values * (w / w.mean())
+    val = values.mean() + gamma_a * ambient
     if Q is not None and gamma_i > 0:
         val += gamma_i / n**2 * (f @ (Q @ f))
     return float(val)
 
 
-def objective_dense(K, alpha, y_enc, labeled, Q, loss, gamma_a, gamma_i):
+def objective_dense(K, alpha, y_enc, labeled, Q, loss, gamma_a, gamma_i, sample_weight=None):
     """Objective of DESIGN 3.1 at ``f = K alpha`` (one column), for tests and diagnostics."""
     f = K @ alpha
-    return _objective(f, alpha @ f, y_enc, labeled, Q, loss, gamma_a, gamma_i)
+    return _objective(f, alpha @ f, y_enc, labeled, Q, loss, gamma_a, gamma_i, sample_weight)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -493,7 +543,8 @@ def _chol_delete(R, m, keep):
 
 @numba.njit(cache=True, nogil=True)
 def _free_step(R, m, rhs, aF, U, trials):
-    """One iteration on the free set: ``(kind, a_new, code)``.
+    """One iteration on the free set: ``(kind, a_new, code)`` (``U``: the free points' upper
+    bounds).
 
     Solves ``H_FF x = rhs`` with the factor. ``kind`` 0: x is inside the box and
     ``a_new = x``. Otherwise a step from ``aF`` that keeps the iterate in the box: kind 1,
@@ -506,7 +557,7 @@ def _free_step(R, m, rhs, aF, U, trials):
     code = np.zeros(m, dtype=np.int8)
     inside = True
     for i in range(m):
-        if x[i] < 0.0 or x[i] > U:
+        if x[i] < 0.0 or x[i] > U[i]:
             inside = False
             break
     if inside:
@@ -517,7 +568,7 @@ def _free_step(R, m, rhs, aF, U, trials):
         ap = np.minimum(np.maximum(aF + t * p, 0.0), U)
         hits = 0
         for i in range(m):
-            if ap[i] <= 0.0 or ap[i] >= U:
+            if ap[i] <= 0.0 or ap[i] >= U[i]:
                 hits += 1
         if hits == 0:
             break
@@ -527,16 +578,16 @@ def _free_step(R, m, rhs, aF, U, trials):
                 if ap[i] <= 0.0:
                     ap[i] = 0.0
                     code[i] = 1
-                elif ap[i] >= U:
-                    ap[i] = U
+                elif ap[i] >= U[i]:
+                    ap[i] = U[i]
                     code[i] = 2
             return 1, ap, code
     r = np.full(m, np.inf)  # ratio test: the longest step towards x that stays in the box
     for i in range(m):
         if x[i] < 0.0:
             r[i] = aF[i] / (aF[i] - x[i])
-        elif x[i] > U:
-            r[i] = (U - aF[i]) / (x[i] - aF[i])
+        elif x[i] > U[i]:
+            r[i] = (U[i] - aF[i]) / (x[i] - aF[i])
     t = max(r.min(), 0.0)
     a_new = aF + t * p
     for i in range(m):
@@ -545,7 +596,7 @@ def _free_step(R, m, rhs, aF, U, trials):
                 a_new[i] = 0.0
                 code[i] = 1
             else:
-                a_new[i] = U
+                a_new[i] = U[i]
                 code[i] = 2
     return 2, a_new, code
 
@@ -651,15 +702,21 @@ def _fac_delete(K, y, c, R, idx, m, keep, mode=0):
 def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
     """The active-set loop of :func:`_box_qp_column` (in place on ``a``; returns the rest).
 
+    ``b`` and ``U`` are per point (arrays of length l), ``c`` is one number.
+
     Returns ``(f, n_solve, outer, converged, margin, linear, fresh)``; ``fresh``: the
     returned f was summed from scratch (no point ever was on the linear piece, whose
     contribution ``f_E`` is kept up to date incrementally).
     """
     l = y.shape[0]
+    bounded = False  # any finite upper bound (the Huber hinge's linear piece)
+    for j in range(l):
+        if U[j] < np.inf:
+            bounded = True
     status = np.zeros(l, dtype=np.int8)  # 0: a = 0; 1: free; 2: a = U
     n_free = 0
     for j in range(l):
-        if a[j] >= U:
+        if a[j] >= U[j]:
             status[j] = 2
         elif a[j] > 0.0:
             status[j] = 1
@@ -668,7 +725,7 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
     E = np.flatnonzero(status == 2)
     touched = E.shape[0] > 0
     if touched:
-        _add_rows(K, E, y[E] * U, f_E)
+        _add_rows(K, E, y[E] * U[E], f_E)
     R = np.zeros((0, 0))
     idx = np.empty(0, dtype=np.int64)
     m = 0
@@ -681,15 +738,17 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
     while outer < max_outer:
         fmax = 0.0
         amax = 0.0
+        bmax = 0.0
         for j in range(l):
             fmax = max(fmax, abs(f[j]))
             amax = max(amax, a[j])
-        tau = 1e-11 * (b + fmax + c * amax)
+            bmax = max(bmax, b[j])
+        tau = 1e-11 * (bmax + fmax + c * amax)
         nV = 0
         n_upper = 0
         free_off = False
         for j in range(l):
-            gj = y[j] * f[j] + c * a[j] - b
+            gj = y[j] * f[j] + c * a[j] - b[j]
             g[j] = gj
             st = status[j]
             if st == 2:
@@ -714,28 +773,28 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
         if nV > k:  # (V may be empty: a warm start's free set is solved first)
             order = np.argsort(-np.abs(g[V]))
             V = np.sort(V[order[:k]])
-        if U < np.inf:
+        if bounded:
             # violators at 0 whose own 1-D minimizer -g / H_jj lies beyond U go to U
             # together, without the factor, when that lowers the QP objective (the linear
             # piece fills in blocks at large lam instead of through |V| x |V| factors)
             nS = 0
             S = np.empty(V.shape[0], dtype=np.int64)
             for v in V:
-                if status[v] == 0 and -g[v] >= U * (K[v, v] + c):
+                if status[v] == 0 and -g[v] >= U[v] * (K[v, v] + c):
                     S[nS] = v
                     nS += 1
             if nS:
                 S = S[:nS]
                 df = np.zeros(l)  # K_{:,S} y_S U: the change of f, and of the objective
-                _add_rows(K, S, y[S] * U, df)
+                _add_rows(K, S, y[S] * U[S], df)
                 dq = 0.0
                 for i in S:
-                    dq += U * g[i] + 0.5 * U * (y[i] * df[i] + c * U)
+                    dq += U[i] * g[i] + 0.5 * U[i] * (y[i] * df[i] + c * U[i])
                 if dq < 0.0:
                     touched = True
                     for i in S:
                         status[i] = 2
-                        a[i] = U
+                        a[i] = U[i]
                     f_E += df
                     f += df
                     nrest = 0
@@ -750,7 +809,7 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
             if status[v] == 2:
                 touched = True
                 row = K[v]
-                w = y[v] * U
+                w = y[v] * U[v]
                 for j in range(l):
                     f_E[j] -= w * row[j]
             status[v] = 1
@@ -759,10 +818,12 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
             F = idx[:m]
             rhs = np.empty(m)
             aF = np.empty(m)
+            UF = np.empty(m)
             for r in range(m):
-                rhs[r] = b - y[F[r]] * f_E[F[r]]
+                rhs[r] = b[F[r]] - y[F[r]] * f_E[F[r]]
                 aF[r] = a[F[r]]
-            kind, aF_new, code = _free_step(R, m, rhs, aF, U, trials)
+                UF[r] = U[F[r]]
+            kind, aF_new, code = _free_step(R, m, rhs, aF, UF, trials)
             n_solve += 1
             for r in range(m):
                 a[F[r]] = aF_new[r]
@@ -779,7 +840,7 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
                     status[j0] = 2
                     keep[r] = False
                     row = K[j0]
-                    w = y[j0] * U
+                    w = y[j0] * U[j0]
                     for j in range(l):
                         f_E[j] += w * row[j]
             m = _fac_delete(K, y, c, R, idx, m, keep)
@@ -830,8 +891,7 @@ def _box_qp_column(K, y, c, b, U, a, f, max_outer, info):
     """
     try:
         f, n_solve, outer, converged, margin, linear, fresh = _box_qp_kernel(
-            K, y, float(c), float(b), float(U), a, f, int(max_outer), _BLOCK, float(_GROW),
-            _TRIALS)
+            K, y, float(c), b, U, a, f, int(max_outer), _BLOCK, float(_GROW), _TRIALS)
     except np.linalg.LinAlgError:
         raise ValueError(_NOT_PSD) from None
     info["n_iter"] += n_solve
@@ -903,64 +963,112 @@ def _partition_newton(K, y, kind, h, gamma_a, alpha, f, loss, tol, max_iter, inf
     return alpha, f
 
 
-def _fit_active_set(K, Y, loss, kind, h, gamma_a, init, tol, max_iter):
-    """All points labeled (targets +-1); one active-set solve per column. (alpha, infos)."""
+def _fit_active_set(K, Y, loss, kind, h, gamma_a, init, tol, max_iter, weights=None):
+    """All points labeled (targets +-1); one active-set solve per column. (alpha, infos).
+
+    ``weights``: the loss weights w (mean 1, see :func:`_loss_weights`) or None. With
+    weights the stationarity condition is ``a_j = w_j (-ell'(f_j) y_j) / (2 gamma_a l)``: the
+    box QP has ``c_j = c / w_j`` and ``U_j = U w_j``. In the variables ``a^_j = a_j / s_j``,
+    ``s_j = sqrt(w_j)``, it is the unweighted QP on the kernel ``S K S`` with one ``c`` again,
+    ``b_j = b s_j`` and ``U_j = U s_j`` (``f^ = S f``); points of weight 0 have ``alpha_j =
+    0`` and are left out.
+    """
     K = np.ascontiguousarray(K, dtype=np.float64)  # the compiled loops read rows of K
     l, k = Y.shape
     c, b, U = _box_qp_constants(kind, h, gamma_a, l)
+    alpha = np.zeros_like(Y)
+    keep = None
+    if weights is not None:
+        keep = np.flatnonzero(weights > 0)
+        root = np.sqrt(weights[keep])
+        K_w = take_block(K, keep)
+        K_w *= root[:, None]
+        K_w *= root[None, :]
+        bvec, Uvec = b * root, U * root
+        Y_w = Y[keep]
+    else:
+        root = None
+        K_w, Y_w = K, Y
+        bvec, Uvec = np.full(l, b), np.full(l, U)
+    m = Y_w.shape[0]
     if init is not None:
         # a = y * alpha of the warm start, projected onto the box (a fold refit's start is
         # the full fit's alpha rescaled by l / (l - m): its linear piece lands on U)
-        A0 = np.clip(Y * np.asarray(init, dtype=np.float64), 0.0, U)
-        if np.isfinite(U):
-            A0[A0 >= U * (1.0 - 1e-12)] = U
-    alpha = np.empty_like(Y)
+        A0 = Y_w * np.asarray(init if keep is None else init[keep], dtype=np.float64)
+        if root is not None:
+            A0 = A0 / root[:, None]
+        A0 = np.clip(A0, 0.0, Uvec[:, None])
+        A0 = np.where(A0 >= Uvec[:, None] * (1.0 - 1e-12), Uvec[:, None], A0)
     infos = []
     # one BLAS thread for the column loop whatever l: its operations are gemv's and
     # factorizations of the |M| x |M| block, and on a loaded 2-core machine two threads made
     # a 3000-point fit 27x slower (4.7 s against 0.17 s for two columns of MNIST)
     with small_blas(0.0):
         for j in range(k):
-            y = np.ascontiguousarray(Y[:, j])
+            y = np.ascontiguousarray(Y_w[:, j])
             info = {"n_iter": 0, "outer": 0, "converged": False, "solver": "active-set",
                     "step": np.nan, "t": 1.0, "slope": np.nan, "margin": 0, "linear": 0,
                     "warm_start": init is not None}
-            a = np.zeros(l) if init is None else np.ascontiguousarray(A0[:, j])
+            a = np.zeros(m) if init is None else np.ascontiguousarray(A0[:, j])
             if init is not None:
-                n_free = int(np.count_nonzero((a > 0) & (a < U)))
-                if n_free > max(4 * _BLOCK, _WARM_FREE_MAX * l):
+                n_free = int(np.count_nonzero((a > 0) & (a < Uvec)))
+                if n_free > max(4 * _BLOCK, _WARM_FREE_MAX * m):
                     # a start from another lam (a regularization path) puts most of the
                     # previous support strictly inside the new box: factorizing it and
                     # removing the points one ratio test at a time cost 200x a cold start
                     # (MNIST, n = 3000, lam 1 -> 1e-2); cold is never far from the best
-                    a = np.zeros(l)
+                    a = np.zeros(m)
                     info["warm_start"] = False
                     info["warm_start_rejected"] = n_free
-            f = np.zeros(l)
-            s = np.flatnonzero(a > 0)
-            if s.size:
-                _add_rows(K, s, y[s] * a[s], f)
-            a, f, fresh = _box_qp_column(K, y, c, b, U, a, f, max_iter, info)
+            f = np.zeros(m)
+            sup = np.flatnonzero(a > 0)
+            if sup.size:
+                _add_rows(K_w, sup, y[sup] * a[sup], f)
+            a, f, fresh = _box_qp_column(K_w, y, c, bvec, Uvec, a, f, max_iter, info)
             if not (fresh and info["converged"]):
                 # certificate: f from scratch (the linear piece's contribution was updated
                 # incrementally and carries round-off), the KKT conditions again
-                s = np.flatnonzero(a > 0)
-                f = np.zeros(l)
-                _add_rows(K, s, y[s] * a[s], f)
-                a, f, _ = _box_qp_column(K, y, c, b, U, a, f, max_iter, info)
-            a_j = y * a
+                sup = np.flatnonzero(a > 0)
+                f = np.zeros(m)
+                _add_rows(K_w, sup, y[sup] * a[sup], f)
+                a, f, _ = _box_qp_column(K_w, y, c, bvec, Uvec, a, f, max_iter, info)
+            if root is None:
+                a_j = y * a
+            else:  # back from the scaled variables: alpha = y s a^, f on all points
+                a_j = np.zeros(l)
+                a_j[keep] = y * root * a
+                f = K[:, keep] @ a_j[keep]
             if not info["converged"]:
-                info["fallback"] = "partition Newton with line search"
-                a_j, f = _partition_newton(K, y, kind, h, gamma_a, a_j, f, loss, tol,
-                                           max_iter, info)
+                if root is None:
+                    info["fallback"] = "partition Newton with line search"
+                    a_j, f = _partition_newton(K, y, kind, h, gamma_a, a_j, f, loss, tol,
+                                               max_iter, info)
+                else:
+                    info["fallback"] = "weighted Newton with line search"
+                    a_j, f = _weighted_newton_fallback(K, Y[:, j], loss, weights, gamma_a,
+                                                       a_j, tol, max_iter, info)
             alpha[:, j] = a_j
-            g = loss.d1(y, f)
+            y_full = Y[:, j]
+            w_full = 1.0 if weights is None else weights
+            g = w_full * loss.d1(y_full, f)
             scale = np.abs(a_j).max()
             resid = np.abs(a_j + g / (2.0 * gamma_a * l)).max()
-            info.update(objective=float(loss.value(y, f).mean() + gamma_a * (a_j @ f)),
+            info.update(objective=float((w_full * loss.value(y_full, f)).mean()
+                                        + gamma_a * (a_j @ f)),
                         kkt=float(resid / scale) if scale > 0 else float(resid))
             infos.append(info)
     return alpha, infos
+
+
+def _weighted_newton_fallback(K, y, loss, weights, gamma_a, alpha, tol, max_iter, info):
+    """Damped Newton on the weighted problem from ``alpha`` (the active-set fallback)."""
+    problem = _DenseProblem(K, np.ones(K.shape[0], dtype=bool), None, gamma_a, 0.0)
+    alpha, newton_info = _newton(problem, _WeightedLoss(loss, weights), y, gamma_a, 0.0,
+                                 alpha.copy(), tol, max_iter)
+    info.update(n_iter=info["n_iter"] + newton_info["n_iter"], step=newton_info["step"],
+                t=newton_info["t"], slope=newton_info["slope"],
+                converged=newton_info["converged"])
+    return alpha, K @ alpha
 
 
 SOLVERS = ("auto", "newton", "active-set")
@@ -996,7 +1104,7 @@ def _warn_active_set(info, max_iter, column):
 
 
 def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_iter=100,
-              init=None, return_info=False, solver="auto"):
+              init=None, return_info=False, solver="auto", sample_weight=None):
     """Expansion coefficients ``alpha`` of the dense manifold-regularized kernel machine.
 
     Parameters
@@ -1038,6 +1146,12 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
         its closed form whatever the choice. The kernel must be positive semi-definite: a
         failed Cholesky factorization of ``K_MM + c I`` in the active-set solver raises a
         ValueError.
+    sample_weight : ndarray of shape (n,), optional
+        Weights of the points' losses (read at the labeled points; finite, >= 0, not all 0):
+        the data term becomes the weighted mean ``sum_L w_j ell_j / sum_L w_j``. Every
+        solver takes them: the closed forms with ``W`` (``D = W^{1/2}``:
+        ``alpha_L = D (D K_LL D + gamma_a l I)^{-1} D y_L`` after scaling w to mean 1),
+        Newton with the weighted derivatives, the active-set solver on ``D K D``.
 
     Returns
     -------
@@ -1059,32 +1173,41 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
     labeled, Q, s = _check_common(n, Y, labeled, Q, gamma_a, gamma_i)
     L = np.flatnonzero(labeled)
     l = L.size
+    w = _loss_weights(sample_weight, labeled)
     infos = []
     if _is_square(loss):
         alpha = np.zeros_like(Y)
         if Q is None:
-            A = K[np.ix_(L, L)] if l < n else K.copy()
+            A = take_block(K, L) if l < n else K.copy()
+            root = None if w is None else np.sqrt(w)
+            if root is not None:  # D K_LL D, D = W^{1/2}
+                A *= root[:, None]
+                A *= root[None, :]
             A.flat[:: l + 1] += gamma_a * l
             with small_blas(l**3 / 3):
                 alpha[L] = sla.cho_solve(sla.cho_factor(A, lower=True, overwrite_a=True,
                                                         check_finite=False),
-                                         Y[L], check_finite=False)
+                                         Y[L] if root is None else root[:, None] * Y[L],
+                                         check_finite=False)
+            if root is not None:
+                alpha[L] *= root[:, None]
         else:
             A = np.asarray(Q @ K)
             A *= s * l
-            A[L] += K[L]
+            A[L] += K[L] if w is None else w[:, None] * K[L]
             A.flat[:: n + 1] += gamma_a * l
             rhs = np.zeros_like(Y)
-            rhs[L] = Y[L]
+            rhs[L] = Y[L] if w is None else w[:, None] * Y[L]
             with small_blas(2 * n**3 / 3):
                 alpha = sla.solve(A, rhs, overwrite_a=True, check_finite=False)
     elif _use_active_set(solver, loss, Q, Y[L]):
         kind, h = _piecewise_kind(loss)
         init = None if init is None else _as_columns(init)[0]
-        K_LL = K if l == n else K[np.ix_(L, L)]
+        K_LL = K if l == n else take_block(K, L)
         alpha = np.zeros_like(Y)
         alpha[L], infos = _fit_active_set(K_LL, Y[L], loss, kind, h, gamma_a,
-                                          None if init is None else init[L], tol, max_iter)
+                                          None if init is None else init[L], tol, max_iter,
+                                          weights=w)
         for k, info in enumerate(infos):
             if not info["converged"]:
                 _warn_active_set(info, max_iter, k)
@@ -1093,9 +1216,10 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
             problem = _DenseProblem(K, labeled, Q, gamma_a, s)
         init = None if init is None else _as_columns(init)[0]
         alpha = np.empty_like(Y)
+        loss_w = loss if w is None else _WeightedLoss(loss, w)
         for k in range(Y.shape[1]):
             theta0 = None if init is None else init[:, k].copy()
-            alpha[:, k], info = _newton(problem, loss, Y[L, k], gamma_a, s, theta0, tol,
+            alpha[:, k], info = _newton(problem, loss_w, Y[L, k], gamma_a, s, theta0, tol,
                                         max_iter)
             if not info["converged"]:
                 _warn_not_converged(info, max_iter, k)
@@ -1151,20 +1275,20 @@ class _NystromProblem:
         return d, V_L @ d, a, q
 
 
-def objective_nystrom(V, w, y_enc, labeled, Q, loss, gamma_a, gamma_i):
+def objective_nystrom(V, w, y_enc, labeled, Q, loss, gamma_a, gamma_i, sample_weight=None):
     """Objective of DESIGN 3.1 at ``f = V w`` (one column), for tests and diagnostics."""
-    return _objective(V @ w, w @ w, y_enc, labeled, Q, loss, gamma_a, gamma_i)
+    return _objective(V @ w, w @ w, y_enc, labeled, Q, loss, gamma_a, gamma_i, sample_weight)
 
 
 def fit_nystrom(V, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_iter=100,
-                init=None, return_info=False, laplacian_gram=None):
+                init=None, return_info=False, laplacian_gram=None, sample_weight=None):
     """Weights ``w`` of the manifold-regularized machine linear in Nystrom features ``V``.
 
     Parameters
     ----------
     V : ndarray of shape (n, c)
         Nystrom features of all n training points (``V V^T ~ K``).
-    y_enc, labeled, Q, loss, gamma_a, gamma_i, tol, max_iter, init, return_info
+    y_enc, labeled, Q, loss, gamma_a, gamma_i, tol, max_iter, init, return_info, sample_weight
         As in :func:`fit_dense` (``init`` and the result have c rows).
     laplacian_gram : ndarray of shape (c, c), optional
         Precomputed ``V^T Q V`` (reused across a grid of gamma values).
@@ -1188,25 +1312,29 @@ def fit_nystrom(V, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_
     if Q is not None:
         P = _laplacian_gram(V, Q) if laplacian_gram is None else laplacian_gram
     infos = []
+    weights = _loss_weights(sample_weight, labeled)
     if _is_square(loss):
         V_L = V[labeled]
         l = V_L.shape[0]
-        H = (2.0 / l) * (V_L.T @ V_L)
+        WV = V_L if weights is None else weights[:, None] * V_L
+        H = (2.0 / l) * (WV.T @ V_L)
         H.flat[:: c + 1] += 2 * gamma_a
         if P is not None:
             H += 2 * s * P
         with small_blas(c**3 / 3):
             w = sla.cho_solve(sla.cho_factor(H, lower=True, overwrite_a=True,
                                              check_finite=False),
-                              (2.0 / l) * (V_L.T @ Y[labeled]), check_finite=False)
+                              (2.0 / l) * (WV.T @ Y[labeled]), check_finite=False)
     else:
         problem = _NystromProblem(V, labeled, Q, gamma_a, s, P)
         init = None if init is None else _as_columns(init)[0]
         L = np.flatnonzero(labeled)
         w = np.empty((c, Y.shape[1]))
+        loss_w = loss if weights is None else _WeightedLoss(loss, weights)
         for k in range(Y.shape[1]):
             theta0 = None if init is None else init[:, k].copy()
-            w[:, k], info = _newton(problem, loss, Y[L, k], gamma_a, s, theta0, tol, max_iter)
+            w[:, k], info = _newton(problem, loss_w, Y[L, k], gamma_a, s, theta0, tol,
+                                    max_iter)
             if not info["converged"]:
                 _warn_not_converged(info, max_iter, k)
             infos.append(info)

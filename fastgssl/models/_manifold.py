@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from fastgssl._validation import (
     as_label_array,
+    check_sample_weight,
     check_bounded_int,
     check_n_neighbors,
     check_positive,
@@ -67,6 +68,7 @@ _COMMON_CONSTRAINTS = {
     "probability": ["boolean"],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [_POSITIVE],
+    "class_weight": [dict, StrOptions({"balanced"}), None],
 }
 _GRAPH_CONSTRAINTS = {
     "gamma_a": [_POSITIVE],
@@ -89,13 +91,57 @@ _PREDICT_BLOCK_ELEMENTS = 1 << 23
 from fastgssl._warnings import UnlabeledComponentWarning  # noqa: E402
 
 
-def _solve_gram(K, Y, init=None, return_info=False, *, loss, gamma_a, tol, max_iter, solver):
+def _solve_gram(K, Y, init=None, return_info=False, sample_weight=None, *, loss, gamma_a, tol,
+                max_iter, solver):
     """The supervised kernel machine on the Gram matrix ``K`` of its m points (every point
     labeled): ``beta`` minimizing ``(1/m) sum loss(Y, K beta) + gamma_a beta^T K beta``
-    (with ``return_info``: ``(beta, per-column solver info)``)."""
+    (weighted mean with ``sample_weight``; with ``return_info``: ``(beta, per-column solver
+    info)``)."""
     return fit_dense(K, Y, np.ones(K.shape[0], dtype=bool), None, loss, gamma_a, 0.0,
                      init=init, tol=tol, max_iter=max_iter, solver=solver,
-                     return_info=return_info)
+                     return_info=return_info, sample_weight=sample_weight)
+
+
+def _class_labels(y_enc, labeled, classes):
+    """Class index of every labeled point from the encoded targets (-1 elsewhere)."""
+    codes = np.full(labeled.shape[0], -1, dtype=np.intp)
+    if y_enc.ndim == 1:
+        codes[labeled] = (y_enc[labeled] > 0).astype(np.intp)
+    else:
+        codes[labeled] = np.argmax(y_enc[labeled], axis=1)
+    return codes
+
+
+def _loss_weights(class_weight, sample_weight, y_enc, labeled, classes, task, kept=None):
+    """Loss weight of every point (n,), or None when unweighted.
+
+    ``sample_weight`` (validated, (n,)) times the class weight of each point's label; with
+    ``kept`` (a subset of ``labeled``), the weights a refit on the labels of ``kept`` uses:
+    "balanced" is recomputed from those labels."""
+    kept = labeled if kept is None else kept
+    if class_weight is None and sample_weight is None:
+        return None
+    w = np.ones(labeled.shape[0]) if sample_weight is None else sample_weight.copy()
+    if class_weight is not None:
+        if task != "classification":
+            raise ValueError("class_weight applies to classification; this estimator's task "
+                             "is regression (use sample_weight in fit).")
+        from sklearn.utils.class_weight import compute_class_weight
+
+        codes = _class_labels(y_enc, kept, classes)
+        present = np.unique(codes[kept])
+        if isinstance(class_weight, str):  # "balanced", over the kept labels
+            per_class = np.ones(classes.size)
+            per_class[present] = compute_class_weight("balanced", classes=present,
+                                                      y=codes[kept])
+        else:
+            per_class = compute_class_weight(class_weight, classes=classes,
+                                             y=classes[codes[kept]])
+        w[kept] *= per_class[codes[kept]]
+    w[~kept] = 0.0
+    return w
+
+
 
 
 def _check_choice(value, name, choices):
@@ -402,7 +448,7 @@ class _KernelMachine(BaseEstimator):
         )
 
     # ---- fit / predict -------------------------------------------------------------------
-    def fit(self, X, y, *, init_coef=None):
+    def fit(self, X, y, sample_weight=None, *, init_coef=None):
         """Fit the model.
 
         Parameters
@@ -413,6 +459,13 @@ class _KernelMachine(BaseEstimator):
         y : array-like of shape (n_samples,)
             Targets; semi-supervised estimators mark unlabeled points with ``-1``
             (classification) or ``NaN`` (regression).
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the points' losses (finite, >= 0; read at the labeled points and
+            multiplied by ``class_weight``): the data term is the weighted mean
+            ``sum_L w_i loss_i / sum_L w_i``. Integer weights equal repeating points, 0
+            equals leaving a labeled point's loss out (the point stays in the graph), and a
+            common factor changes nothing. Every solver and backend takes them, and
+            :mod:`fastgssl.cv`'s exact methods carry them into the fold refits.
         init_coef : ndarray, optional
             Warm start of Newton's method (losses without a closed form): ``beta`` over the
             labeled points (``formulation="deformed"`` with a graph, shape of
@@ -429,8 +482,9 @@ class _KernelMachine(BaseEstimator):
         self._check_common_params()
         X = self._check_train_X(X)
         n = X.shape[0]
-        objective = self._objective(y, n)
+        objective = self._objective(y, n, sample_weight)
         task, loss = objective.task, objective.loss
+        weights = objective.sample_weight
         gamma_a, gamma_i = objective.gamma_a, objective.gamma_i
         y_enc, labeled, classes = objective.y, objective.labeled, objective.classes
 
@@ -481,18 +535,19 @@ class _KernelMachine(BaseEstimator):
             init = (previous if previous is not None and previous.shape == y_L.shape
                     else None)
             beta, info = fit_dense(K_LL, y_L, np.ones(l, dtype=bool), None, loss, gamma_a, 0.0,
-                                   init=init, **dense_options)
+                                   init=init, sample_weight=None if weights is None
+                                   else weights[L], **dense_options)
             coef = dk.expansion(beta, r)
             decision = fac.features_ @ coef if fac is not None else K_SL @ beta
         elif K is not None:
             init = (previous if previous is not None and previous.shape == y_enc.shape
                     else None)
             coef, info = fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, init=init,
-                                   **dense_options)
+                                   sample_weight=weights, **dense_options)
             decision = K @ coef
         else:
             coef, info = fit_nystrom(fac.features_, y_enc, labeled, Q, loss, gamma_a, gamma_i,
-                                     **options)
+                                     sample_weight=weights, **options)
             decision = fac.features_ @ coef
 
         self.X_fit_ = X
@@ -516,6 +571,7 @@ class _KernelMachine(BaseEstimator):
         self.decision_train_ = decision
         self.deformed_kernel_ = dk
         self.deformed_coef_ = beta
+        self._cv_weights = (weights, objective.weights_for)
         self.n_iter_ = max((i["n_iter"] for i in info), default=1)
         self.probability_sigmoids_ = None
         if self.probability:
@@ -622,7 +678,7 @@ class _KernelMachine(BaseEstimator):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
-    def _objective(self, y, n):
+    def _objective(self, y, n, sample_weight=None):
         from functools import partial
 
         from fastgssl._protocol import CVObjective
@@ -633,11 +689,20 @@ class _KernelMachine(BaseEstimator):
         loss = self._make_loss(task)
         solve = partial(_solve_gram, loss=loss, gamma_a=gamma_a, tol=self.tol,
                         max_iter=self.max_iter, solver=self.solver)
+        sample_weight = check_sample_weight(sample_weight, n)
+        weights = _loss_weights(self.class_weight, sample_weight, y_enc, labeled, classes,
+                                task)
+        if weights is not None and not weights[labeled].sum() > 0:
+            raise ValueError("sample_weight is 0 on every labeled point; at least one labeled "
+                             "point needs a positive weight.")
+        weights_for = None if weights is None else partial(
+            _loss_weights, self.class_weight, sample_weight, y_enc, labeled, classes, task)
         return CVObjective(task=task, y=y_enc, labeled=labeled, classes=classes,
                            gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, solve=solve,
-                           regularizer_factory=self._build_regularizer if gamma_i > 0 else None)
+                           regularizer_factory=self._build_regularizer if gamma_i > 0 else None,
+                           sample_weight=weights, weights_for=weights_for)
 
-    def cv_objective(self, y):
+    def cv_objective(self, y, sample_weight=None):
         """What the parameters and the targets ``y`` define, without fitting
         (:class:`fastgssl.CVObjective`).
 
@@ -650,6 +715,8 @@ class _KernelMachine(BaseEstimator):
         ----------
         y : array-like of shape (n_samples,)
             Targets as passed to :meth:`fit`.
+        sample_weight : array-like of shape (n_samples,), optional
+            As passed to :meth:`fit`.
 
         Returns
         -------
@@ -657,7 +724,7 @@ class _KernelMachine(BaseEstimator):
         """
         self._check_common_params()
         n = 0 if y is None else (y.shape[0] if sp.issparse(y) else len(np.asarray(y)))
-        return self._objective(y, n)
+        return self._objective(y, n, sample_weight)
 
     def cv_state(self):
         """The fitted state that :mod:`fastgssl.cv` reads (:class:`fastgssl.CVState`).
@@ -691,6 +758,8 @@ class _KernelMachine(BaseEstimator):
             deformed=dk, r=r, estimator=self,
             solve=partial(_solve_gram, loss=self.loss_, gamma_a=float(self.gamma_a_),
                           tol=self.tol, max_iter=self.max_iter, solver=self.solver),
+            sample_weight=self.__dict__.get("_cv_weights", (None, None))[0],
+            weights_for=self.__dict__.get("_cv_weights", (None, None))[1],
             extra={"deformed_coef": self.deformed_coef_},
         )
 
@@ -864,6 +933,15 @@ class KRR(_KernelMachine):
         closes the gap to SVC on ionosphere; False for LapRLS / LapSVM, the papers' form).
     intercept_scaling : float > 0, default=1.0
         Value of the constant feature; larger values penalize the intercept less.
+    class_weight : dict, "balanced" or None, default=None
+        Classification: the loss of a point of class c is weighted by ``class_weight[c]``
+        (classes missing from the dict weigh 1); ``"balanced"`` uses ``l / (k l_c)`` over
+        the l labeled points of k classes (``l_c`` of class c), as scikit-learn's SVC does.
+        The weights multiply ``sample_weight`` of :meth:`fit`, and the data term becomes the
+        weighted mean ``sum_L w_i loss_i / sum_L w_i`` (so integer weights equal repeated
+        points, and "balanced" keeps the normalization ``sum_L w_i = l``). One-vs-rest
+        columns weigh a point by the class of its label in every column. Exact CV refits
+        recompute "balanced" from the labels each fold keeps, as a refit does.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -952,7 +1030,8 @@ class KRR(_KernelMachine):
                  loss_params=None, task="regression", backend="dense", n_components=300,
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
                  warm_start=False, solver="auto",
-                 probability=False, fit_intercept=True, intercept_scaling=1.0):
+                 probability=False, fit_intercept=True, intercept_scaling=1.0,
+                 class_weight=None):
         self.lam = lam
         self.sigma = sigma
         self.kernel = kernel
@@ -971,6 +1050,7 @@ class KRR(_KernelMachine):
         self.probability = probability
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -1035,6 +1115,8 @@ class SVM(_KernelMachine):
         An intercept as the weight of a constant feature (as for KRR); see :class:`KRR`.
     intercept_scaling : float > 0, default=1.0
         As in :class:`KRR`.
+    class_weight : dict, "balanced" or None, default=None
+        Loss weights per class, as in :class:`KRR`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -1110,7 +1192,8 @@ class SVM(_KernelMachine):
                  loss="huber_hinge", loss_params=None, backend="dense", n_components=300,
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
                  warm_start=False, solver="auto",
-                 probability=False, fit_intercept=True, intercept_scaling=1.0):
+                 probability=False, fit_intercept=True, intercept_scaling=1.0,
+                 class_weight=None):
         self.lam = lam
         self.h = h
         self.sigma = sigma
@@ -1129,6 +1212,7 @@ class SVM(_KernelMachine):
         self.probability = probability
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -1228,6 +1312,8 @@ class LapRLS(_KernelMachine):
         An intercept as the weight of a constant feature (the papers' form); see :class:`KRR`.
     intercept_scaling : float > 0, default=1.0
         As in :class:`KRR`.
+    class_weight : dict, "balanced" or None, default=None
+        Loss weights per class, as in :class:`KRR`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -1312,7 +1398,8 @@ class LapRLS(_KernelMachine):
                  kernel_params=None, backend="dense", formulation="deformed",
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
                  random_state=None, warm_start=False, solver="auto",
-                 probability=False, fit_intercept=False, intercept_scaling=1.0):
+                 probability=False, fit_intercept=False, intercept_scaling=1.0,
+                 class_weight=None):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -1340,6 +1427,7 @@ class LapRLS(_KernelMachine):
         self.probability = probability
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
 
     def _regularization(self):
         return (check_positive(self.gamma_a, "gamma_a"),
@@ -1447,6 +1535,8 @@ class LapSVM(_KernelMachine):
         An intercept as the weight of a constant feature (the papers' form); see :class:`KRR`.
     intercept_scaling : float > 0, default=1.0
         As in :class:`KRR`.
+    class_weight : dict, "balanced" or None, default=None
+        Loss weights per class, as in :class:`KRR`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -1532,7 +1622,8 @@ class LapSVM(_KernelMachine):
                  kernel_params=None, backend="dense", formulation="deformed",
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
                  random_state=None, warm_start=False, solver="auto",
-                 probability=False, fit_intercept=False, intercept_scaling=1.0):
+                 probability=False, fit_intercept=False, intercept_scaling=1.0,
+                 class_weight=None):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -1560,6 +1651,7 @@ class LapSVM(_KernelMachine):
         self.probability = probability
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
 
     _regularization = LapRLS._regularization
     _formulation = LapRLS._formulation

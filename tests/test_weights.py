@@ -1,0 +1,209 @@
+"""Loss weights: ``sample_weight`` in ``fit`` and ``class_weight`` (issue 13).
+
+The weighted problem minimizes the weighted mean of the labeled losses. Truths used here:
+integer weights equal repeated points, weight 0 equals removing the point, scikit-learn's
+KernelRidge with sample weights, ``compute_class_weight("balanced")``, and brute-force
+refits for exact CV (the refits recompute "balanced" weights from their labels).
+"""
+
+import numpy as np
+import pytest
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.utils.class_weight import compute_class_weight
+
+from fastgssl.cv import ApproxGridSearchCV, cv_result, make_folds
+from fastgssl.losses import get_loss
+from fastgssl.models import KRR, SVM, LapRLS, LapSVM
+from fastgssl.models._kernel_solvers import fit_dense, fit_nystrom
+
+LOSSES = [("huber_hinge", {"h": 0.1}), ("squared_hinge", {}), ("logistic", {}), ("square", {})]
+
+
+def _problem(n=50, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4.0)
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    w = rng.integers(0, 4, size=n).astype(float)
+    w[0] = 1.0
+    return X, K, y, w
+
+
+@pytest.mark.parametrize("name,params", LOSSES)
+@pytest.mark.parametrize("solver", ["newton", "auto"])
+@pytest.mark.parametrize("gamma_a", [1e-4, 1e-2])
+def test_integer_weights_equal_repeated_points(name, params, solver, gamma_a):
+    _, K, y, w = _problem()
+    loss = get_loss(name, **params)
+    lab = np.ones(y.size, dtype=bool)
+    alpha = fit_dense(K, y, lab, None, loss, gamma_a, 0.0, solver=solver, sample_weight=w,
+                      tol=1e-13, max_iter=500)
+    idx = np.repeat(np.arange(y.size), w.astype(int))
+    Kd = K[np.ix_(idx, idx)]
+    ad = fit_dense(Kd, y[idx], np.ones(idx.size, dtype=bool), None, loss, gamma_a, 0.0,
+                   solver="newton", tol=1e-13, max_iter=500)
+    np.testing.assert_allclose((K @ alpha)[idx], Kd @ ad, atol=1e-9)
+
+
+@pytest.mark.parametrize("name,params", [("logistic", {}), ("square", {})])
+def test_nystrom_weights_equal_repeated_points(name, params):
+    X, K, y, w = _problem()
+    lab = np.ones(y.size, dtype=bool)
+    V = np.linalg.cholesky(K + 1e-10 * np.eye(y.size))[:, :20]
+    loss = get_loss(name, **params)
+    wv = fit_nystrom(V, y, lab, None, loss, 1e-3, 0.0, sample_weight=w, tol=1e-13)
+    idx = np.repeat(np.arange(y.size), w.astype(int))
+    wd = fit_nystrom(V[idx], y[idx], np.ones(idx.size, dtype=bool), None, loss, 1e-3, 0.0,
+                     tol=1e-13)
+    np.testing.assert_allclose(wv, wd, atol=1e-9)
+
+
+def test_krr_weights_match_kernelridge():
+    X, _, y, w = _problem()
+    yr = X[:, 1] + 0.1 * y
+    lam, sigma = 1e-2, 2.0
+    ours = KRR(lam=lam, sigma=sigma, fit_intercept=False).fit(X, yr, sample_weight=w)
+    ref = KernelRidge(alpha=lam * w.sum(), kernel="rbf", gamma=1 / (2 * sigma)).fit(
+        X, yr, sample_weight=w)
+    X_new = np.random.default_rng(3).normal(size=(7, 3))
+    np.testing.assert_allclose(ours.predict(X_new), ref.predict(X_new), atol=1e-9)
+
+
+def test_balanced_equals_its_sample_weights_and_scale_invariance():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(70, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=70) > 0.6).astype(int)
+    cw = compute_class_weight("balanced", classes=np.array([0, 1]), y=y)
+    a = SVM(class_weight="balanced", lam=1e-3).fit(X, y)
+    b = SVM(lam=1e-3).fit(X, y, sample_weight=cw[y])
+    c = SVM(lam=1e-3).fit(X, y, sample_weight=5.0 * cw[y])
+    d = SVM(lam=1e-3, class_weight={0: cw[0], 1: cw[1]}).fit(X, y)
+    for m in (b, c, d):
+        np.testing.assert_allclose(a.decision_function(X), m.decision_function(X), atol=1e-9)
+    # a different weighting gives a different model
+    e = SVM(lam=1e-3).fit(X, y)
+    assert np.abs(a.decision_function(X) - e.decision_function(X)).max() > 1e-3
+
+
+def test_zero_weight_equals_removal():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    w = np.ones(60)
+    w[:15] = 0.0
+    a = SVM(lam=1e-3, fit_intercept=False).fit(X, y, sample_weight=w)
+    b = SVM(lam=1e-3, fit_intercept=False).fit(X[15:], y[15:])
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-9)
+
+
+def _semi_data(n=90, seed=4):
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(n // 2, 2)) + [2, 0], rng.normal(size=(n - n // 2, 2))])
+    y = np.r_[np.ones(n // 2, int), np.zeros(n - n // 2, int)]
+    y_semi = y.copy()
+    hidden = rng.random(n) < 0.5
+    hidden[:3] = False
+    hidden[-3:] = False
+    y_semi[hidden] = -1
+    w = rng.uniform(0.2, 3.0, size=n)
+    return X, y_semi, w
+
+
+@pytest.mark.parametrize("est", [
+    LapSVM(sigma=1.0, gamma_a=1e-2, gamma_i=1e-1, n_neighbors=6, class_weight="balanced"),
+    LapRLS(sigma=1.0, gamma_a=1e-2, gamma_i=1e-1, n_neighbors=6, class_weight="balanced"),
+    LapSVM(sigma=1.0, gamma_a=1e-2, gamma_i=1e-1, n_neighbors=6),
+])
+def test_exact_transductive_cv_with_weights_equals_refits(est):
+    from sklearn.base import clone
+
+    X, y, w = _semi_data()
+    folds = make_folds(y, 4, random_state=0)
+    res = cv_result(est, X, y, folds, method="exact", protocol="transductive",
+                    sample_weight=w)
+    lab = np.flatnonzero(y != -1)
+    ref = np.empty(lab.size)
+    for i in range(4):
+        y_i = y.copy()
+        y_i[(folds == i) & (y != -1)] = -1
+        m = clone(est).fit(X, y_i, sample_weight=w)
+        V = (folds[lab] == i)
+        ref[V] = m.decision_function(X[lab[V]])
+    np.testing.assert_allclose(res.predictions, ref, atol=1e-8)
+
+
+@pytest.mark.parametrize("protocol", ["transductive", "inductive"])
+def test_exact_supervised_cv_with_weights_equals_refits(protocol):
+    from sklearn.base import clone
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(80, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=80) > 0.5).astype(int)
+    w = rng.uniform(0.1, 2.0, size=80)
+    est = SVM(lam=1e-3, sigma=1.0, class_weight="balanced")
+    folds = make_folds(y, 5, random_state=1)
+    res = cv_result(est, X, y, folds, method="exact", protocol=protocol, sample_weight=w)
+    ref = np.empty(80)
+    for i in range(5):
+        tr, va = folds != i, folds == i
+        ref[va] = clone(est).fit(X[tr], y[tr], sample_weight=w[tr]).decision_function(X[va])
+    np.testing.assert_allclose(res.predictions, ref, atol=1e-8)
+
+
+@pytest.mark.parametrize("class_weight,weighted", [("balanced", True), (None, True),
+                                                    ("balanced", False), (None, False)])
+def test_search_with_weights_equals_per_candidate_exact_cv(class_weight, weighted):
+    """Also the unweighted search: a group whose first candidate has gamma_i = 0 once
+    evaluated its graph candidates without the graph."""
+    X, y, w = _semi_data()
+    w = w if weighted else None
+    folds = make_folds(y, 3, random_state=0)
+    grid = {"sigma": [0.5, 2.0], "gamma_a": [1e-3, 1e-1], "gamma_i": [0.0, 1.0]}
+    est = LapSVM(n_neighbors=6, class_weight=class_weight)
+    search = ApproxGridSearchCV(est, grid, cv=folds).fit(X, y, sample_weight=w)
+    assert search.method_ == "exact" and search.protocol_ == "transductive"
+    from sklearn.base import clone
+
+    for i, params in enumerate(search.cv_results_["params"]):
+        ref = cv_result(clone(est).set_params(**params), X, y, folds, sample_weight=w)
+        assert search.cv_results_["mean_cv_error"][i] == pytest.approx(ref.score, abs=1e-12)
+    ref_fit = LapSVM(n_neighbors=6, class_weight=class_weight).set_params(
+        **search.best_params_).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(search.best_estimator_.decision_function(X),
+                               ref_fit.decision_function(X), atol=1e-10)
+
+
+def test_approximations_refuse_weights():
+    X, y, w = _semi_data()
+    y_sup = np.where(y == -1, 0, y)
+    with pytest.raises(ValueError, match="method='exact'"):
+        cv_result(SVM(), X, y_sup, 3, method="fbif", sample_weight=w)
+    with pytest.raises(ValueError, match="method='exact'"):
+        cv_result(SVM(class_weight="balanced"), X, y_sup, 3, method="bif")
+    with pytest.raises(ValueError, match="method='exact'"):
+        ApproxGridSearchCV(SVM(), {"lam": [1e-3]}, cv=3, method="fbif").fit(
+            X, y_sup, sample_weight=w)
+    s = ApproxGridSearchCV(SVM(class_weight="balanced"), {"lam": [1e-3, 1e-1]}, cv=3).fit(
+        X, y_sup)
+    assert s.method_ == "exact"
+
+
+@pytest.mark.parametrize("w,match", [
+    (-np.ones(90), "non-negative"),
+    (np.full(90, np.nan), "finite"),
+    (np.ones(89), "expected"),
+    (np.zeros(90), "positive weight"),
+])
+def test_bad_sample_weight(w, match):
+    X, y, _ = _semi_data()
+    with pytest.raises(ValueError, match=match):
+        LapSVM(n_neighbors=6).fit(X, y, sample_weight=w)
+
+
+def test_class_weight_needs_classification():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    with pytest.raises(ValueError, match="class_weight"):
+        KRR(class_weight="balanced").fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="class_weight"):
+        SVM(class_weight="heavy").fit(X, (X[:, 0] > 0).astype(int))
