@@ -32,10 +32,10 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from fastgssl._validation import (
     as_label_array,
-    check_sample_weight,
     check_bounded_int,
     check_n_neighbors,
     check_positive,
+    check_sample_weight,
     check_semi_supervised_y,
     check_X,
 )
