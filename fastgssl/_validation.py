@@ -396,11 +396,20 @@ def check_finite_result(A, what, *, hint="rescale the input data"):
     return A
 
 
-def check_sample_weight(sample_weight, n):
+def check_sample_weight(sample_weight, n, estimator=None):
     """``sample_weight`` as a float64 array of shape (n,) (a scalar is repeated), or None;
-    finite and non-negative, else a ValueError naming the parameter."""
+    finite and non-negative, else a ValueError naming the parameter. With ``estimator``,
+    its ``fit`` must take ``sample_weight``."""
     if sample_weight is None:
         return None
+    if estimator is not None:
+        from sklearn.utils.validation import has_fit_parameter
+
+        if not has_fit_parameter(estimator, "sample_weight"):
+            raise ValueError(
+                f"sample_weight was given but {type(estimator).__name__}.fit takes no "
+                f"sample_weight; drop it or use an estimator whose fit accepts it."
+            )
     w = np.asarray(sample_weight)
     if w.ndim == 0:
         w = np.full(n, float(w))

@@ -112,9 +112,10 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
         Only used when ``folds`` is an int.
     sample_weight : array-like of shape (n,), optional
         Passed to every fit (``fit(X, y, sample_weight=...)``; refits get their points'
-        weights). Methods that approximate unweighted CV (bif, fbif, newton,
-        exact-quadratic) refuse weights, and estimators with a ``class_weight``; ``"auto"``
-        and ``"exact"`` take them. Scores are unweighted means over the held-out points.
+        weights). ``"auto"`` and ``"exact"`` take them, and ``"newton"`` (each fold's
+        objective with the weights its refit uses); the first-order approximations (bif,
+        fbif) and exact-quadratic refuse weights and estimators with a ``class_weight``.
+        Scores are unweighted means over the held-out points.
     **options
         Passed to the method, e.g. ``n_components=300`` (fbif), ``graph_mode="induced"``
         or ``n_jobs=2`` (exact).
@@ -136,7 +137,7 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
     if sample_weight is not None:
         from fastgssl._validation import check_sample_weight
 
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        sample_weight = check_sample_weight(sample_weight, X.shape[0], estimator)
     result = _run(_method(method, options), estimator, X, y, folds, protocol, sample_weight)
     if chosen is not None:
         result.info["auto"] = chosen

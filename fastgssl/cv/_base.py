@@ -186,15 +186,19 @@ _Method = CVMethod
 class _OneFitMethod(CVMethod):
     """Shared driver of the methods that fit once and read the fitted state."""
 
+    #: whether the method's fold objectives carry loss weights (sample_weight, class_weight)
+    takes_weights = False
+
     def run(self, estimator, X, y, folds, *, protocol=None, sample_weight=None):
         """Fit ``estimator`` once on (X, y) and return the :class:`CVResult`."""
         protocol = self.check_protocol(protocol)
-        if sample_weight is not None:
+        if sample_weight is not None and not self.takes_weights:
             raise ValueError(_unweighted_only(self.name))
         y_arr, labeled, classification = _prepare(estimator, X, y, folds)
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
         t0 = time.perf_counter()
-        fitted = clone(estimator).fit(X, y)
+        kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+        fitted = clone(estimator).fit(X, y, **kw)
         t1 = time.perf_counter()
         return self.run_fitted(fitted, folds, n_folds, times={"fit": t1 - t0})
 
@@ -202,7 +206,7 @@ class _OneFitMethod(CVMethod):
         """CV result from an already fitted estimator (used by the search object)."""
         t1 = time.perf_counter()
         state = _check_fitted(fitted)
-        if state.sample_weight is not None:
+        if state.sample_weight is not None and not self.takes_weights:
             raise ValueError(_unweighted_only(self.name))
         classification = state.classification
         labeled = np.asarray(state.labeled, dtype=bool)
@@ -221,7 +225,7 @@ class _OneFitMethod(CVMethod):
 def _unweighted_only(name):
     return (f"method {name!r} approximates CV of unweighted losses; this fit has loss weights "
             f"(sample_weight or class_weight). Use method='exact' (or 'auto'), which carries "
-            f"the weights into every refit.")
+            f"the weights into every refit, or method='newton' (smooth losses).")
 
 
 def complement_regularizers(state, folds, n_folds):

@@ -19,7 +19,7 @@ __all__ = ["NewtonCV", "newton_step_predictions"]
 
 
 def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0,
-                            complement_regularizers=None):
+                            complement_regularizers=None, weights_for=None):
     """Leave-fold-out predictions by one Newton step of each fold's objective (dense model).
 
     Fold i's objective (mean form, the subgraph induced on S minus S_i) is
@@ -30,8 +30,10 @@ def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, ga
         alpha_i = alpha - [(diag(c_i h) + 2 s_i' Q_{-i}) K + 2 gamma_A I]^{-1}
                           (c_i g + 2 s_i' Q_{-i} f + 2 gamma_A alpha),
 
-    ``c_i = 1/(l - m_i)`` on L minus L_i.  The step is exact when the objective is quadratic
-    (square loss: KRR, LapRLS with the induced subgraph) and second-order accurate otherwise,
+    ``c_i = 1/(l - m_i)`` on L minus L_i (with loss weights, ``c_i = w_j / sum w`` over the
+    weights a refit on L minus L_i uses: ``weights_for``).  The step is exact when the
+    objective is quadratic (square loss: KRR, LapRLS with the induced subgraph) and
+    second-order accurate otherwise,
     where the BIF is first order (approximate CV by a Newton step: Beirami et al. 2017,
     Rad & Maleki 2020, Stephenson & Broderick 2020).  Without a graph and with few curved
     points the system is a rank-m update of ``2 gamma_A I`` (Woodbury); otherwise one
@@ -42,6 +44,9 @@ def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, ga
     K : ndarray (n, n); alpha, g, h : ndarray (n,) at the full fit
     complement_regularizers : list of sparse (n, n) or None
         ``Q_{-i}``: the regularizer of the subgraph induced on S minus S_i, embedded in n x n.
+    weights_for : callable or None
+        ``weights_for(kept) -> (n,)`` loss weights of a refit on the labeled points ``kept``
+        (:attr:`fastgssl.CVState.weights_for`); None: unweighted.
 
     Returns
     -------
@@ -58,7 +63,11 @@ def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, ga
     for i in range(n_folds):
         held = folds == i
         keep_lab = labeled & ~held
-        c = np.where(keep_lab, 1.0 / keep_lab.sum(), 0.0)
+        if weights_for is None:
+            c = np.where(keep_lab, 1.0 / keep_lab.sum(), 0.0)
+        else:
+            w_i = np.where(keep_lab, np.asarray(weights_for(keep_lab), dtype=np.float64), 0.0)
+            c = w_i / w_i.sum()
         F = c * g + 2.0 * gamma_a * alpha
         w = c * h
         if gamma_i > 0:
@@ -106,6 +115,7 @@ class NewtonCV(_OneFitMethod):
     """
 
     name = "newton"
+    takes_weights = True  # fold objectives with the loss weights each refit uses
 
     def _predict(self, state, folds, n_folds):
         if state.factor is not None:
@@ -128,8 +138,13 @@ class NewtonCV(_OneFitMethod):
                 stacklevel=4,
             )
         Qc = complement_regularizers(state, folds, n_folds)
+        weights_for = None
+        if state.sample_weight is not None:
+            weights_for = state.weights_for or (
+                lambda kept: np.where(kept, state.sample_weight, 0.0))
         cols = [newton_step_predictions(K, alpha[:, k], G[:, k], Hc[:, k], labeled, folds,
-                                        n_folds, float(state.gamma_a), gamma_i, Qc)
+                                        n_folds, float(state.gamma_a), gamma_i, Qc,
+                                        weights_for=weights_for)
                 for k in range(Y.shape[1])]
         pred = cols[0] if one_d else np.column_stack(cols)
         return pred, {"backend": "dense"}, {}

@@ -394,7 +394,8 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
                 Xin = K
             if W is not None:
                 est.set_params(graph=W)
-            fitted = est.fit(Xin, y)
+            fitted = est.fit(Xin, y, **({} if search._sample_weight is None
+                                        else {"sample_weight": search._sample_weight}))
             previous = fitted if warm else None
             kw = {"V": V} if method == "fbif" and V is not None else {}
             res = approx.run_fitted(fitted, folds, n_folds, **kw)
@@ -710,7 +711,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                                                                            repr(method))
         obj = _method(method, self._method_options(method) if isinstance(method, str) else {})
         if weighted and self._one_fit_ok and isinstance(method, str) and \
-                method in _BUILTIN_METHODS and method != "exact":
+                method in _BUILTIN_METHODS and method not in ("exact", "newton"):
             from fastgssl.cv._base import _unweighted_only
 
             raise ValueError(_unweighted_only(method))
@@ -753,7 +754,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             t1 = time.perf_counter()
             est = clone(self.estimator).set_params(**candidates[top])
             est_v, X_v = self._verify_inputs(est, X, kernels)
-            res = exact.run(est_v, X_v, y, folds)
+            res = exact.run(est_v, X_v, y, folds, sample_weight=self._sample_weight)
             per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled,
                                           n_folds, classification)
             rec = results[top]
@@ -791,9 +792,9 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         sample_weight : array-like of shape (n,), optional
             Loss weights passed to every fit and refit (each refit gets the weights its
             points have; with ``class_weight="balanced"`` a refit recomputes the class
-            weights from its labels). Only exact CV carries weights: ``method="auto"``
-            then picks ``"exact"``, and an approximate method is an error. The scores
-            stay unweighted means over the held-out points.
+            weights from its labels). Exact CV carries them (``method="auto"`` then picks
+            ``"exact"``), and so does ``"newton"``; the other approximations are an error.
+            The scores stay unweighted means over the held-out points.
 
         Returns
         -------
@@ -808,7 +809,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         X = check_X(X, "X")
         from fastgssl._validation import check_sample_weight
 
-        self._sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        self._sample_weight = check_sample_weight(sample_weight, X.shape[0],
+                                                  self.estimator)
         y_arr, labeled, classification = _prepare(self.estimator, X, y, None)
         folds, n_folds = self._folds(y_arr, labeled, classification)
         candidates = list(ParameterGrid(self.param_grid))

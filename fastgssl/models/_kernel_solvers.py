@@ -142,7 +142,7 @@ def _loss_weights(sample_weight, labeled):
         raise ValueError("sample_weight must be finite and non-negative.")
     total = w.sum()
     if not total > 0:
-        raise ValueError("sample_weight is 0 on every labeled point; at least one labeled "
+        raise ValueError("sample_weight is zero on every labeled point; at least one labeled "
                          "point needs a positive weight.")
     if np.all(w == w[0]):
         return None

@@ -693,7 +693,7 @@ class _KernelMachine(BaseEstimator):
         weights = _loss_weights(self.class_weight, sample_weight, y_enc, labeled, classes,
                                 task)
         if weights is not None and not weights[labeled].sum() > 0:
-            raise ValueError("sample_weight is 0 on every labeled point; at least one labeled "
+            raise ValueError("sample_weight is zero on every labeled point; at least one labeled "
                              "point needs a positive weight.")
         weights_for = None if weights is None else partial(
             _loss_weights, self.class_weight, sample_weight, y_enc, labeled, classes, task)
