@@ -154,3 +154,83 @@ class LapSVMSelection_n400_labels40_grid2x3x2_test2000_draws3:
         return float(out[method][3])
 
     track_median_search_seconds.unit = "seconds"
+
+
+class SVMSelectionVsGridSearchCV_n500_grid12_t10:
+    """Exact 10-fold SVM selection against ``GridSearchCV(SVC)`` on the same folds (issue 13).
+
+    make_classification (d = 20, 5 % flipped labels), 500 training points, 2000 test points;
+    grid sigma = s0 x {1/4, 1, 4}, lam in {1e-6, 1e-4, 1e-2, 1} (SVC: gamma = 1 / (2 sigma),
+    C = 1 / (2 n' lam), n' = 450 the folds' training size), ``PredefinedSplit`` of
+    ``fastgssl.cv.make_folds``. Both searches run back to back in ``setup_cache`` (three
+    rounds, medians), so ``track_ratio_gridsearchcv_over_ours`` is a ratio within one run;
+    ``time_search`` times each side on its own.
+    """
+
+    params = ["fastgssl-exact", "sklearn-GridSearchCV"]
+    param_names = ["implementation"]
+    timeout = 600
+
+    @staticmethod
+    def _data():
+        from sklearn.datasets import make_classification
+
+        X, y = make_classification(n_samples=2500, n_features=20, n_informative=10,
+                                   flip_y=0.05, random_state=1)
+        X = (X - X[:500].mean(0)) / X[:500].std(0)
+        return X[:500], y[:500], X[500:], y[500:]
+
+    @staticmethod
+    def _search(impl, X, y, folds):
+        from sklearn.model_selection import GridSearchCV, PredefinedSplit
+        from sklearn.svm import SVC
+
+        from fastgssl.cv import ApproxGridSearchCV
+        from fastgssl.kernels import default_sigma
+        from fastgssl.models import SVM
+
+        s0 = float(default_sigma(X))
+        sig, lam = [s0 / 4, s0, 4 * s0], [1e-6, 1e-4, 1e-2, 1.0]
+        if impl == "fastgssl-exact":
+            return ApproxGridSearchCV(SVM(h=0.05), {"sigma": sig, "lam": lam}, cv=folds,
+                                      method="exact")
+        n_fit = X.shape[0] * 0.9
+        grid = {"gamma": [1 / (2 * s) for s in sig], "C": [1 / (2 * n_fit * v) for v in lam]}
+        return GridSearchCV(SVC(kernel="rbf"), grid, cv=PredefinedSplit(folds))
+
+    def setup_cache(self):
+        import time
+
+        from fastgssl.cv import make_folds
+
+        warnings.simplefilter("ignore")
+        log_environment(type(self).__name__)
+        X, y, Xte, yte = self._data()
+        folds = make_folds(y, 10, random_state=0)
+        self._search("fastgssl-exact", X[:60], y[:60], make_folds(y[:60], 3, random_state=0)
+                     ).fit(X[:60], y[:60])  # compile outside the timings
+        out = {impl: {"seconds": [], "test": None} for impl in self.params}
+        for _ in range(3):
+            for impl in self.params:
+                t0 = time.perf_counter()
+                s = self._search(impl, X, y, folds).fit(X, y)
+                out[impl]["seconds"].append(time.perf_counter() - t0)
+                out[impl]["test"] = float(np.mean(s.predict(Xte) != yte))
+        return {"data": (X, y, folds),
+                "seconds": {k: float(np.median(v["seconds"])) for k, v in out.items()},
+                "test": {k: v["test"] for k, v in out.items()}}
+
+    def time_search(self, cache, impl):
+        X, y, folds = cache["data"]
+        self._search(impl, X, y, folds).fit(X, y)
+
+    def track_ratio_gridsearchcv_over_ours(self, cache, impl):
+        sec = cache["seconds"]
+        return sec["sklearn-GridSearchCV"] / sec["fastgssl-exact"]
+
+    track_ratio_gridsearchcv_over_ours.unit = "x"
+
+    def track_test_error_of_selected(self, cache, impl):
+        return cache["test"][impl]
+
+    track_test_error_of_selected.unit = "0-1 error"
