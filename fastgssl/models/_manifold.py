@@ -400,7 +400,10 @@ class _KernelMachine(BaseEstimator):
             K = pairwise_kernel(X, Z, kernel=self.kernel, sigma=self.sigma,
                                 kernel_params=self.kernel_params)
         if self.fit_intercept:
-            K = K + self.intercept_scaling**2
+            if self.kernel == "precomputed":  # never modify the caller's array
+                K = K + self.intercept_scaling**2
+            else:
+                K += self.intercept_scaling**2
         return K
 
     def build_factor(self, X):
