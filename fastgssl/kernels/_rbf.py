@@ -22,6 +22,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._threads import numba_threads, small_blas
 from fastgssl._validation import check_positive, check_random_state, check_X
 from fastgssl.graphs._geometry import centred_pair, check_distance_scale
 
@@ -31,6 +32,10 @@ __all__ = ["default_sigma", "rbf_kernel"]
 _BLOCK_ELEMENTS = 1 << 22
 # A sparse right-hand factor with at most this many entries (dense) is densified once.
 _DENSIFY_ELEMENTS = 1 << 25
+# Below this many kernel entries the products run on one BLAS thread and the Numba pass on
+# one thread: on a 2-core machine with another busy process a 400 x 400 kernel took 20-24 ms
+# with two threads (each parallel region waits for the thread without a core) and 1 ms on one.
+_SERIAL_ELEMENTS = 1 << 20
 
 
 @numba.njit(parallel=True, cache=True)
@@ -136,6 +141,18 @@ def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
     # transposed operand), half the flops of the blocked gemm and exactly symmetric
     # (MNIST n = 3000, d = 784: 0.19 s against 0.35 s on one thread)
     whole = symmetric and not sp.issparse(X)
+    small = n * m <= _SERIAL_ELEMENTS
+    with small_blas(0.0 if small else np.inf), numba_threads(1 if small else None):
+        _fill_rbf(out, X, Yt, xx, yy, scale, block, whole)
+    if symmetric:
+        # exp(0) on the diagonal exactly, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
+        np.fill_diagonal(out, 1.0)
+    return out
+
+
+def _fill_rbf(out, X, Yt, xx, yy, scale, block, whole):
+    """The blocks of :func:`rbf_kernel`: inner products, then the log-kernel and exp."""
+    n = out.shape[0]
     if whole:
         np.matmul(X, X.T, out=out)
     for start in range(0, n, block):
@@ -150,10 +167,6 @@ def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
             np.matmul(Xb, Yt, out=out[start:stop])
         _gram_to_log_rbf(out[start:stop], xx[start:stop], yy, scale)
         np.exp(out[start:stop], out=out[start:stop])  # numpy's vectorized exp
-    if symmetric:
-        # exp(0) on the diagonal exactly, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
-        np.fill_diagonal(out, 1.0)
-    return out
 
 
 class CentredRBFColumns:
