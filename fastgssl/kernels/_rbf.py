@@ -22,7 +22,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from fastgssl._threads import numba_threads, small_blas
+from fastgssl._threads import default_numba_threads, numba_threads, small_blas
 from fastgssl._validation import check_positive, check_random_state, check_X
 from fastgssl.graphs._geometry import centred_pair, check_distance_scale
 
@@ -142,7 +142,11 @@ def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
     # (MNIST n = 3000, d = 784: 0.19 s against 0.35 s on one thread)
     whole = symmetric and not sp.issparse(X)
     small = n * m <= _SERIAL_ELEMENTS
-    with small_blas(0.0 if small else np.inf), numba_threads(1 if small else None):
+    # large kernels: BLAS threads as the Numba ones, the cores other jobs leave free (one
+    # thread when another job keeps a core of a 2-core machine busy: a two-thread syrk
+    # then waits for the thread without a core)
+    serial = small or default_numba_threads() == 1
+    with small_blas(0.0 if serial else np.inf), numba_threads(1 if small else None):
         _fill_rbf(out, X, Yt, xx, yy, scale, block, whole)
     if symmetric:
         # exp(0) on the diagonal exactly, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
