@@ -8,6 +8,8 @@ refits for exact CV (the refits recompute "balanced" weights from their labels).
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.class_weight import compute_class_weight
 
@@ -248,3 +250,29 @@ def test_lapsvm_class_weight_with_intercept_on_sklearn_blobs(gamma_i):
         cw = {0: 1000, **{c: 1e-4 for c in range(1, centers)}}
         est = LapSVM(gamma_i=gamma_i, n_neighbors=3, fit_intercept=True, class_weight=cw)
         assert np.mean(est.fit(Xtr, ytr).predict(Xte) == 0) > 0.87
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), log_lam=st.floats(-6, 0), h=st.sampled_from([0.01, 0.3]),
+       zero_frac=st.sampled_from([0.0, 0.3]))
+def test_weighted_active_set_equals_weighted_newton(seed, log_lam, h, zero_frac):
+    """Real weights (some zero), labels on a grid so that margins tie: the active-set solver
+    on D K D and weighted Newton reach the same f."""
+    rng = np.random.default_rng(seed)
+    n = 40
+    X = np.round(rng.normal(size=(n, 2)), 1)
+    K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 2.0)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    w = rng.uniform(0.1, 5.0, size=n)
+    w[rng.random(n) < zero_frac] = 0.0
+    w[0] = 1.0
+    loss = get_loss("huber_hinge", h=h)
+    lab = np.ones(n, dtype=bool)
+    lam = 10.0**log_lam
+    a = fit_dense(K, y, lab, None, loss, lam, 0.0, solver="active-set", sample_weight=w,
+                  tol=1e-13, max_iter=1000)
+    b = fit_dense(K, y, lab, None, loss, lam, 0.0, solver="newton", sample_weight=w,
+                  tol=1e-13, max_iter=1000)
+    scale = max(1.0, np.abs(K @ b).max())
+    np.testing.assert_allclose(K @ a, K @ b, atol=1e-8 * scale)
+    assert np.all(a[w == 0] == 0.0)
