@@ -276,3 +276,16 @@ def test_weighted_active_set_equals_weighted_newton(seed, log_lam, h, zero_frac)
     scale = max(1.0, np.abs(K @ b).max())
     np.testing.assert_allclose(K @ a, K @ b, atol=1e-8 * scale)
     assert np.all(a[w == 0] == 0.0)
+
+
+def test_search_with_weights_in_worker_processes():
+    """n_jobs=2: the groups run in other processes, which recompute the objectives (with the
+    weights) instead of reading the in-process cache."""
+    X, y, w = _semi_data()
+    folds = make_folds(y, 3, random_state=0)
+    grid = {"sigma": [0.5, 2.0], "gamma_a": [1e-3, 1e-1], "gamma_i": [1.0]}
+    est = LapSVM(n_neighbors=6, class_weight="balanced")
+    one = ApproxGridSearchCV(est, grid, cv=folds).fit(X, y, sample_weight=w)
+    two = ApproxGridSearchCV(est, grid, cv=folds, n_jobs=2).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(two.cv_results_["mean_cv_error"],
+                               one.cv_results_["mean_cv_error"], atol=1e-12)

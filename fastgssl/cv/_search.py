@@ -263,7 +263,7 @@ def _objective(search, estimator, index, y, candidates=None):
         return cached[index]
     if estimator is None:
         estimator = clone(search.estimator).set_params(**candidates[index])
-    return estimator.cv_objective(y)
+    return learner_objective(estimator, y, search.__dict__.get("_sample_weight"))
 
 
 def _on_gram(estimator):
