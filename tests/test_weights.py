@@ -185,6 +185,10 @@ def test_approximations_refuse_weights():
     with pytest.raises(ValueError, match="method='exact'"):
         ApproxGridSearchCV(SVM(), {"lam": [1e-3]}, cv=3, method="fbif").fit(
             X, y_sup, sample_weight=w)
+    from fastgssl.cv import bif_matrix
+
+    with pytest.raises(ValueError, match="method='exact'"):
+        bif_matrix(SVM().fit(X, y_sup, sample_weight=w), make_folds(y_sup, 3, random_state=0))
     s = ApproxGridSearchCV(SVM(class_weight="balanced"), {"lam": [1e-3, 1e-1]}, cv=3).fit(
         X, y_sup)
     assert s.method_ == "exact"

@@ -229,6 +229,10 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
     if method not in ("bif", "fbif"):
         raise ValueError(f"method must be 'bif' or 'fbif', got {method!r}.")
     state = _check_fitted(fitted_estimator)
+    if state.sample_weight is not None:
+        from fastgssl.cv._base import _unweighted_only
+
+        raise ValueError(_unweighted_only(method))
     labeled = np.asarray(state.labeled, dtype=bool)
     y_check = None
     if state.classes is not None:
