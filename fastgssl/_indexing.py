@@ -38,6 +38,9 @@ def _take_block_parallel(A, rows, cols, out):
 
 def _as_index(idx, size, name):
     idx = np.asarray(idx)
+    if idx.size and idx.dtype.kind not in "biu":
+        raise IndexError(f"{name} must be integer indices or a boolean mask, got dtype "
+                         f"{idx.dtype}.")
     if idx.dtype == np.bool_:
         if idx.shape != (size,):
             raise IndexError(f"boolean {name} mask has shape {idx.shape}, expected ({size},).")
@@ -58,7 +61,8 @@ def take_block(A, rows, cols=None):
 
     A = np.ascontiguousarray(A, dtype=np.float64)
     rows = _as_index(rows, A.shape[0], "rows")
-    cols = rows if cols is None else _as_index(cols, A.shape[1], "cols")
+    cols = _as_index(rows, A.shape[1], "cols") if cols is None else \
+        _as_index(cols, A.shape[1], "cols")
     out = np.empty((rows.shape[0], cols.shape[0]))
     if out.size >= _PARALLEL_MIN:
         with numba_threads(None):

@@ -249,29 +249,34 @@ def small_blas(flops):
     operations run single-threaded (threadpoolctl, a scikit-learn dependency); larger ones
     keep the default thread count.
     """
-    if flops > _SMALL_BLAS_FLOPS or _one_blas_thread["depth"]:
-        # nested in another small_blas: the limit is in force already (a threadpoolctl
-        # limit costs about 0.1 ms, which the per-fold loops of exact CV cannot afford)
+    if flops > _SMALL_BLAS_FLOPS:
         return contextlib.nullcontext()
     return _one_blas_thread_context()
 
 
-# small_blas contexts open in this process (BLAS thread limits are process-wide)
-_one_blas_thread = {"depth": 0}
+# open small_blas contexts of this process and their one limiter (BLAS thread limits are
+# process-wide): the first entry applies the limit, the last exit restores the threads, and
+# nested or concurrent entries only count (a threadpoolctl limit costs about 0.1 ms, which
+# the per-fold loops of exact CV cannot afford per call)
+_one_blas_thread = {"depth": 0, "limiter": None}
 
 
 @contextlib.contextmanager
 def _one_blas_thread_context():
     global _blas_controller
-    if _blas_controller is None:
-        from threadpoolctl import ThreadpoolController
-
-        _blas_controller = ThreadpoolController()
     with _lock:
+        if _one_blas_thread["depth"] == 0:
+            if _blas_controller is None:
+                from threadpoolctl import ThreadpoolController
+
+                _blas_controller = ThreadpoolController()
+            _one_blas_thread["limiter"] = _blas_controller.limit(limits=1, user_api="blas")
         _one_blas_thread["depth"] += 1
     try:
-        with _blas_controller.limit(limits=1, user_api="blas"):
-            yield
+        yield
     finally:
         with _lock:
             _one_blas_thread["depth"] -= 1
+            if _one_blas_thread["depth"] == 0:
+                _one_blas_thread["limiter"].restore_original_limits()
+                _one_blas_thread["limiter"] = None

@@ -41,3 +41,11 @@ def test_take_block_parallel_path():
 def test_take_block_refuses_out_of_range(rows):
     with pytest.raises(IndexError, match="rows"):
         take_block(np.zeros((5, 5)), rows)
+
+
+def test_take_block_checks_default_cols_and_dtypes():
+    A = np.arange(15.0).reshape(5, 3)
+    with pytest.raises(IndexError, match="cols"):
+        take_block(A, [0, 4])  # cols default to rows: 4 is out of A's 3 columns
+    with pytest.raises(IndexError, match="integer"):
+        take_block(A, np.array([0.9, 1.7]), [0])

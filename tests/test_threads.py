@@ -236,3 +236,21 @@ def test_small_blas_nests_and_restores():
         assert blas_threads() == inside
     assert blas_threads() == before
     assert all(t == 1 for t in inside)
+
+
+def test_small_blas_concurrent_contexts_restore_the_threads():
+    """Contexts made before either is entered and exited in the other order (what two
+    threads can do) restore the BLAS threads of before."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+
+    before = blas_threads()
+    a, b = small_blas(1e3), small_blas(1e3)
+    a.__enter__()
+    b.__enter__()
+    a.__exit__(None, None, None)
+    assert all(t == 1 for t in blas_threads())  # b still holds the limit
+    b.__exit__(None, None, None)
+    assert blas_threads() == before

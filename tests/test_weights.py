@@ -293,3 +293,31 @@ def test_search_with_weights_in_worker_processes():
     two = ApproxGridSearchCV(est, grid, cv=folds, n_jobs=2).fit(X, y, sample_weight=w)
     np.testing.assert_allclose(two.cv_results_["mean_cv_error"],
                                one.cv_results_["mean_cv_error"], atol=1e-12)
+
+
+def test_weight_edge_cases():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    w = rng.uniform(0.5, 2.0, size=40)
+    ref = SVM(lam=1e-3).fit(X, y, sample_weight=w).decision_function(X)
+    for scale in (1e-310, 1e300):  # a common factor changes nothing, even an extreme one
+        np.testing.assert_allclose(
+            SVM(lam=1e-3).fit(X, y, sample_weight=w * scale).decision_function(X), ref,
+            atol=1e-9)
+    for cw in ({0: np.nan, 1: 1.0}, {0: -1.0, 1: 1.0}, {0: np.inf, 1: 1.0}):
+        with pytest.raises(ValueError, match="class_weight"):
+            SVM(class_weight=cw).fit(X, y)
+    with pytest.raises(ValueError, match="class_weight"):
+        SVM(class_weight={0: 0.0, 1: 0.0}).fit(X, y)
+    # a callable kernel's array is never modified by the intercept
+    G = X @ X.T
+    G0 = G.copy()
+    SVM(kernel=lambda A, B: G).fit(X, y)
+    np.testing.assert_array_equal(G, G0)
+    # scalar weights in ExactCV.run directly
+    from fastgssl.cv import ExactCV
+
+    a = ExactCV().run(SVM(), X, y, make_folds(y, 4, random_state=0), sample_weight=2.0)
+    b = ExactCV().run(SVM(), X, y, make_folds(y, 4, random_state=0))
+    np.testing.assert_allclose(a.predictions, b.predictions, atol=1e-10)

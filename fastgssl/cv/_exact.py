@@ -94,6 +94,13 @@ class ExactCV(CVMethod):
             fitted = clone(estimator).fit(X, y, **_weight_kw(sample_weight))
         t1 = time.perf_counter()
         state = fitted.cv_state()
+        if sample_weight is not None and state.sample_weight is None and \
+                np.ptp(np.asarray(sample_weight)[np.asarray(state.labeled)]) > 0:
+            raise ValueError(
+                f"{type(estimator).__name__}.cv_state() carries no sample_weight although the "
+                f"fit was weighted; its transductive refits would drop the weights (give "
+                f"CVState.sample_weight / weights_for, see fastgssl.CVObjective)."
+            )
         pred, info = transductive_predictions(state, folds, n_folds,
                                               warm_start=self.warm_start)
         lab_idx = np.flatnonzero(state.labeled)
@@ -159,7 +166,9 @@ class ExactCV(CVMethod):
         inductive protocol get the weights of their training points, and the transductive
         reduction the weights each refit would use (see :class:`fastgssl.CVObjective`)."""
         if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight)
+            from fastgssl._validation import check_sample_weight
+
+            sample_weight = check_sample_weight(sample_weight, _n_samples(X), estimator)
         if protocol is None:
             protocol = self.protocol
         if protocol is None and self.graph_mode is not None:
@@ -233,6 +242,10 @@ class ExactCV(CVMethod):
                        classification, classes, times={"fit": 0.0, "cv": t1 - t0},
                        graph_mode=graph_mode, protocol="inductive",
                        info={"refits": n_folds, "warm_start": full is not None})
+
+
+def _n_samples(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
 def _weight_kw(sample_weight):

@@ -128,7 +128,9 @@ class NewtonCV(_OneFitMethod):
         alpha = np.asarray(state.coef, dtype=np.float64)
         alpha = alpha[:, None] if alpha.ndim == 1 else alpha
         gamma_i = float(state.gamma_i or 0.0) if state.uses_graph else 0.0
-        linear = int(np.count_nonzero((G[labeled] != 0) & (Hc[labeled] == 0)))
+        counted = labeled if state.sample_weight is None else \
+            labeled & (np.asarray(state.sample_weight) > 0)
+        linear = int(np.count_nonzero((G[counted] != 0) & (Hc[counted] == 0)))
         if linear:
             warnings.warn(
                 f"method='newton': {linear} labeled point(s) sit on a linear piece of the "

@@ -126,7 +126,12 @@ def _fold_weights(state, L, R, fl, i):
     kept[L[fl != i]] = True
     w = state.weights_for(kept) if state.weights_for is not None else \
         np.where(kept, state.sample_weight, 0.0)
-    return np.asarray(w, dtype=np.float64)[L[R]]
+    w = np.asarray(w, dtype=np.float64)[L[R]]
+    if not w.sum() > 0:
+        raise ValueError(f"fold {i} keeps only labeled points of weight 0: its refit has no "
+                         f"data term (give those points positive sample_weight or change "
+                         f"the folds).")
+    return w
 
 
 def _start_scale(w_full, w_R, R, l):

@@ -146,7 +146,8 @@ def _loss_weights(sample_weight, labeled):
                          "point needs a positive weight.")
     if np.all(w == w[0]):
         return None
-    return w * (w.size / total)
+    w = w / w.max()  # (tiny or huge weights: no overflow in the sum or the ratio)
+    return w * (w.size / w.sum())
 
 
 class _WeightedLoss:

@@ -138,6 +138,10 @@ def _loss_weights(class_weight, sample_weight, y_enc, labeled, classes, task, ke
         else:
             per_class = compute_class_weight(class_weight, classes=classes,
                                              y=classes[codes[kept]])
+        per_class = np.asarray(per_class, dtype=np.float64)
+        if not (np.isfinite(per_class).all() and (per_class >= 0).all()):
+            raise ValueError(f"class_weight must give finite, non-negative weights, got "
+                             f"{class_weight!r}.")
         w[kept] *= per_class[codes[kept]]
     w[~kept] = 0.0
     return w
@@ -420,8 +424,8 @@ class _KernelMachine(BaseEstimator):
             K = pairwise_kernel(X, Z, kernel=self.kernel, sigma=self.sigma,
                                 kernel_params=self.kernel_params)
         if self.fit_intercept:
-            if self.kernel == "precomputed":  # never modify the caller's array
-                K = K + self.intercept_scaling**2
+            if self.kernel == "precomputed" or callable(self.kernel):
+                K = K + self.intercept_scaling**2  # never modify an array of the caller's
             else:
                 K += self.intercept_scaling**2
         return K
@@ -716,8 +720,9 @@ class _KernelMachine(BaseEstimator):
         weights = _loss_weights(self.class_weight, sample_weight, y_enc, labeled, classes,
                                 task)
         if weights is not None and not weights[labeled].sum() > 0:
-            raise ValueError("sample_weight is zero on every labeled point; at least one labeled "
-                             "point needs a positive weight.")
+            raise ValueError("the loss weights (sample_weight times class_weight) are zero on "
+                             "every labeled point; at least one labeled point needs a positive "
+                             "weight.")
         weights_for = None if weights is None else partial(
             _loss_weights, self.class_weight, sample_weight, y_enc, labeled, classes, task)
         return CVObjective(task=task, y=y_enc, labeled=labeled, classes=classes,
