@@ -197,8 +197,7 @@ class _OneFitMethod(CVMethod):
         y_arr, labeled, classification = _prepare(estimator, X, y, folds)
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
         t0 = time.perf_counter()
-        kw = {} if sample_weight is None else {"sample_weight": sample_weight}
-        fitted = clone(estimator).fit(X, y, **kw)
+        fitted = clone(estimator).fit(X, y, **weight_kw(sample_weight))
         t1 = time.perf_counter()
         return self.run_fitted(fitted, folds, n_folds, times={"fit": t1 - t0})
 
@@ -220,6 +219,12 @@ class _OneFitMethod(CVMethod):
         return _result(self.name, pred, targets, lab_idx, folds, n_folds,
                        classification, state.classes, times=times,
                        info=info, graph_mode=graph_mode, **extra)
+
+
+def weight_kw(sample_weight):
+    """The ``sample_weight=`` keyword of a fit or solve, none when unweighted (so learners
+    and methods without the parameter keep working unweighted)."""
+    return {} if sample_weight is None else {"sample_weight": sample_weight}
 
 
 def _unweighted_only(name):

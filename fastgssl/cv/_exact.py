@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from fastgssl._validation import check_n_jobs
-from fastgssl.cv._base import CVMethod, _prepare
+from fastgssl.cv._base import CVMethod, _prepare, weight_kw
 from fastgssl.cv._result import _encode_targets, _result
 
 __all__ = ["ExactCV"]
@@ -91,7 +91,7 @@ class ExactCV(CVMethod):
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
         t0 = time.perf_counter()
         if fitted is None:
-            fitted = clone(estimator).fit(X, y, **_weight_kw(sample_weight))
+            fitted = clone(estimator).fit(X, y, **weight_kw(sample_weight))
         t1 = time.perf_counter()
         state = fitted.cv_state()
         if sample_weight is not None and state.sample_weight is None and \
@@ -128,7 +128,7 @@ class ExactCV(CVMethod):
             if y_i.dtype.kind in "iub" and unl is np.nan:
                 y_i = y_i.astype(float)
             y_i[hide] = unl
-            est = clone(estimator).fit(X, y_i, **_weight_kw(sample_weight))
+            est = clone(estimator).fit(X, y_i, **weight_kw(sample_weight))
             val = np.flatnonzero(hide)
             pred[[pos[j] for j in val]] = _decision(est, _rows(X, val), classes)
         return _result(self.name, pred, targets, lab_idx, folds, n_folds, classification,
@@ -212,7 +212,7 @@ class ExactCV(CVMethod):
             W = sp.csr_matrix(params["graph"])
         full_fit = None
         if W is None and graph_mode == "induced":
-            full_fit = clone(estimator).fit(X, y, **_weight_kw(sample_weight))
+            full_fit = clone(estimator).fit(X, y, **weight_kw(sample_weight))
             W = sp.csr_matrix(full_fit.graph_)
         lab_idx = np.flatnonzero(labeled)
         full = self._full_solution(estimator, X, y, full_fit, sample_weight)
@@ -246,12 +246,6 @@ class ExactCV(CVMethod):
 
 def _n_samples(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
-
-
-def _weight_kw(sample_weight):
-    """``fit`` keyword for the sample weights (none when unweighted: estimators without a
-    ``sample_weight`` parameter keep working)."""
-    return {} if sample_weight is None else {"sample_weight": sample_weight}
 
 
 def _rows(X, idx):

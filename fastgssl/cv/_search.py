@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from fastgssl._protocol import learner_objective
 from fastgssl._threads import small_blas
 from fastgssl._validation import check_n_jobs
-from fastgssl.cv._base import _prepare
+from fastgssl.cv._base import _prepare, weight_kw
 from fastgssl.cv._bif import bif_predictions, fbif_dense
 from fastgssl.cv._folds import check_folds, make_folds
 from fastgssl.cv._quadratic import exact_quadratic_cholesky, exact_quadratic_eigh
@@ -242,9 +242,9 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
             Y_L = state.columns()[0][L]
             start = previous.get(r) if previous.get(r) is not None and \
                 previous[r].shape == Y_L.shape else None
-            kw = ({} if objective.sample_weight is None
-                  else {"sample_weight": objective.sample_weight[L]})
-            beta = objective.solve(KLL, Y_L, init=start, **kw)
+            w = objective.sample_weight
+            beta = objective.solve(KLL, Y_L, init=start,
+                                   **weight_kw(None if w is None else w[L]))
             previous[r] = beta
             state.extra = {"deformed_coef": beta}
         pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm, KLL=KLL)
@@ -324,8 +324,6 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
         return _generic_group(search, X, y, folds, n_folds, classification, group, candidates,
                               method, protocol)
     if method == "exact" and protocol == "transductive":
-        from fastgssl._threads import small_blas
-
         # one BLAS thread for the whole group when its largest factorization (an n x n LU
         # per ratio) is small: one threadpoolctl limit instead of one per refit and product
         with small_blas(2.0 * X.shape[0] ** 3 / 3):
@@ -380,8 +378,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
             if warm:
                 est.set_params(warm_start=True)
         if method == "exact":
-            kw = ({} if search._sample_weight is None
-                  else {"sample_weight": search._sample_weight})
+            kw = weight_kw(search._sample_weight)
             if K is not None:
                 est.set_params(**_on_gram(est))
                 res = approx.run(est, K, y, folds, protocol=protocol, **kw)
@@ -394,8 +391,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
                 Xin = K
             if W is not None:
                 est.set_params(graph=W)
-            fitted = est.fit(Xin, y, **({} if search._sample_weight is None
-                                        else {"sample_weight": search._sample_weight}))
+            fitted = est.fit(Xin, y, **weight_kw(search._sample_weight))
             previous = fitted if warm else None
             kw = {"V": V} if method == "fbif" and V is not None else {}
             res = approx.run_fitted(fitted, folds, n_folds, **kw)
@@ -879,7 +875,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         exact = bool(record.get("verified")) or not self._approximate()
         params = best.get_params()
         self.probability_source_ = None
-        kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+        kw = weight_kw(sample_weight)
         if not (classification and exact and params.get("probability") is True
                 and callable(getattr(best, "calibrate", None))):
             return best.fit(X, y, **kw)

@@ -26,6 +26,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from fastgssl._indexing import take_block
+from fastgssl.cv._base import weight_kw
 
 __all__ = ["deformed_gram", "transductive_predictions"]
 
@@ -109,9 +110,8 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
             w_R = _fold_weights(state, L, R, fl, i)
             init = None if beta_full is None else beta_full[R] * _start_scale(w_full, w_R, R,
                                                                               l)
-            kw = {} if w_R is None else {"sample_weight": w_R}
             beta, info = state.solve(take_block(KLL, R), Y[R], init=init, return_info=True,
-                                     **kw)
+                                     **weight_kw(w_R))
             with small_blas(2.0 * V.size * R.size * Y.shape[1]):
                 pred[V] = take_block(KLL, V, R) @ beta
             infos.append(max((d["n_iter"] for d in info), default=1))

@@ -1038,7 +1038,8 @@ def _fit_active_set(K, Y, loss, kind, h, gamma_a, init, tol, max_iter, weights=N
             else:  # back from the scaled variables: alpha = y s a^, f on all points
                 a_j = np.zeros(l)
                 a_j[keep] = y * root * a
-                f = K[:, keep] @ a_j[keep]
+                f = np.zeros(l)
+                _add_rows(K, keep, a_j[keep], f)  # K[:, keep] a_keep without copying K
             if not info["converged"]:
                 if root is None:
                     info["fallback"] = "partition Newton with line search"

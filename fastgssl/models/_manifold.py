@@ -113,7 +113,7 @@ def _class_labels(y_enc, labeled, classes):
     return codes
 
 
-def _loss_weights(class_weight, sample_weight, y_enc, labeled, classes, task, kept=None):
+def _point_weights(class_weight, sample_weight, y_enc, labeled, classes, task, kept=None):
     """Loss weight of every point (n,), or None when unweighted.
 
     ``sample_weight`` (validated, (n,)) times the class weight of each point's label; with
@@ -717,14 +717,14 @@ class _KernelMachine(BaseEstimator):
         solve = partial(_solve_gram, loss=loss, gamma_a=gamma_a, tol=self.tol,
                         max_iter=self.max_iter, solver=self.solver)
         sample_weight = check_sample_weight(sample_weight, n)
-        weights = _loss_weights(self.class_weight, sample_weight, y_enc, labeled, classes,
+        weights = _point_weights(self.class_weight, sample_weight, y_enc, labeled, classes,
                                 task)
         if weights is not None and not weights[labeled].sum() > 0:
             raise ValueError("the loss weights (sample_weight times class_weight) are zero on "
                              "every labeled point; at least one labeled point needs a positive "
                              "weight.")
         weights_for = None if weights is None else partial(
-            _loss_weights, self.class_weight, sample_weight, y_enc, labeled, classes, task)
+            _point_weights, self.class_weight, sample_weight, y_enc, labeled, classes, task)
         return CVObjective(task=task, y=y_enc, labeled=labeled, classes=classes,
                            gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, solve=solve,
                            regularizer_factory=self._build_regularizer if gamma_i > 0 else None,
