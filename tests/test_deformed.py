@@ -304,6 +304,25 @@ def test_search_shared_factor_and_neighbours_equal_per_candidate_fits():
         assert search.cv_results_["mean_cv_error"][i] == pytest.approx(res.score, rel=1e-9)
 
 
+def test_search_over_regularizers_equals_cv_result_per_candidate():
+    """A grid over the regularizer and its power: every candidate's transductive CV uses its
+    own Q (the group's graph is shared, the regularizer is not)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=120)
+    y_semi = np.where(np.arange(120) < 30, y, np.nan)
+    est = LapRLS(task="regression", sigma=1.0, n_neighbors=6, gamma_a=1e-3)
+    grid = {"regularizer": ["L", "L_norm"], "power": [1, 3], "gamma_i": [0.1, 10.0]}
+    search = ApproxGridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
+    assert search.method_ == "exact" and search.protocol_ == "transductive"
+    errors = search.cv_results_["mean_cv_error"]
+    assert np.unique(np.round(errors, 10)).size == errors.size  # the settings differ
+    for i, params in enumerate(search.cv_results_["params"]):
+        res = cv_result(clone(est).set_params(**params), X, y_semi, search.folds_,
+                        method="exact", protocol="transductive")
+        assert errors[i] == pytest.approx(res.score, rel=1e-10)
+
+
 def test_search_spectral_route_for_many_ratios(monkeypatch):
     import fastgssl.cv._search as search_mod
 

@@ -40,6 +40,8 @@ __all__ = ["ApproxGridSearchCV"]
 _KERNEL_KEYS = ("sigma", "kernel", "kernel_params", "backend", "n_components", "landmarks",
                 "fit_intercept", "intercept_scaling")
 _GRAPH_KEYS = ("graph", "n_neighbors", "sigma_w", "graph_weight", "graph_params")
+# what turns the graph W into the regularizer Q (W -> L, L_norm, L^p, plugins)
+_REGULARIZER_KEYS = ("regularizer", "power")
 # parameters of fastgssl's kernel machines through which the search shares one kernel matrix
 _KERNEL_MACHINE_PARAMS = ("kernel", "sigma", "kernel_params", "backend")
 _CHOLESKY_MAX_LAMS = 15
@@ -112,12 +114,14 @@ class _SharedFactor:
 
 
 class _Group:
-    """Candidates sharing a kernel width and a graph: evaluated in one worker."""
+    """Candidates sharing a kernel width, a graph and a regularizer: evaluated in one
+    worker."""
 
-    def __init__(self, indices, kernel_params, graph_params):
+    def __init__(self, indices, kernel_params, graph_params, regularizer_params=()):
         self.indices = indices
         self.kernel_params = kernel_params
         self.graph_params = graph_params
+        self.regularizer_params = regularizer_params
 
 
 def _regularization_strength(params):
@@ -172,9 +176,14 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     if with_graph is not None:
         graph_objective = _objective(search, None, with_graph, y, candidates)
         builder = clone(search.estimator).set_params(**candidates[with_graph])
-        W = (_shared_graph(search, group, builder, X) if isinstance(p.get("graph"), str)
-             else builder.build_graph(X))
-        Q = graph_objective.regularizer_factory(W)
+        if isinstance(p.get("graph"), str):  # built by name: shared across kernel widths
+            W = _shared_graph(search, group, builder, X)
+            Q = _group_cached(search, "_regularizer_cache",
+                              (group.graph_params, group.regularizer_params),
+                              lambda: graph_objective.regularizer_factory(W))
+        else:
+            W = builder.build_graph(X)
+            Q = graph_objective.regularizer_factory(W)
     K = V = None
     if dense:
         from fastgssl._memory import check_dense_memory
@@ -818,12 +827,13 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         groups = {}
         for i, params in enumerate(candidates):
             merged = {**self.estimator.get_params(), **params}
-            key = (_group_key(merged, _KERNEL_KEYS), _group_key(merged, _GRAPH_KEYS))
+            key = (_group_key(merged, _KERNEL_KEYS), _group_key(merged, _GRAPH_KEYS),
+                   _group_key(merged, _REGULARIZER_KEYS))
             groups.setdefault(key, []).append(i)
-        group_list = [_Group(idx, k[0], k[1]) for k, idx in groups.items()]
+        group_list = [_Group(idx, *k) for k, idx in groups.items()]
         # one graph per graph-parameter set, shared across widths; one Nystrom factor per
         # kernel-parameter set, shared across graphs
-        self._graph_cache, self._factor_cache = {}, {}
+        self._graph_cache, self._factor_cache, self._regularizer_cache = {}, {}, {}
         t_start = time.perf_counter()
         if self.verbose:
             print(f"[ApproxGridSearchCV] {len(candidates)} candidates in {len(group_list)} "
@@ -849,6 +859,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                           f"({time.perf_counter() - t_start:.2f} s)", flush=True)
         # graphs and factors were only shared within the grid evaluation
         self._graph_cache, self._factor_cache, self._objectives = {}, {}, None
+        self._regularizer_cache = {}
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
                if self._approximate() and self.verify_ not in (None, False) else 0)
         self.n_verified_, self.verify_time_ = (
