@@ -73,6 +73,14 @@ class CVObjective:
         their labels. ``class_weight="balanced"`` recomputes the class weights from the kept
         labels, as a refit does; otherwise the weights are those of :attr:`sample_weight`.
         Exact CV reads it for every fold; None when unweighted.
+    decode : callable or None
+        ``decode(F) -> ndarray``: decision values coded like :attr:`y` (one column per
+        class) from the values ``K beta`` of the columns :attr:`solve` returns, when those
+        are not the columns of ``y``: one-vs-one learners (``multi_class="ovo"``) solve one
+        column per class pair and vote. ``solve`` then takes ``y``'s one-vs-rest columns
+        and returns the pairs' coefficients. None: ``solve``'s columns are ``y``'s.
+        Exact CV applies it to the held-out values; the derivative-based approximations
+        (bif, fbif, newton, exact-quadratic) need ``decode is None``.
     """
 
     task: str
@@ -86,6 +94,7 @@ class CVObjective:
     regularizer_factory: object = None
     sample_weight: np.ndarray | None = None
     weights_for: object = None
+    decode: object = None
 
     @property
     def classification(self):
@@ -146,6 +155,9 @@ class CVState:
         ``y`` (unlabeled marks as in ``fit``); what transductive CV of learners without a
         loss (label propagation) re-solves per fold.
     sample_weight, weights_for : as in :class:`CVObjective` (None: unweighted)
+    decode : callable or None
+        As in :class:`CVObjective` (one-vs-one learners); ``f`` and ``y`` are then in the
+        one-vs-rest coding and ``coef`` has one column per class pair.
     extra : dict
         Learner-specific entries.
     """
@@ -172,6 +184,7 @@ class CVState:
     relabel: object = None
     sample_weight: np.ndarray | None = None
     weights_for: object = None
+    decode: object = None
     extra: dict = field(default_factory=dict)
 
     @property

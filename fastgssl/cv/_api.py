@@ -233,6 +233,10 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
         from fastgssl.cv._base import _unweighted_only
 
         raise ValueError(_unweighted_only(method))
+    if state.decode is not None:
+        from fastgssl.cv._base import _one_vs_rest_only
+
+        raise ValueError(_one_vs_rest_only(method))
     labeled = np.asarray(state.labeled, dtype=bool)
     y_check = None
     if state.classes is not None:

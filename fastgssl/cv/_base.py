@@ -207,6 +207,8 @@ class _OneFitMethod(CVMethod):
         state = _check_fitted(fitted)
         if state.sample_weight is not None and not self.takes_weights:
             raise ValueError(_unweighted_only(self.name))
+        if state.decode is not None:
+            raise ValueError(_one_vs_rest_only(self.name))
         classification = state.classification
         labeled = np.asarray(state.labeled, dtype=bool)
         lab_idx = np.flatnonzero(labeled)
@@ -231,6 +233,12 @@ def _unweighted_only(name):
     return (f"method {name!r} approximates CV of unweighted losses; this fit has loss weights "
             f"(sample_weight or class_weight). Use method='exact' (or 'auto'), which carries "
             f"the weights into every refit, or method='newton' (smooth losses).")
+
+
+def _one_vs_rest_only(name):
+    return (f"method {name!r} approximates CV from the derivatives of one-vs-rest columns; "
+            f"this learner codes its classes one-vs-one (multi_class='ovo'). Use "
+            f"method='exact' (or 'auto'), or multi_class='ovr'.")
 
 
 def complement_regularizers(state, folds, n_folds):

@@ -202,7 +202,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
                      regularizer_factory=objective0.regularizer_factory,
                      solve=objective0.solve, estimator=first,
                      sample_weight=objective0.sample_weight,
-                     weights_for=objective0.weights_for)
+                     weights_for=objective0.weights_for, decode=objective0.decode)
     fold_of_labeled = folds[np.flatnonzero(state0.labeled)]
 
     def ratio(params):
@@ -245,16 +245,15 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
                         solve=objective.solve, deformed=None, extra={}, estimator=None,
                         sample_weight=objective.sample_weight,
-                        weights_for=objective.weights_for)
+                        weights_for=objective.weights_for, decode=objective.decode)
         warm = getattr(loss, "name", None) != "square"
         if warm:  # the fit on all of L, started from the previous candidate's solution
             Y_L = state.columns()[0][L]
-            start = previous.get(r) if previous.get(r) is not None and \
-                previous[r].shape == Y_L.shape else None
+            key = (r, objective.decode is not None)  # one-vs-one: one column per pair
             w = objective.sample_weight
-            beta = objective.solve(KLL, Y_L, init=start,
+            beta = objective.solve(KLL, Y_L, init=previous.get(key),
                                    **weight_kw(None if w is None else w[L]))
-            previous[r] = beta
+            previous[key] = beta
             state.extra = {"deformed_coef": beta}
         pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm, KLL=KLL)
         targets = state.columns()[0][L]
@@ -683,6 +682,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         weighted = self._sample_weight is not None or any(
             getattr(o, "sample_weight", None) is not None for o in objectives or ())
         self._weighted = weighted
+        # one-vs-one learners: only exact CV decodes their pairwise columns
+        one_vs_one = any(getattr(o, "decode", None) is not None for o in objectives or ())
         # reused by the in-process evaluation (worker processes recompute their own)
         self._objectives = (objectives if self._one_fit_ok and check_n_jobs(self.n_jobs) == 1
                             else None)
@@ -693,9 +694,10 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             losses = {getattr(o.loss, "name", None) for o in objectives or ()}
             squares = losses if None not in losses else set()
             graph = any(o.gamma_i > 0 for o in objectives or ())
-            if not self._one_fit_ok or weighted:
-                # label propagation (exact transductive), generic refits, or loss weights
-                # (exact CV carries them into every refit; the approximations do not)
+            if not self._one_fit_ok or weighted or one_vs_one:
+                # label propagation (exact transductive), generic refits, loss weights or
+                # one-vs-one votes (exact CV carries them into every refit; the
+                # approximations do not)
                 method = "exact"
             elif protocol in (None, "transductive") and (graph or squares == {"square"}):
                 method, protocol = "exact", "transductive"
@@ -720,6 +722,11 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             from fastgssl.cv._base import _unweighted_only
 
             raise ValueError(_unweighted_only(method))
+        if one_vs_one and self._one_fit_ok and isinstance(method, str) and \
+                method in _BUILTIN_METHODS and method != "exact":
+            from fastgssl.cv._base import _one_vs_rest_only
+
+            raise ValueError(_one_vs_rest_only(method))
         if hasattr(obj, "check_protocol"):
             protocol = obj.check_protocol(protocol)
         elif protocol is None:

@@ -82,8 +82,9 @@ def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
 
 
 def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
-    """Losses without a closed form (and weighted square losses): the learner's ``solve`` on
-    each ``K~_RR``, with the loss weights each refit uses."""
+    """Losses without a closed form (and weighted or one-vs-one square losses): the
+    learner's ``solve`` on each ``K~_RR``, with the loss weights each refit uses; the held-out
+    values go through ``state.decode`` (one-vs-one votes) when the learner gives one."""
     if state.solve is None:
         raise ValueError(
             "the learner's CVState has no solve(K, Y, init) callable; the transductive "
@@ -96,8 +97,8 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
     if beta_full is None and warm_start and not state.uses_graph and state.coef is not None \
             and state.factor is None:
         beta_full = np.asarray(state.coef)[np.flatnonzero(state.labeled)]
-    if beta_full is not None:
-        beta_full = np.asarray(beta_full, dtype=np.float64).reshape(Y.shape)
+    if beta_full is not None:  # (l,) + the solve's columns (class pairs for one-vs-one)
+        beta_full = np.asarray(beta_full, dtype=np.float64).reshape(Y.shape[0], -1)
     from fastgssl._threads import small_blas
 
     pred = np.empty_like(Y)
@@ -112,8 +113,9 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
                                                                               l)
             beta, info = state.solve(take_block(KLL, R), Y[R], init=init, return_info=True,
                                      **weight_kw(w_R))
-            with small_blas(2.0 * V.size * R.size * Y.shape[1]):
-                pred[V] = take_block(KLL, V, R) @ beta
+            with small_blas(2.0 * V.size * R.size * beta.shape[1]):
+                values = take_block(KLL, V, R) @ beta
+            pred[V] = values if state.decode is None else state.decode(values)
             infos.append(max((d["n_iter"] for d in info), default=1))
     return pred, infos, beta_full is not None
 
@@ -172,7 +174,8 @@ def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None
     fl = np.asarray(folds)[L]
     if KLL is None:
         KLL = deformed_gram(state)
-    if getattr(state.loss, "name", None) == "square" and state.sample_weight is None:
+    if getattr(state.loss, "name", None) == "square" and state.sample_weight is None \
+            and state.decode is None:
         pred = _square_predictions(KLL, Y, fl, n_folds, state.gamma_a)
         info = {"solver": "cholesky per fold size", "warm_start": False}
     else:

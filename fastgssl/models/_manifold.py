@@ -70,6 +70,7 @@ _COMMON_CONSTRAINTS = {
     "fit_intercept": ["boolean"],
     "intercept_scaling": [_POSITIVE],
     "class_weight": [dict, StrOptions({"balanced"}), None],
+    "multi_class": [StrOptions({"ovr", "ovo"})],
 }
 _GRAPH_CONSTRAINTS = {
     "gamma_a": [_POSITIVE],
@@ -93,14 +94,43 @@ from fastgssl._warnings import UnlabeledComponentWarning  # noqa: E402
 
 
 def _solve_gram(K, Y, init=None, return_info=False, sample_weight=None, *, loss, gamma_a, tol,
-                max_iter, solver):
+                max_iter, solver, ovo=False):
     """The supervised kernel machine on the Gram matrix ``K`` of its m points (every point
     labeled): ``beta`` minimizing ``(1/m) sum loss(Y, K beta) + gamma_a beta^T K beta``
     (weighted mean with ``sample_weight``; with ``return_info``: ``(beta, per-column solver
-    info)``)."""
-    return fit_dense(K, Y, np.ones(K.shape[0], dtype=bool), None, loss, gamma_a, 0.0,
-                     init=init, tol=tol, max_iter=max_iter, solver=solver,
-                     return_info=return_info, sample_weight=sample_weight)
+    info)``). ``ovo``: ``Y`` holds one-vs-rest columns and ``beta`` one column per class pair,
+    each pair solved on the Gram block of its points (:mod:`fastgssl.models._multiclass`)."""
+    from fastgssl._indexing import take_block
+    from fastgssl.models._multiclass import fit_pairs
+
+    options = {"tol": tol, "max_iter": max_iter, "solver": solver, "return_info": True}
+    m = K.shape[0]
+    if not ovo:
+        out = fit_dense(K, Y, np.ones(m, dtype=bool), None, loss, gamma_a, 0.0, init=init,
+                        sample_weight=sample_weight, **options)
+        return out if return_info else out[0]
+
+    def pair(y, in_pair, scale, init_col):
+        idx = np.flatnonzero(in_pair)
+        coef = np.zeros(m)
+        coef[idx], info = fit_dense(
+            take_block(K, idx), y[idx], np.ones(idx.size, dtype=bool), None, loss,
+            gamma_a * scale, 0.0, init=None if init_col is None else init_col[idx],
+            sample_weight=None if sample_weight is None else sample_weight[idx], **options)
+        return coef, info
+
+    beta, info = fit_pairs(pair, np.asarray(Y, dtype=np.float64), np.ones(m, dtype=bool),
+                           sample_weight, init)
+    return (beta, info) if return_info else beta
+
+
+def _decoder(classes):
+    """``F -> ovo_decision(F, k)``: the one-vs-rest-shaped votes of pairwise values."""
+    from functools import partial
+
+    from fastgssl.models._multiclass import ovo_decision
+
+    return partial(ovo_decision, k=len(classes))
 
 
 def _class_labels(y_enc, labeled, classes):
@@ -242,6 +272,10 @@ class _KernelMachine(BaseEstimator):
                 )
             params["h"] = h
         return params
+
+    def _one_vs_one(self, classes):
+        """Whether the fit codes its classes one-vs-one (more than two classes only)."""
+        return self.multi_class == "ovo" and classes is not None and classes.size > 2
 
     # ---- validation ----------------------------------------------------------------------
     def _formulation(self):
@@ -533,6 +567,9 @@ class _KernelMachine(BaseEstimator):
         K = fac = dk = beta = None
         options = {"tol": self.tol, "max_iter": self.max_iter, "return_info": True}
         dense_options = {**options, "solver": self.solver}
+        ovo = self._one_vs_one(classes)
+        # coefficient columns: one per class pair (one-vs-one), else those of the targets
+        n_cols = (classes.size * (classes.size - 1) // 2,) if ovo else y_enc.shape[1:]
         # fastgssl.cv's exact refits hand a start in through _init_coef (used once)
         previous = self.__dict__.pop("_init_coef", None)
         deformed = Q is not None and self._formulation() == "deformed"
@@ -558,24 +595,37 @@ class _KernelMachine(BaseEstimator):
             l = L.size
             warn_if_ill_conditioned(dk.gram_norm_, gamma_a * l,
                                     f"{type(self).__name__}.fit")
-            y_L = y_enc[L]
-            init = (previous if previous is not None and previous.shape == y_L.shape
+            init = (previous if previous is not None and previous.shape == (l,) + n_cols
                     else None)
-            beta, info = fit_dense(K_LL, y_L, np.ones(l, dtype=bool), None, loss, gamma_a, 0.0,
-                                   init=init, sample_weight=None if weights is None
-                                   else weights[L], **dense_options)
+            beta, info = _solve_gram(K_LL, y_enc[L], init, True,
+                                     None if weights is None else weights[L], loss=loss,
+                                     gamma_a=gamma_a, tol=self.tol, max_iter=self.max_iter,
+                                     solver=self.solver, ovo=ovo)
             coef = dk.expansion(beta, r)
             decision = fac.features_ @ coef if fac is not None else K_SL @ beta
-        elif K is not None:
-            init = (previous if previous is not None and previous.shape == y_enc.shape
-                    else None)
-            coef, info = fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, init=init,
-                                   sample_weight=weights, **dense_options)
-            decision = K @ coef
         else:
-            coef, info = fit_nystrom(fac.features_, y_enc, labeled, Q, loss, gamma_a, gamma_i,
-                                     sample_weight=weights, **options)
-            decision = fac.features_ @ coef
+            if K is not None:
+                init = (previous if previous is not None and previous.shape == (n,) + n_cols
+                        else None)
+
+                def solve(y, lab, scale, init):
+                    return fit_dense(K, y, lab, Q, loss, gamma_a * scale, gamma_i * scale,
+                                     init=init, sample_weight=weights, **dense_options)
+            else:
+                init = None
+
+                def solve(y, lab, scale, init):
+                    return fit_nystrom(fac.features_, y, lab, Q, loss, gamma_a * scale,
+                                       gamma_i * scale, sample_weight=weights, **options)
+            if ovo:
+                from fastgssl.models._multiclass import fit_pairs
+
+                coef, info = fit_pairs(solve, y_enc, labeled, weights, init)
+            else:
+                coef, info = solve(y_enc, labeled, 1.0, init)
+            decision = (K if K is not None else fac.features_) @ coef
+        if ovo:  # votes: the one-vs-rest shape of the targets
+            decision = _decoder(classes)(decision)
 
         self.X_fit_ = X
         self.n_features_in_ = X.shape[1]
@@ -598,6 +648,7 @@ class _KernelMachine(BaseEstimator):
         self.decision_train_ = decision
         self.deformed_kernel_ = dk
         self.deformed_coef_ = beta
+        self.multi_class_ = "ovo" if ovo else "ovr"
         self._cv_weights = (weights, objective.weights_for)
         self.n_iter_ = max((i["n_iter"] for i in info), default=1)
         self.probability_sigmoids_ = None
@@ -714,8 +765,9 @@ class _KernelMachine(BaseEstimator):
         task = self._task(y)
         y_enc, labeled, classes = self._targets(y, n, task)
         loss = self._make_loss(task)
+        ovo = self._one_vs_one(classes)
         solve = partial(_solve_gram, loss=loss, gamma_a=gamma_a, tol=self.tol,
-                        max_iter=self.max_iter, solver=self.solver)
+                        max_iter=self.max_iter, solver=self.solver, ovo=ovo)
         sample_weight = check_sample_weight(sample_weight, n)
         weights = _point_weights(self.class_weight, sample_weight, y_enc, labeled, classes,
                                 task)
@@ -728,7 +780,8 @@ class _KernelMachine(BaseEstimator):
         return CVObjective(task=task, y=y_enc, labeled=labeled, classes=classes,
                            gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, solve=solve,
                            regularizer_factory=self._build_regularizer if gamma_i > 0 else None,
-                           sample_weight=weights, weights_for=weights_for)
+                           sample_weight=weights, weights_for=weights_for,
+                           decode=_decoder(classes) if ovo else None)
 
     def cv_objective(self, y, sample_weight=None):
         """What the parameters and the targets ``y`` define, without fitting
@@ -785,9 +838,11 @@ class _KernelMachine(BaseEstimator):
             regularizer_factory=self._build_regularizer if Q is not None else None,
             deformed=dk, r=r, estimator=self,
             solve=partial(_solve_gram, loss=self.loss_, gamma_a=float(self.gamma_a_),
-                          tol=self.tol, max_iter=self.max_iter, solver=self.solver),
+                          tol=self.tol, max_iter=self.max_iter, solver=self.solver,
+                          ovo=self.multi_class_ == "ovo"),
             sample_weight=self.__dict__.get("_cv_weights", (None, None))[0],
             weights_for=self.__dict__.get("_cv_weights", (None, None))[1],
+            decode=_decoder(self.classes_) if self.multi_class_ == "ovo" else None,
             extra={"deformed_coef": self.deformed_coef_},
         )
 
@@ -808,6 +863,13 @@ class _KernelMachine(BaseEstimator):
         """
         check_is_fitted(self, "decision_train_")
         X = self._check_new_X(X)
+        out = self._column_values(X)
+        if getattr(self, "multi_class_", "ovr") == "ovo":
+            return _decoder(self.classes_)(out)
+        return out
+
+    def _column_values(self, X):
+        """``k(x, X) alpha`` (or ``v(x) w``): one column per coefficient column."""
         if self.nystrom_ is not None:
             return self.nystrom_.transform(X) @ self.coef_
         alpha = self.dual_coef_
@@ -970,6 +1032,17 @@ class KRR(_KernelMachine):
         points, and "balanced" keeps the normalization ``sum_L w_i = l``). One-vs-rest
         columns weigh a point by the class of its label in every column. Exact CV refits
         recompute "balanced" from the labels each fold keeps, as a refit does.
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        More than two classes: ``"ovr"`` fits one +-1 problem per class on all labeled
+        points (decision: the largest); ``"ovo"`` fits one problem per class pair on the
+        labeled points of its two classes, with the pair's data term summed and divided by
+        the same l (libsvm's one C for every pair: ``SVM(lam, multi_class="ovo")`` is
+        ``SVC(C=1 / (2 n lam))`` pair by pair), and decides by votes. Decision values keep
+        the one-vs-rest shape (SVC's ``decision_function_shape="ovr"``: votes plus the
+        summed pairwise values squashed into (-1/3, 1/3)); ``dual_coef_`` / ``coef_`` have
+        one column per pair. Exact CV and the grid search support both; the first-order
+        approximations (bif, fbif, newton, exact-quadratic) need ``"ovr"``. See
+        :mod:`fastgssl.models._multiclass`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -1059,7 +1132,7 @@ class KRR(_KernelMachine):
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
                  warm_start=False, solver="auto",
                  probability=False, fit_intercept=True, intercept_scaling=1.0,
-                 class_weight=None):
+                 class_weight=None, multi_class="ovr"):
         self.lam = lam
         self.sigma = sigma
         self.kernel = kernel
@@ -1079,6 +1152,7 @@ class KRR(_KernelMachine):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
+        self.multi_class = multi_class
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -1145,6 +1219,8 @@ class SVM(_KernelMachine):
         As in :class:`KRR`.
     class_weight : dict, "balanced" or None, default=None
         Loss weights per class, as in :class:`KRR`.
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        One-vs-rest or one-vs-one for more than two classes, as in :class:`KRR`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -1221,7 +1297,7 @@ class SVM(_KernelMachine):
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
                  warm_start=False, solver="auto",
                  probability=False, fit_intercept=True, intercept_scaling=1.0,
-                 class_weight=None):
+                 class_weight=None, multi_class="ovr"):
         self.lam = lam
         self.h = h
         self.sigma = sigma
@@ -1241,6 +1317,7 @@ class SVM(_KernelMachine):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
+        self.multi_class = multi_class
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -1342,6 +1419,8 @@ class LapRLS(_KernelMachine):
         As in :class:`KRR`.
     class_weight : dict, "balanced" or None, default=None
         Loss weights per class, as in :class:`KRR`.
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        One-vs-rest or one-vs-one for more than two classes, as in :class:`KRR`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -1427,7 +1506,7 @@ class LapRLS(_KernelMachine):
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
                  random_state=None, warm_start=False, solver="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
-                 class_weight=None):
+                 class_weight=None, multi_class="ovr"):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -1456,6 +1535,7 @@ class LapRLS(_KernelMachine):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
+        self.multi_class = multi_class
 
     def _regularization(self):
         return (check_positive(self.gamma_a, "gamma_a"),
@@ -1565,6 +1645,8 @@ class LapSVM(_KernelMachine):
         As in :class:`KRR`.
     class_weight : dict, "balanced" or None, default=None
         Loss weights per class, as in :class:`KRR`.
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        One-vs-rest or one-vs-one for more than two classes, as in :class:`KRR`.
     solver : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
@@ -1651,7 +1733,7 @@ class LapSVM(_KernelMachine):
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
                  random_state=None, warm_start=False, solver="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
-                 class_weight=None):
+                 class_weight=None, multi_class="ovr"):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -1680,6 +1762,7 @@ class LapSVM(_KernelMachine):
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
+        self.multi_class = multi_class
 
     _regularization = LapRLS._regularization
     _formulation = LapRLS._formulation
