@@ -20,7 +20,8 @@ every row):
 
 * **SVM**: ``ApproxGridSearchCV(SVM(h=0.05, fit_intercept=True, multi_class="ovo"), grid,
   cv=folds, method="exact")`` (exact t-fold CV: every fold refit by fastgssl's solver,
-  warm-started from the fit on all the training points; the lam path of each kernel width warm-started from its neighbour) against
+  warm-started from the fit on all the training points; the lam path of each kernel width
+  warm-started from its neighbour) against
   ``GridSearchCV(SVC(kernel="rbf"), grid', cv=PredefinedSplit(folds))``, the **same folds**
   (``fastgssl.cv.make_folds``, stratified, 10 folds). Grid: sigma = s0 x {1/4, 1, 4} and
   lam in {1e-6, 1e-4, 1e-2, 1} (12 candidates) or sigma = s0 x {1/4, 1/2, 1, 2, 4} and lam
