@@ -137,7 +137,13 @@ def test_exact_transductive_cv_equals_hidden_label_refits(est):
     assert np.allclose(res.predictions, pred, rtol=1e-8, atol=1e-9)
 
 
-def test_search_over_multi_class_equals_cv_result_per_candidate():
+@pytest.mark.parametrize("warm_min", [0, 10**9])
+def test_search_over_multi_class_equals_cv_result_per_candidate(monkeypatch, warm_min):
+    """Warm-started along the group (each candidate's fit on all of L from the previous
+    one's, one start per coding) or cold: the same CV as per-candidate exact CV."""
+    import fastgssl.cv._search as search_mod
+
+    monkeypatch.setattr(search_mod, "_WARM_MIN_LABELED", warm_min)
     X, _, y_semi = _semi()
     grid = {"sigma": [4.0, 8.0], "gamma_a": [1e-4, 1e-2], "gamma_i": [0.1, 1.0],
             "multi_class": ["ovr", "ovo"]}

@@ -1077,18 +1077,22 @@ class KRR(_KernelMachine):
     laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
         The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
         ``power >= 3`` (None when ``gamma_i == 0``).
-    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
+    dual_coef_ : ndarray of shape (n,), (n, n_classes) or (n, n_pairs)
         Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
-    coef_ : ndarray of shape (r,) or (r, n_classes)
+    coef_ : ndarray of shape (r,), (r, n_classes) or (r, n_pairs)
         Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
     decision_train_ : ndarray, shape of ``y_train_``
         f at the n training points.
     deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
         The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
-    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
+    deformed_coef_ : ndarray of shape (l,), (l, n_classes) or (l, n_pairs), or None
         ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
         The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
+    multi_class_ : {"ovr", "ovo"}
+        The coding fitted: ``"ovo"`` for ``multi_class="ovo"`` with more than two
+        classes (coefficients: one column per class pair, ``n_pairs = k (k - 1) / 2``),
+        else ``"ovr"``.
     n_iter_ : int
         Newton iterations (largest over output columns; 1 for a closed form: one solve).
 
@@ -1169,7 +1173,8 @@ class SVM(_KernelMachine):
 
     Minimizes ``(1/n) sum_i ell_h(y_i f(x_i)) + lam ||f||_K^2`` with the Huber hinge ``ell_h``
     (it tends to the hinge as ``h -> 0``) by Newton's method with a line search.
-    Two labels of any values are encoded +-1; more labels one-vs-rest.
+    Two labels of any values are encoded +-1; more labels one-vs-rest, or one-vs-one
+    with ``multi_class="ovo"``.
 
     Parameters
     ----------
@@ -1255,18 +1260,22 @@ class SVM(_KernelMachine):
     laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
         The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
         ``power >= 3`` (None when ``gamma_i == 0``).
-    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
+    dual_coef_ : ndarray of shape (n,), (n, n_classes) or (n, n_pairs)
         Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
-    coef_ : ndarray of shape (r,) or (r, n_classes)
+    coef_ : ndarray of shape (r,), (r, n_classes) or (r, n_pairs)
         Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
     decision_train_ : ndarray, shape of ``y_train_``
         f at the n training points.
     deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
         The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
-    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
+    deformed_coef_ : ndarray of shape (l,), (l, n_classes) or (l, n_pairs), or None
         ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
         The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
+    multi_class_ : {"ovr", "ovo"}
+        The coding fitted: ``"ovo"`` for ``multi_class="ovo"`` with more than two
+        classes (coefficients: one column per class pair, ``n_pairs = k (k - 1) / 2``),
+        else ``"ovr"``.
     n_iter_ : int
         Newton iterations (largest over output columns; 1 for a closed form: one solve).
 
@@ -1455,18 +1464,22 @@ class LapRLS(_KernelMachine):
     laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
         The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
         ``power >= 3`` (None when ``gamma_i == 0``).
-    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
+    dual_coef_ : ndarray of shape (n,), (n, n_classes) or (n, n_pairs)
         Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
-    coef_ : ndarray of shape (r,) or (r, n_classes)
+    coef_ : ndarray of shape (r,), (r, n_classes) or (r, n_pairs)
         Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
     decision_train_ : ndarray, shape of ``y_train_``
         f at the n training points.
     deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
         The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
-    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
+    deformed_coef_ : ndarray of shape (l,), (l, n_classes) or (l, n_pairs), or None
         ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
         The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
+    multi_class_ : {"ovr", "ovo"}
+        The coding fitted: ``"ovo"`` for ``multi_class="ovo"`` with more than two
+        classes (coefficients: one column per class pair, ``n_pairs = k (k - 1) / 2``),
+        else ``"ovr"``.
     n_iter_ : int
         Newton iterations (largest over output columns; 1 for a closed form: one solve).
 
@@ -1681,18 +1694,22 @@ class LapSVM(_KernelMachine):
     laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
         The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
         ``power >= 3`` (None when ``gamma_i == 0``).
-    dual_coef_ : ndarray of shape (n,) or (n, n_classes)
+    dual_coef_ : ndarray of shape (n,), (n, n_classes) or (n, n_pairs)
         Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
-    coef_ : ndarray of shape (r,) or (r, n_classes)
+    coef_ : ndarray of shape (r,), (r, n_classes) or (r, n_pairs)
         Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
     decision_train_ : ndarray, shape of ``y_train_``
         f at the n training points.
     deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
         The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
-    deformed_coef_ : ndarray of shape (l,) or (l, n_classes), or None
+    deformed_coef_ : ndarray of shape (l,), (l, n_classes) or (l, n_pairs), or None
         ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
         The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
+    multi_class_ : {"ovr", "ovo"}
+        The coding fitted: ``"ovo"`` for ``multi_class="ovo"`` with more than two
+        classes (coefficients: one column per class pair, ``n_pairs = k (k - 1) / 2``),
+        else ``"ovr"``.
     n_iter_ : int
         Newton iterations (largest over output columns; 1 for a closed form: one solve).
 
