@@ -81,6 +81,13 @@ class CVObjective:
         and returns the pairs' coefficients. None: ``solve``'s columns are ``y``'s.
         Exact CV applies it to the held-out values; the derivative-based approximations
         (bif, fbif, newton, exact-quadratic) need ``decode is None``.
+    solve_folds : callable or None
+        Optional: ``solve_folds(K, Y, fold_of_rows, n_folds) -> (values, n_iter) or None``,
+        the t cold-started refits ``beta_i = solve(K[R_i, R_i], Y[R_i])`` (``R_i``: the rows
+        not in fold i, unweighted) at once, returning the held-out values ``K[V_i, R_i]
+        beta_i`` of every row and the solver iterations per fold; None where the learner
+        has no such path (exact CV then calls :attr:`solve` per fold). The same minimizers
+        as :attr:`solve`, to round-off.
     """
 
     task: str
@@ -95,6 +102,7 @@ class CVObjective:
     sample_weight: np.ndarray | None = None
     weights_for: object = None
     decode: object = None
+    solve_folds: object = None
 
     @property
     def classification(self):
@@ -158,6 +166,8 @@ class CVState:
     decode : callable or None
         As in :class:`CVObjective` (one-vs-one learners); ``f`` and ``y`` are then in the
         one-vs-rest coding and ``coef`` has one column per class pair.
+    solve_folds : callable or None
+        As in :class:`CVObjective`.
     extra : dict
         Learner-specific entries.
     """
@@ -185,6 +195,7 @@ class CVState:
     sample_weight: np.ndarray | None = None
     weights_for: object = None
     decode: object = None
+    solve_folds: object = None
     extra: dict = field(default_factory=dict)
 
     @property

@@ -303,6 +303,58 @@ def test_fold_refits_from_the_full_fit_equal_cold_refits():
             _assert_close(KR, cold, warm, y[R], loss, 1e-4)
 
 
+@settings(derandomize=True, deadline=None, max_examples=25)
+@given(seed=st.integers(0, 2**16), n=st.integers(6, 60), n_dup=st.integers(0, 6),
+       flip_dup=st.booleans(), n_folds=st.integers(2, 6), k=st.integers(1, 3),
+       h=st.sampled_from([0.01, 0.05, 0.5]), log_gamma=st.floats(-6, 0),
+       name=st.sampled_from(["huber_hinge", "squared_hinge"]))
+def test_fold_refits_in_one_call_equal_refits_one_by_one(seed, n, n_dup, flip_dup, n_folds, k,
+                                                        h, log_gamma, name):
+    """``fold_refits`` (every cold fold refit in one compiled call) against fit_dense per
+    fold and column, and against Newton: the held-out values to round-off (ties too)."""
+    from fastgssl.models._kernel_solvers import fold_refits
+
+    K, y = _problem(seed, n, None, n_dup, flip_dup)
+    rng = np.random.default_rng(seed + 1)
+    Y = np.column_stack([y] + [np.where(rng.random(y.size) < 0.5, 1.0, -1.0)
+                               for _ in range(k - 1)])
+    loss, gamma_a = _loss(name, h), 10.0**log_gamma
+    fl = rng.integers(0, n_folds, size=y.size)
+    pred, n_iter = fold_refits(K, Y, fl, n_folds, loss, gamma_a)
+    assert n_iter.shape == (n_folds,)
+    scale = max(1.0, np.abs(pred).max())
+    for i in range(n_folds):
+        R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
+        if R.size == 0 or V.size == 0:
+            continue
+        KR = K[np.ix_(R, R)]
+        for solver, tol in (("active-set", 1e-12), ("newton", TOL)):
+            beta = fit_dense(KR, Y[R], np.ones(R.size, dtype=bool), None, loss, gamma_a, 0.0,
+                             solver=solver)
+            assert np.abs(K[np.ix_(V, R)] @ beta - pred[V]).max() <= tol * scale
+
+
+def test_fold_refits_fall_back_where_the_qp_stops_early():
+    """max_iter too small for the compiled loop: those columns are refitted by fit_dense
+    (its fallback and ConvergenceWarning), the others are kept."""
+    from fastgssl.models._kernel_solvers import fold_refits
+
+    K, y = _problem(3, 60, None, 0, False)
+    loss = get_loss("huber_hinge", h=0.01)
+    fl = np.arange(60) % 3
+    Y = y[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        pred, _ = fold_refits(K, Y, fl, 3, loss, 1e-5, max_iter=1)
+        for i in range(3):
+            R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
+            beta = fit_dense(K[np.ix_(R, R)], y[R], np.ones(R.size, dtype=bool), None, loss,
+                             1e-5, 0.0, max_iter=1)
+            assert np.allclose(K[np.ix_(V, R)] @ beta, pred[V, 0], rtol=1e-12, atol=1e-12)
+    assert fold_refits(K, Y, fl, 3, get_loss("logistic"), 1e-3) is None
+    assert fold_refits(K, Y, fl, 3, loss, 1e-3, solver="newton") is None
+
+
 # --- the factor updates, warm starts, large lam (the compiled active-set loop) ----------------
 def _tied_problem(seed, n_base, copies, flip):
     """RBF Gram with every point repeated ``copies`` times (equal rows: ties at the margin),

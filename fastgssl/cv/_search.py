@@ -206,7 +206,8 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
                      regularizer_factory=objective0.regularizer_factory,
                      solve=objective0.solve, estimator=first,
                      sample_weight=objective0.sample_weight,
-                     weights_for=objective0.weights_for, decode=objective0.decode)
+                     weights_for=objective0.weights_for, decode=objective0.decode,
+                     solve_folds=objective0.solve_folds)
     fold_of_labeled = folds[np.flatnonzero(state0.labeled)]
 
     def ratio(params):
@@ -249,7 +250,8 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
         state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
                         solve=objective.solve, deformed=None, extra={}, estimator=None,
                         sample_weight=objective.sample_weight,
-                        weights_for=objective.weights_for, decode=objective.decode)
+                        weights_for=objective.weights_for, decode=objective.decode,
+                        solve_folds=objective.solve_folds)
         warm = getattr(loss, "name", None) != "square" and L.size >= _WARM_MIN_LABELED
         if warm:  # the fit on all of L, started from the previous candidate's solution
             Y_L = state.columns()[0][L]

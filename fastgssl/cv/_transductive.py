@@ -101,6 +101,12 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
         beta_full = np.asarray(beta_full, dtype=np.float64).reshape(Y.shape[0], -1)
     from fastgssl._threads import small_blas
 
+    if beta_full is None and w_full is None and state.decode is None and \
+            state.solve_folds is not None:  # every cold refit in one call, when it applies
+        with small_blas(l**3 / 3.0):
+            out = state.solve_folds(KLL, Y, fl, n_folds)
+        if out is not None:
+            return out[0], [int(v) for v in out[1]], False
     pred = np.empty_like(Y)
     infos = []
     # one BLAS thread for the whole loop when its factorizations are small (one threadpoolctl

@@ -40,7 +40,7 @@ from fastgssl._validation import (
     check_semi_supervised_y,
     check_X,
 )
-from fastgssl.models._kernel_solvers import SOLVERS, fit_dense, fit_nystrom
+from fastgssl.models._kernel_solvers import SOLVERS, fit_dense, fit_nystrom, fold_refits
 
 __all__ = ["KRR", "LapRLS", "LapSVM", "SVM"]
 
@@ -781,7 +781,10 @@ class _KernelMachine(BaseEstimator):
                            gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, solve=solve,
                            regularizer_factory=self._build_regularizer if gamma_i > 0 else None,
                            sample_weight=weights, weights_for=weights_for,
-                           decode=_decoder(classes) if ovo else None)
+                           decode=_decoder(classes) if ovo else None,
+                           solve_folds=None if ovo else partial(
+                               fold_refits, loss=loss, gamma_a=gamma_a, tol=self.tol,
+                               max_iter=self.max_iter, solver=self.solver))
 
     def cv_objective(self, y, sample_weight=None):
         """What the parameters and the targets ``y`` define, without fitting
@@ -843,6 +846,9 @@ class _KernelMachine(BaseEstimator):
             sample_weight=self.__dict__.get("_cv_weights", (None, None))[0],
             weights_for=self.__dict__.get("_cv_weights", (None, None))[1],
             decode=_decoder(self.classes_) if self.multi_class_ == "ovo" else None,
+            solve_folds=None if self.multi_class_ == "ovo" else partial(
+                fold_refits, loss=self.loss_, gamma_a=float(self.gamma_a_), tol=self.tol,
+                max_iter=self.max_iter, solver=self.solver),
             extra={"deformed_coef": self.deformed_coef_},
         )
 
