@@ -417,3 +417,32 @@ def test_cv_bad_folds_for_transductive():
     folds[np.flatnonzero(y_semi == -1)[::2]] = 1
     with pytest.raises(ValueError, match="single class|leaves the labeled classes"):
         cv_result(LapSVM(), X, y_semi, folds, method="exact", protocol="transductive")
+
+
+@pytest.mark.parametrize("indefinite", [False, True])
+def test_square_fold_refits_small_l_equal_fold_size_algebra(monkeypatch, indefinite):
+    """Small l: the square loss's folds refitted directly in one compiled call; equal to
+    the one-factorization-per-fold-size algebra and to solves by hand (an indefinite Gram,
+    where the compiled Cholesky stops, goes through the symmetric solve)."""
+    import fastgssl.cv._transductive as tr
+
+    rng = np.random.default_rng(3)
+    l, t = 37, 4
+    Z = rng.normal(size=(l, 6))
+    K = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(-1) / 4.0)
+    if indefinite:
+        K = K - 0.5 * np.eye(l)
+    Y = rng.normal(size=(l, 2))
+    fl = rng.integers(0, t, size=l)
+    gamma_a = 1e-3
+    direct = tr._square_predictions(K, Y, fl, t, gamma_a)
+    ref = np.empty_like(Y)
+    for i in range(t):
+        R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
+        A = K[np.ix_(R, R)] + gamma_a * R.size * np.eye(R.size)
+        ref[V] = K[np.ix_(V, R)] @ np.linalg.solve(A, Y[R])
+    assert np.allclose(direct, ref, rtol=1e-9, atol=1e-10)
+    if not indefinite:
+        monkeypatch.setattr(tr, "_DIRECT_MAX_L", 0)
+        assert np.allclose(tr._square_predictions(K, Y, fl, t, gamma_a), direct, rtol=1e-9,
+                           atol=1e-10)

@@ -255,7 +255,7 @@ class DeformedKernel:
         if not np.isfinite(K).all():
             raise ValueError("the base kernel matrix holds NaN or infinite values.")
         self.kernel_train_ = K
-        self._KQ = None
+        self._KQ = self._system = None
         if route == "spectral":
             self._spectral_setup(K)
         return self
@@ -319,7 +319,11 @@ class DeformedKernel:
             K = self.kernel_train_
             if getattr(self, "_KQ", None) is None:  # ratio-independent: once per fit
                 self._KQ = _apply(self.Q_, K).T  # (Q K)^T = K Q for symmetric Q, K
-            A = self._KQ * r
+            # one n x n buffer for every r (a fresh array per r costs its page faults)
+            A = self.__dict__.get("_system")
+            if A is None or A.shape != self._KQ.shape:
+                A = self._system = np.empty_like(self._KQ)  # Fortran order, as KQ
+            np.multiply(self._KQ, r, out=A)
             A.flat[:: A.shape[0] + 1] += 1.0
             n, l = A.shape[0], L.size
             # small factorizations on one BLAS thread: on a loaded machine the per-panel
