@@ -324,7 +324,7 @@ class DeformedKernel:
             if A is None or A.shape != self._KQ.shape:
                 A = self._system = np.empty_like(self._KQ)  # Fortran order, as KQ
             np.multiply(self._KQ, r, out=A)
-            A.flat[:: A.shape[0] + 1] += 1.0
+            A.ravel(order="K")[:: A.shape[0] + 1] += 1.0  # the diagonal, through a view
             n, l = A.shape[0], L.size
             # small factorizations on one BLAS thread: on a loaded machine the per-panel
             # barriers of a threaded getrf cost more than they gain
