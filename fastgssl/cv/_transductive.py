@@ -12,9 +12,12 @@ computes, to round-off.
 * square loss: ``beta_i = (K~_RR + gamma_a (l - m_i) I)^{-1} y_R``; with
   ``C = (K~_LL + mu I)^{-1}`` the held-out residuals of all folds of one size ``m`` are
   ``C[L_i, L_i]^{-1} (C y)[L_i]`` at ``mu = gamma_a (l - m)``: one Cholesky factorization per
-  distinct fold size (at most two with balanced folds);
-* other losses: t Newton refits of size about l, each warm-started from the full fit's
-  ``beta`` restricted to ``L minus L_i`` and scaled by ``l / (l - m_i)``.
+  distinct fold size (at most two with balanced folds); below ``_DIRECT_MAX_L`` labeled
+  points the t refits themselves, in one compiled call (cheaper than the LAPACK calls there);
+* other losses: t refits of size about l with the learner's ``solve``, each warm-started
+  from the full fit's ``beta`` restricted to ``L minus L_i`` and scaled by
+  ``l / (l - m_i)``; cold refits go through the learner's ``solve_folds`` when it has one
+  (the Huber and squared hinges: all t active-set refits in one compiled call).
 
 Label propagation: the propagation is re-solved on the same graph with the fold's labels
 hidden (t solves; the graph is built once).
@@ -271,7 +274,8 @@ def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None
     if getattr(state.loss, "name", None) == "square" and state.sample_weight is None \
             and state.decode is None:
         pred = _square_predictions(KLL, Y, fl, n_folds, state.gamma_a)
-        info = {"solver": "cholesky per fold size", "warm_start": False}
+        info = {"solver": "cholesky per fold" if KLL.shape[0] <= _DIRECT_MAX_L
+                else "cholesky per fold size", "warm_start": False}
     else:
         pred, iters, warm = _refit_predictions(KLL, Y, fl, n_folds, state, warm_start)
         info = {"solver": "the learner's solve, one refit per fold", "n_iter": iters,
