@@ -70,3 +70,43 @@ def take_block(A, rows, cols=None):
     elif out.size:
         _take_block_serial(A, rows, cols, out)
     return out
+
+
+# --- the fold loops of exact CV, compiled (callers: njit kernels of one fold's refit) -------
+@njit(cache=True, nogil=True)
+def fold_split(fold_of_rows, i):
+    """``(R, V)``: the rows outside fold ``i`` and those in it, each in row order."""
+    n_in = 0
+    for f in fold_of_rows:
+        if f == i:
+            n_in += 1
+    R = np.empty(fold_of_rows.shape[0] - n_in, dtype=np.int64)
+    V = np.empty(n_in, dtype=np.int64)
+    p = 0
+    q = 0
+    for r in range(fold_of_rows.shape[0]):
+        if fold_of_rows[r] != i:
+            R[p] = r
+            p += 1
+        else:
+            V[q] = r
+            q += 1
+    return R, V
+
+
+@njit(cache=True, nogil=True)
+def fold_block(A, R):
+    """``A[np.ix_(R, R)]`` inside a compiled fold loop."""
+    out = np.empty((R.shape[0], R.shape[0]))
+    _take_block_serial(A, R, R, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def held_out_values(A, V, R, coef, out, j):
+    """``out[V, j] = A[V, R] @ coef``: a refit's values at the held-out rows."""
+    for v in V:
+        acc = 0.0
+        for s in range(R.shape[0]):
+            acc += A[v, R[s]] * coef[s]
+        out[v, j] = acc

@@ -1,4 +1,5 @@
-"""Shared pytest configuration: hypothesis profiles and the shared-datasets fixture."""
+"""Shared pytest configuration: hypothesis profiles, the shared-datasets fixture, and the
+search-against-per-candidate-CV check."""
 
 import os
 
@@ -23,3 +24,22 @@ def datasets_dir():
     if path is None:
         pytest.skip("shared datasets folder not found (../shared/datasets or $FASTGSSL_DATASETS)")
     return path
+
+
+@pytest.fixture
+def search_matches_cv():
+    """``check(search, est, X, y, approx_kw, **cv_kw)``: every candidate's criterion in the
+    fitted search equals ``cv_result`` of that candidate alone (``method="exact"`` unless
+    ``cv_kw`` says otherwise), within ``pytest.approx(**approx_kw)``."""
+    from sklearn.base import clone
+
+    from fastgssl.cv import cv_result
+
+    def check(search, est, X, y, approx_kw, **cv_kw):
+        cv_kw.setdefault("method", "exact")
+        errors = search.cv_results_["mean_cv_error"]
+        for i, params in enumerate(search.cv_results_["params"]):
+            ref = cv_result(clone(est).set_params(**params), X, y, search.folds_, **cv_kw)
+            assert errors[i] == pytest.approx(ref.score, **approx_kw)
+
+    return check

@@ -273,20 +273,16 @@ def test_label_propagation_regressor_transductive_cv():
 # --------------------------------------------------------------------------------- the search
 
 
-def test_search_transductive_equals_cv_result_per_candidate():
+def test_search_transductive_equals_cv_result_per_candidate(search_matches_cv):
     X, _, y_semi = _semi(n=150)
     grid = {"sigma": [0.3, 1.0], "gamma_a": [1e-4, 1e-2], "gamma_i": [0.1, 10.0]}
     for est in (LapSVM(n_neighbors=8), LapRLS(n_neighbors=8, task="classification")):
         search = ApproxGridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
         assert search.method_ == "exact" and search.protocol_ == "transductive"
-        for i, params in enumerate(search.cv_results_["params"]):
-            res = cv_result(clone(est).set_params(**params), X, y_semi, search.folds_,
-                            method="exact", protocol="transductive")
-            assert search.cv_results_["mean_cv_error"][i] == pytest.approx(res.score,
-                                                                           abs=1e-12)
+        search_matches_cv(search, est, X, y_semi, {"abs": 1e-12}, protocol="transductive")
 
 
-def test_search_shared_factor_and_neighbours_equal_per_candidate_fits():
+def test_search_shared_factor_and_neighbours_equal_per_candidate_fits(search_matches_cv):
     """Nystrom backend: the search shares one factor per width across graphs and one kNN
     search across n_neighbors; every candidate's CV equals its own fit's (regression, so
     the criterion is continuous)."""
@@ -298,13 +294,10 @@ def test_search_shared_factor_and_neighbours_equal_per_candidate_fits():
     grid = {"sigma": [0.5, 2.0], "n_neighbors": [5, 8], "gamma_i": [0.1, 10.0]}
     search = ApproxGridSearchCV(est, grid, cv=5, random_state=0).fit(X, y_semi)
     assert search.method_ == "exact" and search.protocol_ == "transductive"
-    for i, params in enumerate(search.cv_results_["params"]):
-        res = cv_result(clone(est).set_params(**params), X, y_semi, search.folds_,
-                        method="exact", protocol="transductive")
-        assert search.cv_results_["mean_cv_error"][i] == pytest.approx(res.score, rel=1e-9)
+    search_matches_cv(search, est, X, y_semi, {"rel": 1e-9}, protocol="transductive")
 
 
-def test_search_over_regularizers_equals_cv_result_per_candidate():
+def test_search_over_regularizers_equals_cv_result_per_candidate(search_matches_cv):
     """A grid over the regularizer and its power: every candidate's transductive CV uses its
     own Q (the group's graph is shared, the regularizer is not)."""
     rng = np.random.default_rng(0)
@@ -317,10 +310,7 @@ def test_search_over_regularizers_equals_cv_result_per_candidate():
     assert search.method_ == "exact" and search.protocol_ == "transductive"
     errors = search.cv_results_["mean_cv_error"]
     assert np.unique(np.round(errors, 10)).size == errors.size  # the settings differ
-    for i, params in enumerate(search.cv_results_["params"]):
-        res = cv_result(clone(est).set_params(**params), X, y_semi, search.folds_,
-                        method="exact", protocol="transductive")
-        assert errors[i] == pytest.approx(res.score, rel=1e-10)
+    search_matches_cv(search, est, X, y_semi, {"rel": 1e-10}, protocol="transductive")
 
 
 def test_search_spectral_route_for_many_ratios(monkeypatch):
@@ -446,3 +436,19 @@ def test_square_fold_refits_small_l_equal_fold_size_algebra(monkeypatch, indefin
         monkeypatch.setattr(tr, "_DIRECT_MAX_L", 0)
         assert np.allclose(tr._square_predictions(K, Y, fl, t, gamma_a), direct, rtol=1e-9,
                            atol=1e-10)
+
+
+def test_fitted_model_keeps_no_spare_n_by_n_arrays():
+    """A fitted LapSVM keeps its deformed kernel at its own ratio: the base Gram matrix is
+    its only n x n array (the factorization's workspace is dropped), and another ratio is
+    still computed exactly."""
+    X, _, y_semi = _semi(n=90)
+    est = LapSVM(sigma=0.5, gamma_a=1e-2, gamma_i=1.0, n_neighbors=6).fit(X, y_semi)
+    dk = est.deformed_kernel_
+    n = X.shape[0]
+    square = [k for k, v in vars(dk).items() if isinstance(v, np.ndarray) and v.shape == (n, n)]
+    assert square == ["kernel_train_"]
+    r = 0.3
+    ref = _dense_deformed(dk.kernel_train_, dk.Q_, r)
+    K_SL, _ = dk.gram(r)
+    assert np.allclose(K_SL, ref[:, dk.labeled_index_], rtol=1e-10, atol=1e-12)

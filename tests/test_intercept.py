@@ -7,7 +7,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
-from fastgssl.cv import ApproxGridSearchCV, cv_result
+from fastgssl.cv import ApproxGridSearchCV
 from fastgssl.kernels import rbf_kernel
 from fastgssl.models import KRR, SVM, LapRLS, LapSVM
 
@@ -51,23 +51,18 @@ def test_intercept_nystrom_with_every_landmark_equals_dense():
                        atol=1e-6)
 
 
-def test_search_with_intercept_in_the_grid_equals_per_candidate_cv():
+def test_search_with_intercept_in_the_grid_equals_per_candidate_cv(search_matches_cv):
     X, y = _data()
     y_semi = np.where(np.arange(len(y)) < 50, y, -1)
     grid = {"fit_intercept": [False, True], "gamma_i": [0.1, 1.0]}
     est = LapRLS(sigma=2.0, task="regression")
     yr = np.where(y_semi == -1, np.nan, y_semi.astype(float))
     search = ApproxGridSearchCV(est, grid, cv=5, random_state=0).fit(X, yr)
-    for i, params in enumerate(search.cv_results_["params"]):
-        ref = cv_result(clone(est).set_params(**params), X, yr, search.folds_, method="exact")
-        assert search.cv_results_["mean_cv_error"][i] == pytest.approx(ref.score, rel=1e-9)
+    search_matches_cv(search, est, X, yr, {"rel": 1e-9})
     sup = ApproxGridSearchCV(KRR(sigma=2.0), {"fit_intercept": [False, True],
                                               "lam": [1e-3, 1e-1]}, cv=5,
                              random_state=0).fit(X, y.astype(float))
-    for i, params in enumerate(sup.cv_results_["params"]):
-        ref = cv_result(KRR(sigma=2.0, **params), X, y.astype(float), sup.folds_,
-                        method="exact")
-        assert sup.cv_results_["mean_cv_error"][i] == pytest.approx(ref.score, rel=1e-9)
+    search_matches_cv(sup, KRR(sigma=2.0), X, y.astype(float), {"rel": 1e-9})
 
 
 def test_bad_intercept_scaling():

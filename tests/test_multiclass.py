@@ -138,7 +138,8 @@ def test_exact_transductive_cv_equals_hidden_label_refits(est):
 
 
 @pytest.mark.parametrize("warm_min", [0, 10**9])
-def test_search_over_multi_class_equals_cv_result_per_candidate(monkeypatch, warm_min):
+def test_search_over_multi_class_equals_cv_result_per_candidate(monkeypatch, warm_min,
+                                                                 search_matches_cv):
     """Warm-started along the group (each candidate's fit on all of L from the previous
     one's, one start per coding) or cold: the same CV as per-candidate exact CV."""
     import fastgssl.cv._search as search_mod
@@ -150,23 +151,17 @@ def test_search_over_multi_class_equals_cv_result_per_candidate(monkeypatch, war
     est = LapSVM()
     search = ApproxGridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
     assert search.method_ == "exact" and search.protocol_ == "transductive"
-    for i, params in enumerate(search.cv_results_["params"]):
-        res = cv_result(clone(est).set_params(**params), X, y_semi, search.folds_,
-                        method="exact", protocol="transductive")
-        assert search.cv_results_["mean_cv_error"][i] == pytest.approx(res.score, abs=1e-12)
+    search_matches_cv(search, est, X, y_semi, {"abs": 1e-12}, protocol="transductive")
     assert search.best_estimator_.multi_class_ == search.best_params_["multi_class"]
 
 
-def test_supervised_search_auto_is_exact_for_one_vs_one():
+def test_supervised_search_auto_is_exact_for_one_vs_one(search_matches_cv):
     X, y = _digits(200, 3)
     grid = {"sigma": [4.0, 8.0], "lam": [1e-4, 1e-2]}
     search = ApproxGridSearchCV(SVM(multi_class="ovo"), grid, cv=4, random_state=0,
                                 refit=False).fit(X, y)
     assert search.method_ == "exact"
-    for i, params in enumerate(search.cv_results_["params"]):
-        res = cv_result(SVM(multi_class="ovo", **params), X, y, search.folds_,
-                        method="exact")
-        assert search.cv_results_["mean_cv_error"][i] == pytest.approx(res.score, abs=1e-12)
+    search_matches_cv(search, SVM(multi_class="ovo"), X, y, {"abs": 1e-12})
 
 
 @pytest.mark.parametrize("method", ["bif", "fbif", "newton", "exact-quadratic"])

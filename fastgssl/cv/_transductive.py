@@ -29,7 +29,7 @@ import numba
 import numpy as np
 import scipy.linalg as sla
 
-from fastgssl._indexing import take_block
+from fastgssl._indexing import fold_block, fold_split, held_out_values, take_block
 from fastgssl.cv._base import weight_kw
 
 __all__ = ["deformed_gram", "transductive_predictions"]
@@ -73,27 +73,12 @@ def _square_refits_kernel(K, Y, fl, n_folds, gamma_a, pred, ok):
     positive definite, those rows left for the caller)."""
     l, k = Y.shape
     for i in range(n_folds):
-        m = 0
-        for r in range(l):
-            if fl[r] != i:
-                m += 1
+        R, V = fold_split(fl, i)
+        m = R.shape[0]
         if m == l:  # an empty fold: nothing held out
             continue
-        R = np.empty(m, dtype=np.int64)
-        V = np.empty(l - m, dtype=np.int64)
-        p = 0
-        q = 0
-        for r in range(l):
-            if fl[r] != i:
-                R[p] = r
-                p += 1
-            else:
-                V[q] = r
-                q += 1
-        A = np.empty((m, m))
+        A = fold_block(K, R)
         for s in range(m):
-            for t in range(m):
-                A[s, t] = K[R[s], R[t]]
             A[s, s] += gamma_a * m
         good = True
         for j in range(m):  # A = C C^T, C lower, in place
@@ -125,11 +110,7 @@ def _square_refits_kernel(K, Y, fl, n_folds, gamma_a, pred, ok):
                 for q in range(s + 1, m):
                     v -= A[q, s] * x[q]
                 x[s] = v / A[s, s]
-            for v_ in V:
-                acc = 0.0
-                for s in range(m):
-                    acc += K[v_, R[s]] * x[s]
-                pred[v_, c] = acc
+            held_out_values(K, V, R, x, pred, c)
 
 
 def _square_predictions(KLL, Y, fl, n_folds, gamma_a):

@@ -341,6 +341,12 @@ class DeformedKernel:
         self._cache = {r: (KSL, KLL, extra)}  # one r at a time: n x l memory
         return KSL
 
+    def _release_workspace(self):
+        """Drop the n x n arrays kept for further ratios (``K Q`` and the buffer of ``I + r K
+        Q``): a fitted learner keeps its deformed kernel for one ratio, whose blocks stay
+        cached; another ratio recomputes them."""
+        self._KQ = self._system = None
+
     def gram(self, r):
         """``(K~_{S,L}, K~_LL)``: the n x l block and the symmetric l x l Gram of L."""
         KSL = self.sample_block(r)

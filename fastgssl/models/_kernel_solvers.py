@@ -86,7 +86,7 @@ from scipy.linalg.lapack import dpotrf as _dpotrf
 from scipy.linalg.lapack import dpotrs as _dpotrs
 from sklearn.exceptions import ConvergenceWarning
 
-from fastgssl._indexing import take_block
+from fastgssl._indexing import fold_block, fold_split, held_out_values, take_block
 from fastgssl._threads import small_blas
 
 __all__ = ["fit_dense", "fit_nystrom", "objective_dense", "objective_nystrom"]
@@ -1072,25 +1072,9 @@ def _fold_refits_kernel(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, block, 
     converge (the caller refits those with the fallback)."""
     l, k = Y.shape
     for i in range(n_folds):
-        nR = 0
-        for r in range(l):
-            if fl[r] != i:
-                nR += 1
-        R = np.empty(nR, dtype=np.int64)
-        V = np.empty(l - nR, dtype=np.int64)
-        p = 0
-        q = 0
-        for r in range(l):
-            if fl[r] != i:
-                R[p] = r
-                p += 1
-            else:
-                V[q] = r
-                q += 1
-        KR = np.empty((nR, nR))
-        for s in range(nR):
-            for t in range(nR):
-                KR[s, t] = K[R[s], R[t]]
+        R, V = fold_split(fl, i)
+        nR = R.shape[0]
+        KR = fold_block(K, R)
         gl = gamma_a * nR
         if huber:
             c, b, U = 4.0 * h * gl, 1.0 + h, 1.0 / (2.0 * gl)
@@ -1109,22 +1093,14 @@ def _fold_refits_kernel(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, block, 
             total = n_solve
             if not (fresh and conv):  # certificate: f from scratch, the KKT test again
                 sup = np.flatnonzero(a > 0)
-                w = np.empty(sup.shape[0])
-                for s in range(sup.shape[0]):
-                    w[s] = y[sup[s]] * a[sup[s]]
                 f = np.zeros(nR)
-                _add_rows(KR, sup, w, f)
+                _add_rows(KR, sup, y[sup] * a[sup], f)
                 f, n_solve, outer, conv, margin, linear, fresh = _box_qp_kernel(
                     KR, y, c, bvec, Uvec, a, f, max_outer, block, grow, trials)
                 total += n_solve
             n_iter[i, j] = total
             ok[i, j] = conv
-            for v in V:
-                acc = 0.0
-                for s in range(nR):
-                    if a[s] != 0.0:
-                        acc += K[v, R[s]] * y[s] * a[s]
-                pred[v, j] = acc
+            held_out_values(K, V, R, y * a, pred, j)
 
 
 def fold_refits(K, Y, fold_of_rows, n_folds, loss, gamma_a, *, tol=1e-10, max_iter=100,
