@@ -221,7 +221,10 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     if Q is not None:
         route = ("nystrom" if not dense
                  else "spectral" if len(ratios) > _SPECTRAL_MIN_RATIOS else "dense")
-        dk = DeformedKernel(route=route)
+        # one object per route for the whole grid: its n x n work arrays are reused by
+        # every group (fit resets everything else)
+        dk = _group_cached(search, "_workspace_cache", route,
+                           lambda: DeformedKernel(route=route))
         if dense:
             dk.fit(None, Q, state0.labeled, base_gram=K)
         else:
@@ -847,6 +850,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         # one graph per graph-parameter set, shared across widths; one Nystrom factor per
         # kernel-parameter set, shared across graphs
         self._graph_cache, self._factor_cache, self._regularizer_cache = {}, {}, {}
+        self._workspace_cache = {}
         t_start = time.perf_counter()
         if self.verbose:
             print(f"[ApproxGridSearchCV] {len(candidates)} candidates in {len(group_list)} "
@@ -872,7 +876,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                           f"({time.perf_counter() - t_start:.2f} s)", flush=True)
         # graphs and factors were only shared within the grid evaluation
         self._graph_cache, self._factor_cache, self._objectives = {}, {}, None
-        self._regularizer_cache = {}
+        self._regularizer_cache, self._workspace_cache = {}, {}
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
                if self._approximate() and self.verify_ not in (None, False) else 0)
         self.n_verified_, self.verify_time_ = (

@@ -45,6 +45,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.linalg import blas, lapack
 
 from fastgssl._threads import small_blas
 from fastgssl.kernels._pairwise import check_kernel, pairwise_kernel
@@ -58,11 +59,12 @@ class IllConditionedKernelWarning(UserWarning):
     """The deformed Gram matrix is numerically singular or indefinite at round-off."""
 
 
-def _apply(Q, M):
-    """Q @ M for a sparse matrix, dense array or LinearOperator Q (M dense, 2-D)."""
+def _apply(Q, M, rows=None, out=None):
+    """Q @ M (``Q[rows] @ M``) for a sparse matrix, dense array or LinearOperator Q (M
+    dense, 2-D), into ``out`` when given."""
     from fastgssl.solvers._kernels import sparse_dense_product
 
-    return sparse_dense_product(Q, M)
+    return sparse_dense_product(Q, M, rows=rows, out=out)
 
 
 def _asymmetry(Q):
@@ -212,6 +214,8 @@ class DeformedKernel:
                 raise ValueError(f"labeled indices must lie in [0, {n}).")
         if lab_idx.size == 0:
             raise ValueError("labeled marks no point; the deformed kernel lives on L.")
+        if np.unique(lab_idx).size != lab_idx.size:
+            raise ValueError("labeled indices must be distinct (each labeled point once).")
         self.Q_ = _check_regularizer(Q, n)
         self.labeled_index_ = lab_idx
         self.n_samples_ = n
@@ -255,7 +259,7 @@ class DeformedKernel:
         if not np.isfinite(K).all():
             raise ValueError("the base kernel matrix holds NaN or infinite values.")
         self.kernel_train_ = K
-        self._KQ = self._system = None
+        self._KQ = self._system = self._lu = None
         if route == "spectral":
             self._spectral_setup(K)
         return self
@@ -310,42 +314,82 @@ class DeformedKernel:
             return KSL
         if r == 0:
             KSL = self.kernel_train_[:, L].copy()
-            extra = None
         elif self.route_ == "spectral":
             d = 1.0 / (1.0 + r * self._mu)
             KSL = self._Z.T @ (d[:, None] * self._ZL)
-            extra = None
         else:
-            K = self.kernel_train_
-            if getattr(self, "_KQ", None) is None:  # ratio-independent: once per fit
-                self._KQ = _apply(self.Q_, K).T  # (Q K)^T = K Q for symmetric Q, K
-            # one n x n buffer for every r (a fresh array per r costs its page faults)
-            A = self.__dict__.get("_system")
-            if A is None or A.shape != self._KQ.shape:
-                A = self._system = np.empty_like(self._KQ)  # Fortran order, as KQ
-            np.multiply(self._KQ, r, out=A)
-            A.ravel(order="K")[:: A.shape[0] + 1] += 1.0  # the diagonal, through a view
-            n, l = A.shape[0], L.size
-            # small factorizations on one BLAS thread: on a loaded machine the per-panel
-            # barriers of a threaded getrf cost more than they gain
-            with small_blas(2.0 * n**3 / 3 + 2.0 * n * n * l):
-                # getrf + getrs (scipy's solve adds a condition estimate: 4.6 against 3.3 ms
-                # at n = 400); a singular system shows as non-finite K~_LL below
-                KSL = sla.lu_solve(sla.lu_factor(A, overwrite_a=True, check_finite=False),
-                                   K[:, L], check_finite=False)
-            extra = None
+            lu, y = self._dense_forward(r)
+            with small_blas(float(self.n_samples_) ** 2 * L.size):
+                x = blas.dtrsm(1.0, lu, y, lower=0)  # the whole back-substitution
+            KSL = np.empty_like(x)
+            KSL[self._perm] = x  # back from the labeled-last order
         KLL = KSL[L]
+        self._store(r, KSL, KLL)
+        return KSL
+
+    def _store(self, r, KSL, KLL):
+        """Symmetrize and check ``K~_LL``, keep the blocks of this r (one r at a time: n x l
+        memory)."""
         KLL = 0.5 * (KLL + KLL.T)
         with small_blas(KLL.shape[0] ** 3 / 3):
             self.gram_norm_ = _check_gram(KLL, r)
-        self._cache = {r: (KSL, KLL, extra)}  # one r at a time: n x l memory
-        return KSL
+        self._cache = {r: (KSL, KLL, None)}
+        return KLL
+
+    def _dense_forward(self, r):
+        """Dense route: the LU factors of ``I + r K' Q'`` and the forward solution
+        ``y = L^{-1} P K'_{S,L}``, with the points reordered labeled last (``'``: the
+        symmetric permutation ``perm``).
+
+        In that order the last l unknowns, ``K~_LL``, need only the trailing l x l block of
+        U: :meth:`labeled_gram` skips the other rows of the back-substitution (half of the
+        solve), :meth:`sample_block` does all of it. The factors stay in the workspace until
+        the next ratio; ``K' Q'`` is formed once per fit, and the n x n buffer of the system
+        is reused across ratios (a fresh array per r costs its page faults).
+        """
+        if self._lu is not None and self._lu[0] == r:
+            return self._system.T, self._lu[1]
+        K, L = self.kernel_train_, self.labeled_index_
+        n, l = K.shape[0], L.size
+        if self._KQ is None:  # ratio-independent: once per fit
+            rest = np.ones(n, dtype=bool)
+            rest[L] = False
+            self._perm = perm = np.concatenate([np.flatnonzero(rest), L])
+            # K[:, perm] into the system's buffer, then T = Q' K' = Q[perm] K[:, perm], so
+            # K' Q' = T^T (Q, K symmetric); both buffers are kept across fits of this object
+            # (a grid search refits one per kernel width: fresh n x n arrays cost their page
+            # faults, about a third of the time of a 400 x 400 LU)
+            self._system = np.take(K, perm, axis=1, out=self._buffer("system", n),
+                                   mode="clip")
+            self._KQ = _apply(self.Q_, self._system, rows=perm, out=self._buffer("KQ", n))
+        A = self._system
+        np.multiply(self._KQ, r, out=A)  # C order: A^T = r K' Q', Fortran-ordered
+        A = A.T
+        A.ravel(order="K")[:: n + 1] += 1.0  # the diagonal, through a view
+        perm = self._perm
+        # small factorizations on one BLAS thread: on a loaded machine the per-panel
+        # barriers of a threaded getrf cost more than they gain
+        with small_blas(2.0 * n**3 / 3 + 2.0 * n * n * l):
+            lu, piv, _ = lapack.dgetrf(A, overwrite_a=True)  # in place (Fortran order)
+            # a singular system shows as non-finite K~_LL, refused by _check_gram
+            rhs = lapack.dlaswp(K[np.ix_(L, perm)].T, piv)  # P K'_{S,L}, Fortran order
+            y = blas.dtrsm(1.0, lu, rhs, lower=1, diag=1, overwrite_b=True)
+        self._lu = (r, y)
+        return lu, y
+
+    def _buffer(self, name, n):
+        """An n x n C-ordered work array, reused across fits of this object."""
+        buffers = self.__dict__.setdefault("_buffers", {})
+        if name not in buffers or buffers[name].shape != (n, n):
+            buffers[name] = np.empty((n, n))
+        return buffers[name]
 
     def _release_workspace(self):
-        """Drop the n x n arrays kept for further ratios (``K Q`` and the buffer of ``I + r K
-        Q``): a fitted learner keeps its deformed kernel for one ratio, whose blocks stay
-        cached; another ratio recomputes them."""
-        self._KQ = self._system = None
+        """Drop the n x n arrays kept for further ratios (``K' Q'`` and the buffer of the
+        system, with its factors): a fitted learner keeps its deformed kernel for one ratio,
+        whose blocks stay cached; another ratio recomputes them."""
+        self._KQ = self._system = self._lu = None
+        self._buffers = {}
 
     def gram(self, r):
         """``(K~_{S,L}, K~_LL)``: the n x l block and the symmetric l x l Gram of L."""
@@ -361,6 +405,15 @@ class DeformedKernel:
         r = self._check_r(r)
         if r in self._cache:
             return self._cache[r][1]
+        if self.route_ == "dense" and r > 0:
+            L = self.labeled_index_
+            n, l = self.n_samples_, L.size
+            lu, y = self._dense_forward(r)
+            with small_blas(float(l) ** 3):  # the trailing l x l block of U only
+                KLL = blas.dtrsm(1.0, lu[n - l:, n - l:], y[n - l:], lower=0)
+            # rows and columns in the order of L (the permutation's tail is L as given)
+            KLL = self._store(r, None, KLL)
+            return KLL
         if self.route_ != "nystrom":
             return self.gram(r)[1]
         V_L = self._features()[self.labeled_index_]

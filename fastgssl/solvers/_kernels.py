@@ -15,18 +15,25 @@ _N_CHUNKS = 64
 
 
 @njit(cache=True, parallel=True)
-def spmm(indptr, indices, data, X, out):
-    """``out = A @ X`` for CSR ``A`` and a C-contiguous block ``X``."""
-    n = out.shape[0]
+def spmm_rows(indptr, indices, data, rows, X, out):
+    """``out = A[rows] @ X`` for CSR ``A``, row indices ``rows`` and a C-contiguous block
+    ``X`` (the rows of a symmetrically permuted product without permuting ``A``)."""
     r = X.shape[1]
-    for i in prange(n):
+    for i in prange(rows.shape[0]):
+        row = rows[i]
         for c in range(r):
             out[i, c] = 0.0
-        for jj in range(indptr[i], indptr[i + 1]):
+        for jj in range(indptr[row], indptr[row + 1]):
             a = data[jj]
             j = indices[jj]
             for c in range(r):
                 out[i, c] += a * X[j, c]
+
+
+@njit(cache=True)
+def spmm(indptr, indices, data, X, out):
+    """``out = A @ X`` for CSR ``A`` and a C-contiguous block ``X``."""
+    spmm_rows(indptr, indices, data, np.arange(out.shape[0]), X, out)
 
 
 @njit(cache=True, parallel=True)
@@ -133,20 +140,28 @@ def residual(indptr, indices, data, B, X, out):
                 out[i, c] -= a * X[j, c]
 
 
-def sparse_dense_product(A, X):
-    """``A @ X`` for a sparse, dense or LinearOperator ``A`` and a dense 2-D ``X``, as a
-    float64 array; a CSR ``A`` goes through the parallel :func:`spmm` kernel (scipy's
-    product is single-threaded and slow for many columns)."""
+def sparse_dense_product(A, X, rows=None, out=None):
+    """``A @ X`` (``A[rows] @ X`` with ``rows``) for a sparse, dense or LinearOperator ``A``
+    and a dense 2-D ``X``, as a float64 array (into ``out``, C-contiguous, when given); a CSR
+    ``A`` goes through the parallel :func:`spmm_rows` kernel (scipy's product is
+    single-threaded and slow for many columns)."""
     import scipy.sparse as sp
 
     if sp.issparse(A):
         A = A.tocsr()
         X = np.ascontiguousarray(X, dtype=np.float64)
-        out = np.empty((A.shape[0], X.shape[1]))
+        rows = (np.arange(A.shape[0]) if rows is None
+                else np.asarray(rows, dtype=np.int64))
+        if out is None:
+            out = np.empty((rows.shape[0], X.shape[1]))
         from fastgssl._threads import numba_threads
 
         with numba_threads(None):  # the cores other jobs leave free
-            spmm(A.indptr, A.indices.astype(np.int64, copy=False),
-                 np.asarray(A.data, dtype=np.float64), X, out)
+            spmm_rows(A.indptr, A.indices.astype(np.int64, copy=False),
+                      np.asarray(A.data, dtype=np.float64), rows, X, out)
         return out
-    return np.asarray(A @ X, dtype=np.float64)
+    product = A @ X if rows is None else (A @ X)[rows]
+    if out is None:
+        return np.asarray(product, dtype=np.float64)
+    out[...] = product
+    return out
