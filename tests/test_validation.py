@@ -97,3 +97,31 @@ def test_semi_supervised_regression_targets():
         check_semi_supervised_y([np.nan, np.nan], task="regression")
     with pytest.raises(ValueError, match="infinite"):
         check_semi_supervised_y([np.inf, 1.0], task="regression")
+
+
+def test_shared_checks_check_every_value_once_and_share_targets():
+    """The grid search's shared checks: the same errors as without them (each new value is
+    validated), one read-only target encoding per array object."""
+    import contextlib
+
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from fastgssl._validation import shared_checks
+    from fastgssl.models import LapRLS
+
+    y = np.r_[np.ones(5), np.full(5, np.nan)]
+    for shared in (False, True):
+        with shared_checks() if shared else contextlib.nullcontext():
+            first = LapRLS(gamma_a=1.0).cv_objective(y)
+            second = LapRLS(gamma_a=2.0).cv_objective(y)
+            assert (first.y is second.y) == shared
+            assert first.y.flags.writeable != shared
+            np.testing.assert_array_equal(first.y, second.y)
+            for bad in ({"gamma_a": -1.0}, {"kernel": "foo"}, {"n_neighbors": 0},
+                        {"tol": "x"}):
+                name = next(iter(bad))
+                with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+                    LapRLS(**bad).cv_objective(y)
+            # a value seen valid for one parameter is still checked for another
+            with pytest.raises(InvalidParameterError, match="'max_iter' parameter"):
+                LapRLS(max_iter=0.5).cv_objective(y)

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._protocol import learner_objective
 from fastgssl._threads import small_blas
-from fastgssl._validation import check_n_jobs
+from fastgssl._validation import check_n_jobs, shared_checks
 from fastgssl.cv._base import _prepare, weight_kw
 from fastgssl.cv._bif import bif_predictions, fbif_dense
 from fastgssl.cv._folds import check_folds, make_folds
@@ -679,8 +679,9 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         if shares_kernel and all(callable(getattr(est, name, None))
                                  for name in ("cv_objective", "cv_state", "build_kernel",
                                               "build_factor", "build_graph")):
-            objectives = [learner_objective(clone(est).set_params(**c), y, self._sample_weight)
-                          for c in candidates]
+            with shared_checks():  # one target encoding, each parameter value checked once
+                objectives = [learner_objective(clone(est).set_params(**c), y,
+                                                self._sample_weight) for c in candidates]
             if any(o.loss is None for o in objectives):
                 objectives = None
         self._one_fit_ok = objectives is not None

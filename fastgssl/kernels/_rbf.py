@@ -9,6 +9,8 @@ is computed blockwise: one BLAS product ``X_b Y^T`` per row block, then a Numba 
 turns the inner products into ``-(|x|^2 + |y|^2 - 2 <x, y>)^+ / (2 sigma)`` in place, in
 parallel, clipping the tiny negative squared distances that cancellation produces, and
 numpy's vectorized ``exp`` in place (faster than Numba's scalar ``exp`` without fastmath).
+The Gram matrix of dense data (one symmetric product) instead takes one Numba pass over the
+upper triangle that mirrors each value: half of the ``exp`` calls, exactly symmetric.
 
 Both operands are centred on the mean of the reference rows before the product
 (:mod:`fastgssl.graphs._geometry`), so the kernel is translation invariant to round-off and
@@ -17,6 +19,8 @@ distances overflow float64 are refused with an error that says to rescale.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
@@ -49,6 +53,24 @@ def _gram_to_log_rbf(G, xx, yy, scale):
             if d2 < 0.0:
                 d2 = 0.0
             G[i, j] = -d2 * scale
+
+
+@numba.njit(parallel=True, cache=True)
+def _gram_to_rbf_symmetric(G, xx, scale):
+    """In place, for a symmetric Gram matrix ``G = X X^T``: ``G[i, j] <- exp(-max(xx[i] +
+    xx[j] - 2 G[i, j], 0) * scale)`` from the upper triangle, mirrored to the lower one
+    (half of the ``exp`` calls; the result is exactly symmetric). The diagonal is left to
+    the caller."""
+    n = G.shape[0]
+    for i in numba.prange(n):
+        xi = xx[i]
+        for j in range(i + 1, n):
+            d2 = xi + xx[j] - 2.0 * G[i, j]
+            if d2 < 0.0:
+                d2 = 0.0
+            v = math.exp(-d2 * scale)
+            G[i, j] = v
+            G[j, i] = v
 
 
 def _row_norms_sq(X):
@@ -99,7 +121,8 @@ def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
     block of rows (the cost is that of a matrix product, ``O(n m d)``), followed by a
     parallel Numba pass that clips the negative round-off at 0, then an in-place vectorized
     ``exp``; the Gram matrix of dense ``X`` (``Y=None``) is one symmetric product (BLAS
-    syrk: half the flops). Memory beyond the output is ``O((n + m) d)`` for the centred
+    syrk: half the flops) and one pass over its upper triangle, mirrored (half the
+    ``exp`` calls). Memory beyond the output is ``O((n + m) d)`` for the centred
     copies.
 
     Examples
@@ -159,12 +182,12 @@ def _fill_rbf(out, X, Yt, xx, yy, scale, block, whole):
     n = out.shape[0]
     if whole:
         np.matmul(X, X.T, out=out)
+        _gram_to_rbf_symmetric(out, xx, scale)
+        return
     for start in range(0, n, block):
         stop = min(n, start + block)
         Xb = X[start:stop]
-        if whole:
-            pass
-        elif sp.issparse(Xb) or sp.issparse(Yt):
+        if sp.issparse(Xb) or sp.issparse(Yt):
             prod = Xb @ Yt
             out[start:stop] = prod.toarray() if sp.issparse(prod) else prod
         else:

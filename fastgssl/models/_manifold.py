@@ -39,6 +39,8 @@ from fastgssl._validation import (
     check_sample_weight,
     check_semi_supervised_y,
     check_X,
+    targets_once,
+    validate_params_once,
 )
 from fastgssl.models._kernel_solvers import SOLVERS, fit_dense, fit_nystrom, fold_refits
 
@@ -285,7 +287,7 @@ class _KernelMachine(BaseEstimator):
     def _check_common_params(self):
         from fastgssl.kernels._pairwise import check_kernel
 
-        self._validate_params()
+        validate_params_once(self)
         check_kernel(self.kernel, self.kernel_params)
         _check_choice(self.backend, "backend", _BACKENDS)
         if self.backend == "nystrom" and (callable(self.kernel)
@@ -356,7 +358,11 @@ class _KernelMachine(BaseEstimator):
 
     # ---- targets -------------------------------------------------------------------------
     def _targets(self, y, n, task):
-        """Return (y_enc, labeled, classes)."""
+        """Return (y_enc, labeled, classes) (once per y in a grid's shared checks)."""
+        return targets_once(y, (type(self), n, task),
+                            lambda: self._encode_targets(y, n, task))
+
+    def _encode_targets(self, y, n, task):
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
