@@ -19,7 +19,9 @@ coefficients of the full problem.
 
 Routes to ``K~_{S,L}`` (:class:`DeformedKernel`, ``route=``):
 
-* ``"dense"``: one LU factorization of ``I + r K Q`` and l right-hand sides, O(n^3) per r;
+* ``"dense"``: one LU factorization of ``I + r K Q`` and l right-hand sides, O(n^3) per r
+  (the points ordered labeled last, so ``K~_LL`` alone needs only the trailing l x l block
+  of the back-substitution);
 * ``"spectral"``: ``K = U Lam U^T`` and ``P = Lam^{1/2} U^T Q U Lam^{1/2} = V mu V^T`` once per
   (kernel, graph); with ``Z = V^T Lam^{1/2} U^T``, ``K~ = Z^T diag(1 / (1 + r mu)) Z`` and every
   further r costs O(n^2 l) (grids over gamma_I / gamma_A);
