@@ -452,3 +452,19 @@ def test_fitted_model_keeps_no_spare_n_by_n_arrays():
     ref = _dense_deformed(dk.kernel_train_, dk.Q_, r)
     K_SL, _ = dk.gram(r)
     assert np.allclose(K_SL, ref[:, dk.labeled_index_], rtol=1e-10, atol=1e-12)
+
+
+def test_refit_checks_a_changed_regularizer_again():
+    """A DeformedKernel refitted with the same sparse Q skips its checks; the same object
+    with other entries (changed in place) is checked again, and the results stay exact."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    Q = laplacian(knn_graph(X, 4)).tocsr()
+    labeled = np.arange(5)
+    dk = DeformedKernel(sigma=1.0, route="dense").fit(X, Q, labeled)
+    first = dk.labeled_gram(0.3).copy()
+    dk.fit(X, Q, labeled)
+    np.testing.assert_allclose(dk.labeled_gram(0.3), first, rtol=0, atol=1e-12)
+    Q.data[np.flatnonzero(Q.indices[: Q.indptr[1]] != 0)[0]] += 1.0  # Q[0, j != 0]: asymmetric
+    with pytest.raises(ValueError, match="symmetric"):
+        dk.fit(X, Q, labeled)

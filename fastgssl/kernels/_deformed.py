@@ -218,7 +218,7 @@ class DeformedKernel:
             raise ValueError("labeled marks no point; the deformed kernel lives on L.")
         if np.unique(lab_idx).size != lab_idx.size:
             raise ValueError("labeled indices must be distinct (each labeled point once).")
-        self.Q_ = _check_regularizer(Q, n)
+        self.Q_ = self._checked_regularizer(Q, n)
         self.labeled_index_ = lab_idx
         self.n_samples_ = n
         route = "dense" if self.route == "auto" else self.route
@@ -265,6 +265,21 @@ class DeformedKernel:
         if route == "spectral":
             self._spectral_setup(K)
         return self
+
+    def _checked_regularizer(self, Q, n):
+        """``_check_regularizer(Q, n)``, skipped when this object checked the same sparse Q
+        (same object, same stored entries) at its previous fit: a grid search refits one
+        object per kernel width with the graph's one regularizer."""
+        if not sp.issparse(Q):
+            return _check_regularizer(Q, n)
+        stamp = (id(Q), Q.shape, Q.nnz, hash(np.asarray(Q.data).tobytes()),
+                 hash(np.asarray(getattr(Q, "indices", Q.nnz)).tobytes()))
+        memo = self.__dict__.get("_regularizer_memo")
+        if memo is not None and memo[0] is Q and memo[1] == stamp and stamp[1] == (n, n):
+            return memo[2]
+        checked = _check_regularizer(Q, n)
+        self._regularizer_memo = (Q, stamp, checked)
+        return checked
 
     def _features(self):
         """The Nystrom features V (nystrom route), from a factor or a bare array."""
@@ -364,17 +379,17 @@ class DeformedKernel:
             self._system = np.take(K, perm, axis=1, out=self._buffer("system", n),
                                    mode="clip")
             self._KQ = _apply(self.Q_, self._system, rows=perm, out=self._buffer("KQ", n))
+            self._rhs = K[np.ix_(L, perm)].T  # K'_{S,L} (Fortran order), every ratio's
         A = self._system
         np.multiply(self._KQ, r, out=A)  # C order: A^T = r K' Q', Fortran-ordered
         A = A.T
         A.ravel(order="K")[:: n + 1] += 1.0  # the diagonal, through a view
-        perm = self._perm
         # small factorizations on one BLAS thread: on a loaded machine the per-panel
         # barriers of a threaded getrf cost more than they gain
         with small_blas(2.0 * n**3 / 3 + 2.0 * n * n * l):
             lu, piv, _ = lapack.dgetrf(A, overwrite_a=True)  # in place (Fortran order)
             # a singular system shows as non-finite K~_LL, refused by _check_gram
-            rhs = lapack.dlaswp(K[np.ix_(L, perm)].T, piv)  # P K'_{S,L}, Fortran order
+            rhs = lapack.dlaswp(self._rhs, piv)  # P K'_{S,L} (a copy), Fortran order
             y = blas.dtrsm(1.0, lu, rhs, lower=1, diag=1, overwrite_b=True)
         self._lu = (r, y)
         return lu, y
@@ -390,8 +405,8 @@ class DeformedKernel:
         """Drop the n x n arrays kept for further ratios (``K' Q'`` and the buffer of the
         system, with its factors): a fitted learner keeps its deformed kernel for one ratio,
         whose blocks stay cached; another ratio recomputes them."""
-        self._KQ = self._system = self._lu = None
-        self._buffers = {}
+        self._KQ = self._system = self._lu = self._rhs = None
+        self._buffers, self._regularizer_memo = {}, None
 
     def gram(self, r):
         """``(K~_{S,L}, K~_LL)``: the n x l block and the symmetric l x l Gram of L."""
