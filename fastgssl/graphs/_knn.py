@@ -351,7 +351,7 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     # one BLAS thread per block product (the blocks run in parallel themselves); small_blas
     # keeps one threadpoolctl controller (a new limit scans the loaded libraries: 6 ms)
     with small_blas(0.0):
-        if n_threads <= 1:
+        if min(n_threads, len(starts)) <= 1:  # one block: no pool (its threads cost more)
             for q0 in starts:
                 work(q0)
         else:
