@@ -673,21 +673,18 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         # loss, regularization) and the CVState of one fit per group; learners without them
         # (or without a loss: label propagation) are scored per candidate by the method's run
         objectives = None
-        # the shared paths rebuild the kernel from the estimator's kernel parameters and
-        # pass it back as kernel="precomputed": only learners with those parameters
-        shares_kernel = set(_KERNEL_MACHINE_PARAMS) <= set(est.get_params())
-        if shares_kernel and all(callable(getattr(est, name, None))
-                                 for name in ("cv_objective", "cv_state", "build_kernel",
-                                              "build_factor", "build_graph")):
+        if callable(getattr(est, "cv_objective", None)):
             with shared_checks():  # one target encoding, each parameter value checked once
                 objectives = [learner_objective(clone(est).set_params(**c), y,
                                                 self._sample_weight) for c in candidates]
-            if any(o.loss is None for o in objectives):
-                objectives = None
-        self._one_fit_ok = objectives is not None
-        if objectives is None and callable(getattr(est, "cv_objective", None)):
-            objectives = [learner_objective(clone(est).set_params(**c), y, self._sample_weight)
-                          for c in candidates]
+        # the shared paths rebuild the kernel from the estimator's kernel parameters and
+        # pass it back as kernel="precomputed": only learners with those parameters
+        shares_kernel = set(_KERNEL_MACHINE_PARAMS) <= set(est.get_params())
+        self._one_fit_ok = (
+            objectives is not None and shares_kernel
+            and all(callable(getattr(est, name, None))
+                    for name in ("cv_state", "build_kernel", "build_factor", "build_graph"))
+            and all(o.loss is not None for o in objectives))
         # loss weights (sample_weight, class_weight): only exact CV carries them
         weighted = self._sample_weight is not None or any(
             getattr(o, "sample_weight", None) is not None for o in objectives or ())

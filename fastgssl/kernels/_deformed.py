@@ -261,7 +261,7 @@ class DeformedKernel:
         if not np.isfinite(K).all():
             raise ValueError("the base kernel matrix holds NaN or infinite values.")
         self.kernel_train_ = K
-        self._KQ = self._system = self._lu = None
+        self._KQ = self._system = self._lu = self._rhs = None  # the work arrays stay
         if route == "spectral":
             self._spectral_setup(K)
         return self
@@ -272,10 +272,10 @@ class DeformedKernel:
         object per kernel width with the graph's one regularizer."""
         if not sp.issparse(Q):
             return _check_regularizer(Q, n)
-        stamp = (id(Q), Q.shape, Q.nnz, hash(np.asarray(Q.data).tobytes()),
+        stamp = (Q.shape, Q.nnz, hash(np.asarray(Q.data).tobytes()),
                  hash(np.asarray(getattr(Q, "indices", Q.nnz)).tobytes()))
         memo = self.__dict__.get("_regularizer_memo")
-        if memo is not None and memo[0] is Q and memo[1] == stamp and stamp[1] == (n, n):
+        if memo is not None and memo[0] is Q and memo[1] == stamp and Q.shape == (n, n):
             return memo[2]
         checked = _check_regularizer(Q, n)
         self._regularizer_memo = (Q, stamp, checked)
