@@ -3,7 +3,8 @@
 Seed 000's protocol as in ``bench_ssl_model_selection.py`` (its helpers: 70/30 splits,
 features standardized on the training part, 10 % of the training points labeled, LapSVM
 (Huber hinge, h = 0.01) on classification sets, LapRLS on regression sets, a (sigma, gamma_A,
-gamma_I) grid).  Per repeat the t folds are drawn once and passed to four searches:
+gamma_I) grid: by default the seed script's 5 x 4 x 4, ``--small-grid`` its 3 x 2 x 2).  Per
+repeat the t folds are drawn once and passed to four searches:
 
 * ``transductive``: ``method="exact", protocol="transductive"`` (labels of fold i hidden,
   every point kept in the graph; one deformed-kernel setup per (sigma, graph) group, t refits
@@ -18,15 +19,18 @@ all, is left out), the test error of each selected model (mean +- std over the r
 paired t statistic of each against the inductive search's selected models (one-sided at
 95 %: "worse" / "better"), and the goals of issue 12: transductive >= 20x faster than
 inductive and faster than t-FBIF; its models not significantly worse than inductive CV's in
->= 90 % of the cells.
+>= 90 % of the cells.  The grid column gives the candidates and the distinct (sigma, r) pairs
+(r = gamma_I / gamma_A): the transductive search factors one n x n system per pair, the
+inductive one per candidate and fold, so the candidates x t / pairs ratio bounds the speed-up
+when one factorization dominates (12 x 5 / 9 on the small grid at t = 5).
 
 ``--part scale``: make_gaussian_mixture(100_000, 50, 10 classes), 1,000 labels, Nystrom LapSVM
 (500 columns), transductive selection over 3 widths x 2 graphs x 4 (gamma_A, gamma_I), graph
 included; a cProfile breakdown per phase.
 
 Run:  OPENBLAS_NUM_THREADS=1 python bench/bench_transductive_selection.py [--quick]
-      [--repeats R] [--folds 5 10] [--sets fourclass ...] [--max-train N] [--part protocol]
-      [--json out.json]
+      [--repeats R] [--folds 5 10] [--sets fourclass ...] [--max-train N] [--small-grid]
+      [--part protocol] [--json out.json]
 """
 
 from __future__ import annotations
@@ -140,9 +144,11 @@ def run_cell(name, X, y, t, repeats, max_train, quick):
         n_lab = int(np.sum(np.isfinite(y_semi) & (y_semi != -1)))
         n_train = X_tr.shape[0]
     n_cand = int(np.prod([len(v) for v in g.values()]))
+    n_pairs = len(g["sigma"]) * len({round(np.log10(gi / ga), 9) for gi in g["gamma_i"]
+                                     for ga in g["gamma_a"]})
     return {"set": name, "task": task, "t": t, "n_train": n_train, "n_labeled": n_lab,
-            "n_candidates": n_cand, "repeats": repeats, "errors": errs, "seconds": secs,
-            "cpu_seconds": cpu,
+            "n_candidates": n_cand, "n_pairs": n_pairs, "repeats": repeats, "errors": errs,
+            "seconds": secs, "cpu_seconds": cpu,
             "same_pick": float(np.mean(same_pick)), "verified": float(np.mean(n_verified))}
 
 
@@ -166,7 +172,9 @@ def summarize(cell):
         out["verdict"][m] = verdict(ts, R)
     v = out["verdict"]
     tt = out["t_vs_inductive"]
-    time_row = (f"| {cell['set']} | {cell['n_train']} / {cell['n_labeled']} | {cell['t']} | "
+    pairs = cell.get("n_pairs", "?")
+    time_row = (f"| {cell['set']} | {cell['n_train']} / {cell['n_labeled']} | "
+                f"{cell['n_candidates']} / {pairs} | {cell['t']} | "
                 f"{med['transductive']:.2f} | {med['inductive']:.2f} | "
                 f"{out['speedup_vs_inductive']:.1f}x | {med['fbif']:.2f} | "
                 f"{out['speedup_vs_fbif']:.2f}x | {med['fbif+verify']:.2f} | "
@@ -181,9 +189,10 @@ def summarize(cell):
     return out, time_row, err_row
 
 
-TIME_HEAD = ("| set | n_train / l | t | transductive (s) | inductive (s) | ind / trans | "
+TIME_HEAD = ("| set | n_train / l | grid: candidates / (sigma, r) pairs | t | transductive (s) | "
+             "inductive (s) | ind / trans | "
              "t-FBIF (s) | FBIF / trans | FBIF + verify (s) | FBIF+v / trans | CPU: ind / trans, "
-             "FBIF / trans |\n|---|---|---|---|---|---|---|---|---|---|---|")
+             "FBIF / trans |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
 ERR_HEAD = ("| set | t | transductive | inductive | t (trans - ind) | same pick | t-FBIF | "
             "t (FBIF - ind) | FBIF + verify | t (FBIF+v - ind) | verified |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|")
@@ -194,7 +203,8 @@ def protocol_part(sets, repeats, folds_list, max_train, quick, json_path):
     from fastgssl.datasets import load_libsvm
 
     print(f"seed 000 protocol: 70/30 splits, 10 % labeled, {repeats} repeats, train part "
-          f"capped at {max_train}, {'quick' if quick else 'full'} grid, folds {folds_list}",
+          f"capped at {max_train}, {'small 3 x 2 x 2' if quick else 'seed 5 x 4 x 4'} grid, "
+          f"folds {folds_list}",
           flush=True)
     t_warm = time.perf_counter()
     warm_up()
@@ -348,8 +358,9 @@ def main(argv=None):
     ap.add_argument("--folds", type=int, nargs="+", default=None)
     ap.add_argument("--max-train", type=int, default=None)
     ap.add_argument("--sets", nargs="+", default=None, help="LIBSVM dataset names")
-    ap.add_argument("--full-grid", action="store_true",
-                    help="the 5 x 4 x 4 grid of the seed 000 script (default: its 3 x 2 x 2)")
+    ap.add_argument("--small-grid", action="store_true",
+                    help="the 3 x 2 x 2 grid of the seed 000 script's --quick (default: its "
+                         "5 x 4 x 4; --quick implies the small grid)")
     ap.add_argument("--scale-n", type=int, default=100_000)
     ap.add_argument("--scale-folds", type=int, default=5)
     ap.add_argument("--no-profile", action="store_true")
@@ -372,7 +383,7 @@ def main(argv=None):
                       args.repeats or (2 if args.quick else 10),
                       args.folds or ([5] if args.quick else [5, 10]),
                       args.max_train or (300 if args.quick else 500),
-                      not args.full_grid, args.json)
+                      args.small_grid or args.quick, args.json)
     if args.part in ("scale", "all"):
         scale_part(args.scale_n if not args.quick else 20_000, 50,
                    1000, args.scale_folds, 500, profile=not args.no_profile)

@@ -327,6 +327,35 @@ def test_search_spectral_route_for_many_ratios(monkeypatch):
     assert np.array_equal(a.cv_results_["mean_cv_error"], b.cv_results_["mean_cv_error"])
 
 
+def test_search_refuses_a_dense_grid_that_cannot_fit_and_reads_memory_once(monkeypatch):
+    """The transductive search checks its n x n arrays before the first kernel (refused:
+    the message names the Nystrom backend) and reads the memory limits once per search,
+    not once per kernel width."""
+    import fastgssl._memory as memory
+    from fastgssl._memory import InsufficientMemoryError
+
+    X, _, y_semi = _semi(n=120)
+    grid = {"sigma": [0.3, 1.0, 3.0], "gamma_i": [0.1, 1.0]}
+    calls = []
+
+    def tiny():
+        calls.append(1)
+        return 10**5, "MemAvailable (test)"
+
+    monkeypatch.setattr(memory, "available_memory", tiny)
+    with pytest.raises(InsufficientMemoryError, match="nystrom"):
+        ApproxGridSearchCV(LapRLS(task="classification"), grid, cv=4).fit(X, y_semi)
+    monkeypatch.setattr(memory, "available_memory",
+                        lambda: (calls.append(1), (10**12, "MemAvailable (test)"))[1])
+    calls.clear()
+    search = ApproxGridSearchCV(LapRLS(task="classification"), grid, cv=4,
+                                refit=False).fit(X, y_semi)  # the refit checks its own
+    assert search.protocol_ == "transductive" and len(calls) == 1
+    calls.clear()
+    search.fit(X, y_semi)  # a refit of the search checks again
+    assert len(calls) == 1
+
+
 def test_search_label_propagation_and_pipeline():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler

@@ -192,9 +192,13 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     if dense:
         from fastgssl._memory import check_dense_memory
 
-        check_dense_memory(n, n, 3 if W is not None else 2,
-                           what="the search's kernel matrix and deformed-kernel factorization",
-                           remedy="use backend='nystrom' in the estimator or fewer points")
+        # once per search and array count: every group allocates arrays of the same shape
+        # (reading the memory limits costs about 0.4 ms, a tenth of a group's kernel)
+        n_arrays = 3 if W is not None else 2
+        _group_cached(search, "_memory_checked", (n, n_arrays), lambda: check_dense_memory(
+            n, n, n_arrays,
+            what="the search's kernel matrix and deformed-kernel factorization",
+            remedy="use backend='nystrom' in the estimator or fewer points"))
         K = first.build_kernel(X)
     else:
         V = _shared_factor(search, group, first, X)
@@ -297,6 +301,16 @@ def _shared_factor(search, group, estimator, X):
     depend on the graph, so groups that differ only in the graph share them."""
     return _group_cached(search, "_factor_cache", group.kernel_params, lambda: np.asarray(
         estimator.build_factor(X).features_, dtype=np.float64))
+
+
+_GROUP_CACHES = ("_graph_cache", "_factor_cache", "_regularizer_cache", "_workspace_cache",
+                 "_memory_checked")
+
+
+def _reset_group_caches(search):
+    """Empty the caches that :func:`_group_cached` fills during one grid evaluation."""
+    for name in _GROUP_CACHES:
+        setattr(search, name, {})
 
 
 def _group_cached(search, cache_name, key, build):
@@ -847,8 +861,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         group_list = [_Group(idx, *k) for k, idx in groups.items()]
         # one graph per graph-parameter set, shared across widths; one Nystrom factor per
         # kernel-parameter set, shared across graphs
-        self._graph_cache, self._factor_cache, self._regularizer_cache = {}, {}, {}
-        self._workspace_cache = {}
+        _reset_group_caches(self)
         t_start = time.perf_counter()
         if self.verbose:
             print(f"[ApproxGridSearchCV] {len(candidates)} candidates in {len(group_list)} "
@@ -873,8 +886,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                           f"{dict(g.kernel_params)} best error in group {best:.4g} "
                           f"({time.perf_counter() - t_start:.2f} s)", flush=True)
         # graphs and factors were only shared within the grid evaluation
-        self._graph_cache, self._factor_cache, self._objectives = {}, {}, None
-        self._regularizer_cache, self._workspace_cache = {}, {}
+        _reset_group_caches(self)
+        self._objectives = None
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
                if self._approximate() and self.verify_ not in (None, False) else 0)
         self.n_verified_, self.verify_time_ = (
