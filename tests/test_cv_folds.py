@@ -86,8 +86,13 @@ def test_check_folds_errors():
         check_folds(np.zeros(6, int), labeled, y)
     with pytest.raises(ValueError, match="no labeled point"):
         check_folds(np.array([0, 0, 1, 1, 2, 2]), labeled, y)
-    with pytest.raises(ValueError, match="single class"):
-        check_folds(np.array([0, 1, 1, 1, 0, 1]), labeled, y)
+    # a fold of a single class is valid (leave-one-label-out); hiding a whole class is not
+    f, t = check_folds(np.array([0, 1, 0, 2, 0, 1]), labeled, y)
+    assert t == 3
+    f, t = check_folds(np.array([0, 1, 2, 3, 0, 1]), labeled, y)
+    assert t == 4
+    with pytest.raises(ValueError, match="hides every label of class"):
+        check_folds(np.array([0, 0, 1, 1, 0, 1]), labeled, y)
     with pytest.raises(ValueError, match="leaves the labeled classes"):
         check_folds(np.array([0, 0, 1, 0, 0, 1]), labeled, np.array([0, 0, 1, 2, -1, -1]))
     with pytest.raises(ValueError, match="one fold id per training point"):

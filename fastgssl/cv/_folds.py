@@ -139,8 +139,9 @@ def check_folds(folds, labeled, y=None, *, classification=True):
     Raises
     ------
     ValueError
-        Fewer than two folds, a fold without labeled points, a fold (or the rest of the data
-        once a fold is held out) with a single class.
+        Fewer than two folds, a fold without labeled points, or a fold that holds every
+        labeled point of some class (its refit could not learn that class). A fold may hold
+        a single class: leave-one-label-out (each labeled point its own fold) is valid.
     """
     folds = np.asarray(folds)
     labeled = np.asarray(labeled, dtype=bool)
@@ -174,19 +175,23 @@ def check_folds(folds, labeled, y=None, *, classification=True):
         y_lab = y[labeled]
         f_lab = folds[labeled]
         all_classes = np.unique(y_lab)
+        if len(all_classes) < 2:
+            raise ValueError(
+                f"the labeled points hold a single class ({all_classes.tolist()}); "
+                f"cross-validating a classifier needs at least two."
+            )
+        # A fold may hold a single class (leave-one-label-out gives every labeled point its
+        # own fold); what no refit can do is predict a class whose every label it lost.
         for i in range(n_folds):
-            held = np.unique(y_lab[f_lab == i])
             rest = np.unique(y_lab[f_lab != i])
-            if len(rest) < len(all_classes) or len(rest) < 2:
+            if len(rest) < len(all_classes):
+                lost = np.setdiff1d(all_classes, rest).tolist()
                 raise ValueError(
-                    f"holding out fold {ids[i]} leaves the labeled classes {rest.tolist()} "
-                    f"only (all: {all_classes.tolist()}); the refit could not learn every "
-                    f"class. Use stratified folds (fastgssl.cv.make_folds) or fewer folds."
-                )
-            if len(held) < 2:
-                raise ValueError(
-                    f"fold {ids[i]} holds labeled points of a single class {held.tolist()}; "
-                    f"use stratified folds (fastgssl.cv.make_folds) so that every fold "
-                    f"holds every class, or fewer folds."
+                    f"holding out fold {ids[i]} hides every label of class(es) {lost} and "
+                    f"leaves the labeled classes {rest.tolist()} only (all: "
+                    f"{all_classes.tolist()}); the refit could not learn those classes, so no "
+                    f"cross-validation can score them (with one label per class, none can). "
+                    f"Use stratified folds (fastgssl.cv.make_folds), fewer folds, or label "
+                    f"more points of those classes."
                 )
     return folds.astype(np.intp), n_folds
