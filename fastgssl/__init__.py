@@ -32,16 +32,21 @@ _SUBMODULES = (
     "testing",
 )
 
-__all__ = list(_SUBMODULES) + ["CVObjective", "CVState", "__version__"]
+__all__ = list(_SUBMODULES) + ["CVObjective", "CVState", "ClassShareWarning",
+                                "PropagationSystem", "__version__"]
 
 
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"fastgssl.{name}")
-    if name in ("CVObjective", "CVState"):  # the learner-side protocol of fastgssl.cv
+    if name in ("CVObjective", "CVState", "PropagationSystem"):  # the protocol of fastgssl.cv
         from fastgssl import _protocol
 
         return getattr(_protocol, name)
+    if name == "ClassShareWarning":
+        from fastgssl import _warnings
+
+        return _warnings.ClassShareWarning
     raise AttributeError(f"module 'fastgssl' has no attribute {name!r}")
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PROTOCOLS", "CVObjective", "CVState", "learner_objective"]
+__all__ = ["PROTOCOLS", "CVObjective", "CVState", "PropagationSystem", "learner_objective"]
 
 PROTOCOLS = ("transductive", "inductive")
 
@@ -119,6 +119,47 @@ def learner_objective(estimator, y, sample_weight=None):
 
 
 @dataclass
+class PropagationSystem:
+    """The linear system a graph-propagation learner solves, declared for exact CV.
+
+    Transductive CV of a propagation learner (labels of a fold hidden, the graph kept) needs
+    only the solution operator applied to the l labeled indicator columns, once, and l x l
+    algebra per fold (``fastgssl.cv._propagation``; DESIGN 3.10). A learner declares here
+    which system it solves; the CV reads nothing else of it.
+
+    Attributes
+    ----------
+    kind : {"harmonic", "ss", "lgc", "poisson"}
+        ``"harmonic"``: L_UU f_U = -L_US Y_S (labels clamped); ``"ss"``:
+        (lam Delta_S + L) F = lam Delta_S Y; ``"lgc"``: (D - alpha W) G = D^1/2 Y,
+        F = D^1/2 G; ``"poisson"``: L u = sum_{j in S} (y_j - ybar) e_j with the
+        degree-weighted mean of u at zero per component (ybar per component).
+    graph : scipy.sparse.csr_matrix
+        The affinity W (symmetric, nonnegative, empty diagonal).
+    lam : float
+        ``"ss"`` only.
+    alpha : float
+        ``"lgc"`` only.
+    solver, rtol : str, float
+        The learner's :class:`fastgssl.solvers.LaplacianSolver` method and tolerance.
+    scores : callable
+        ``scores(F, mass, counts) -> ndarray``: the decision values (coded like
+        :attr:`CVState.f`) of the rows ``F`` (m x k) of a raw solution, given the column sums
+        ``mass`` (k,) of that solution over the points that are unlabeled in its fit and the
+        class counts ``counts`` (k,) of its labels (class balancing: class mass
+        normalization, class priors). The learner's own fit decides through it too.
+    """
+
+    kind: str
+    graph: object
+    lam: float = float("inf")
+    alpha: float = 0.99
+    solver: str = "auto"
+    rtol: float = 1e-6
+    scores: object = None
+
+
+@dataclass
 class CVState:
     """What a fitted learner exposes to cross-validation.
 
@@ -168,6 +209,9 @@ class CVState:
         one-vs-rest coding and ``coef`` has one column per class pair.
     solve_folds : callable or None
         As in :class:`CVObjective`.
+    propagation : PropagationSystem or None
+        Graph-propagation learners: the system they solve, for exact CV from one block
+        solve (None: CV re-solves through :attr:`relabel`).
     extra : dict
         Learner-specific entries.
     """
@@ -196,6 +240,7 @@ class CVState:
     weights_for: object = None
     decode: object = None
     solve_folds: object = None
+    propagation: PropagationSystem | None = None
     extra: dict = field(default_factory=dict)
 
     @property

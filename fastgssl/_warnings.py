@@ -1,6 +1,6 @@
 """Warnings shared by several subpackages."""
 
-__all__ = ["UnlabeledComponentWarning"]
+__all__ = ["ClassShareWarning", "UnlabeledComponentWarning"]
 
 
 class UnlabeledComponentWarning(UserWarning):
@@ -8,3 +8,12 @@ class UnlabeledComponentWarning(UserWarning):
     point: there the decision comes from the ambient kernel term, an induction formula or a
     fill policy, not from the labels. Raised by the kernel machines and by label
     propagation (``DisconnectedGraphWarning`` is the same class under its older name)."""
+
+
+class ClassShareWarning(UserWarning):
+    """A graph-propagation fit whose predicted class shares on the unlabeled points depart
+    grossly from the labeled shares: some class c with labeled share p_c, expected on at
+    least 20 unlabeled points (``n_unlabeled * p_c >= 20``), receives less than a quarter of
+    it (``q_c < p_c / 4``). Typical of Laplace learning (the harmonic solution) at one or two
+    labels per class; :class:`fastgssl.models.PoissonLearning` or class mass normalization
+    avoid it."""

@@ -266,30 +266,44 @@ def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None
 
 
 def _propagation_predictions(state, folds, n_folds):
-    """Label propagation: re-solve on the same graph with the fold's labels hidden."""
+    """Label propagation: the block solve of :mod:`fastgssl.cv._propagation` when the
+    learner declares its system, else a re-solve per fold with the fold's labels hidden."""
     labeled = state.labeled
     L = np.flatnonzero(labeled)
-    n = labeled.size
     Y, _, one_d = state.columns()
-    pred = np.empty((L.size, Y.shape[1]))
-    pos = np.empty(n, dtype=np.intp)
-    pos[L] = np.arange(L.size)
     classification = state.classification
-    for i in range(n_folds):
-        hide = (np.asarray(folds) == i) & labeled
-        if classification:
-            codes = np.where(labeled & ~hide, np.argmax(Y, axis=1), -1)
-            y_fold = codes
-        else:
-            y_fold = np.where(labeled & ~hide, Y[:, 0], np.nan)
+    if state.relabel is None and state.propagation is None:
+        raise ValueError(
+            "the learner's CVState has no loss, no propagation system and no relabel hook: "
+            "transductive CV re-solves it with the fold's labels hidden and needs "
+            "CVState.propagation or CVState.relabel."
+        )
+
+    def refit_fold(i):
         if state.relabel is None:
             raise ValueError(
-                "the learner's CVState has no loss and no relabel hook: transductive CV "
-                "re-solves it with the fold's labels hidden and needs CVState.relabel."
+                f"fold {i} cannot be computed from the block solve (a graph component loses "
+                f"its labels) and the learner's CVState has no relabel hook to refit it."
             )
+        hide = (np.asarray(folds) == i) & labeled
+        if classification:
+            y_fold = np.where(labeled & ~hide, np.argmax(Y, axis=1), -1)
+        else:
+            y_fold = np.where(labeled & ~hide, Y[:, 0], np.nan)
         F = np.asarray(state.relabel(y_fold).f, dtype=np.float64)
         F = F[:, None] if F.ndim == 1 else F
         V = np.flatnonzero(hide)
-        pred[pos[V]] = F[V] if classification else F[V, :1]
+        return F[V] if classification else F[V, :1]
+
+    if state.propagation is not None:
+        from fastgssl.cv._propagation import propagation_predictions
+
+        pred, info = propagation_predictions(state, folds, n_folds, refit_fold)
+        return (pred[:, 0] if one_d else pred), info
+    pred = np.empty((L.size, Y.shape[1]))
+    pos = np.empty(labeled.size, dtype=np.intp)
+    pos[L] = np.arange(L.size)
+    for i in range(n_folds):
+        pred[pos[np.flatnonzero((np.asarray(folds) == i) & labeled)]] = refit_fold(i)
     return (pred[:, 0] if one_d else pred), {"solver": "propagation re-solve",
                                              "reduction": "same graph, labels hidden"}

@@ -12,6 +12,11 @@ Label propagation with function induction (Bengio et al. (2005)):
 - :class:`LabelPropagation`        SS(lambda, K) criterion, harmonic function at lambda = inf
 - :class:`LocalGlobalConsistency`  Zhou et al. (2004), normalized form
 
+Low label rates (Calder, Cook, Thorpe & Slepcev (2020)):
+
+- :class:`PoissonLearning`  sources and sinks instead of clamped labels
+- :class:`PoissonMBO`       Poisson learning refined by volume-constrained MBO steps
+
 Graph trimming (Yue et al. (2017)):
 
 - :class:`ALGT`  adaptive Laplacian graph trimming around LapSVM / LapRLS
@@ -35,6 +40,9 @@ _LOCATIONS = {
     "LabelPropagation": "fastgssl.models._label_propagation",
     "LabelPropagationRegressor": "fastgssl.models._label_propagation",
     "LocalGlobalConsistency": "fastgssl.models._label_propagation",
+    "PoissonLearning": "fastgssl.models._poisson",
+    "PoissonMBO": "fastgssl.models._poisson",
+    "ClassShareWarning": "fastgssl._warnings",
     "KernelKMeans": "fastgssl.models._kernel_kmeans",
     "ALGT": "fastgssl.models._algt",
 }

@@ -32,7 +32,7 @@ from scipy.sparse.csgraph import connected_components as _cc
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from fastgssl._validation import (
     check_n_jobs,
@@ -41,6 +41,7 @@ from fastgssl._validation import (
     check_semi_supervised_y,
     check_X,
 )
+from fastgssl.models._balance import check_class_shares, class_mass_normalize
 from fastgssl.models._induction import (
     WEIGHTS,
     induction_operator,
@@ -264,6 +265,7 @@ class _GraphPropagation(BaseEstimator):
         "drop_rr": ["boolean"],
         "n_subsets": [Interval(Integral, 1, None, closed="left")],
         "unlabeled_policy": [StrOptions(set(POLICIES))],
+        "class_mass_normalization": ["boolean"],
         "solver": [StrOptions({"auto", "amg", "cg", "direct"})],
         "rtol": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
@@ -279,7 +281,7 @@ class _GraphPropagation(BaseEstimator):
                 f"unlabeled_policy must be one of {list(self._policies())}, got "
                 f"{self.unlabeled_policy!r}."
             )
-        if self.n_landmarks is None and self.n_subsets != 1:
+        if getattr(self, "n_landmarks", None) is None and getattr(self, "n_subsets", 1) != 1:
             raise ValueError(
                 f"n_subsets={self.n_subsets} needs n_landmarks (the subset size m); the full "
                 f"solve (n_landmarks=None) has no subsets."
@@ -343,6 +345,7 @@ class _GraphPropagation(BaseEstimator):
     def _fit(self, X, y):
         self._check_common_params()
         precomputed = self._precomputed()
+        X_in = X
         X = check_X(X, "X")
         if X.shape[0] < 2:
             raise ValueError(
@@ -355,6 +358,9 @@ class _GraphPropagation(BaseEstimator):
         else:
             X = check_X(X, "X", min_samples=2)
             n = X.shape[0]
+        if not precomputed:
+            # DataFrame column names recorded as scikit-learn does, checked at predict time
+            validate_data(self, X_in, skip_check_array=True, reset=True)
         y, Y, labeled, classes = self._encode_targets(y, n)
         if classes is not None:
             self.classes_ = classes
@@ -367,12 +373,13 @@ class _GraphPropagation(BaseEstimator):
         self._sigma_induction = sigma
         self._X_fit = coords
         self.n_features_in_ = X.shape[1] if not precomputed else n
-        if self.n_landmarks is None:
+        if getattr(self, "n_landmarks", None) is None:
             F, reached, info = self._solve_full(W, labeled, Y)
             self.solver_info_ = info
         else:
             F, reached = self._solve_subsets(W, coords, labeled, Y)
             self.solver_info_ = None
+        F = self._balanced(F, reached, labeled, Y)
         F, valid = self._apply_policy(F, reached, W, coords, y, labeled)
         self.graph_ = W
         self._F = F
@@ -382,6 +389,44 @@ class _GraphPropagation(BaseEstimator):
         self._degrees = np.asarray(W.sum(axis=1)).ravel()
         self.n_unreached_ = int((~reached).sum())
         return F, valid
+
+    # -- decisions -----------------------------------------------------------------------
+
+    def _balanced(self, F, reached, labeled, Y):
+        """The decision scores of the reached rows (class balancing, see :meth:`_scores`)."""
+        if self._task != "classification":
+            return F
+        out = F.copy()
+        unl = reached & ~labeled
+        out[reached] = self._scores(F[reached], F[unl].sum(axis=0), Y[labeled].sum(axis=0))
+        return out
+
+    def _scores(self, F, mass, counts):
+        """Decision scores of raw solution rows ``F`` given the solution's column sums
+        ``mass`` over the unlabeled points and the class counts of the labels (the hook
+        :class:`fastgssl.PropagationSystem` declares): class mass normalization when
+        asked, else the raw values."""
+        if getattr(self, "class_mass_normalization", False):
+            return class_mass_normalize(F, mass, counts / counts.sum())
+        return F
+
+    def _system_kind(self):
+        if self._criterion == "lgc":
+            return "lgc"
+        return "harmonic" if np.isinf(self.lam) else "ss"
+
+    def _propagation_system(self):
+        """The system this fit solved (None for the subset approximation, whose CV
+        re-solves)."""
+        from fastgssl._protocol import PropagationSystem
+
+        if getattr(self, "n_landmarks", None) is not None:
+            return None
+        return PropagationSystem(kind=self._system_kind(), graph=self.graph_,
+                                 lam=float(getattr(self, "lam", np.inf)),
+                                 alpha=float(getattr(self, "alpha", 0.99)),
+                                 solver=self.solver, rtol=float(self.rtol),
+                                 scores=self._scores)
 
     def _encode_targets(self, y, n):
         """(y checked, Y one-hot / column, labeled, classes) of the targets."""
@@ -448,7 +493,8 @@ class _GraphPropagation(BaseEstimator):
         return CVState(task=self._task, y=self._Y_train, labeled=self._labeled_train,
                        f=F if F.shape[1] > 1 else F[:, 0],
                        classes=getattr(self, "classes_", None), graph=self.graph_,
-                       estimator=self, relabel=self._relabeled_state)
+                       estimator=self, relabel=self._relabeled_state,
+                       propagation=self._propagation_system())
 
     def _relabeled_state(self, y):
         """CVState of this model refitted on its own graph with the targets ``y``."""
@@ -620,7 +666,9 @@ class _GraphPropagation(BaseEstimator):
             return out, np.asarray((Kv @ sp.diags(inv_sd)).sum(axis=1)).ravel() > 0
         from fastgssl.graphs import knn_search
 
+        X_in = X
         X = check_X(X, "X")
+        validate_data(self, X_in, skip_check_array=True, reset=False)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
@@ -655,7 +703,14 @@ class _PropagationClassifier(ClassifierMixin, _GraphPropagation):
         F, valid = self._fit(X, y)
         self.label_distributions_ = self._distributions(F, valid)
         self.transduction_ = self._labels(F, valid)
+        decided = valid & ~self._labeled_train
+        check_class_shares(np.argmax(F[decided], axis=1),
+                           (self._Y_train[self._labeled_train] > 0).sum(axis=0),
+                           self.classes_, type(self).__name__, self._share_hint)
         return self
+
+    _share_hint = ("PoissonLearning (fastgssl.models) is built for few labels; "
+                   "class_mass_normalization=True rebalances this solution.")
 
     def _distributions(self, F, valid):
         C = self.classes_.size
@@ -741,6 +796,11 @@ class LabelPropagation(_PropagationClassifier):
         ``"abstain"`` labels them -1 (uniform distribution), ``"uniform"`` gives the uniform
         distribution, ``"nearest"`` copies the solution at the closest point of a labeled
         component (the harmonic solution after linking the component to it by one edge).
+    class_mass_normalization : bool, default=False
+        Class mass normalization (Zhu, Ghahramani & Lafferty 2003): decide by
+        argmax_c q_c F_ic / sum_{j unlabeled} F_jc, with q_c the class's share of the
+        labels, instead of argmax_c F_ic. It counters the collapse of the harmonic solution
+        onto one class at low label rates (see Warns); exact CV applies it per fold.
     solver : {"auto", "amg", "cg", "direct"}, default="auto"
         Method of :class:`fastgssl.solvers.LaplacianSolver`.
     rtol : float, default=1e-6
@@ -794,6 +854,15 @@ class LabelPropagation(_PropagationClassifier):
     S; f_S minimises C(Pi f_S), Pi = [I; P], i.e. (lambda Delta_L + Pi^T L Pi) f_S =
     lambda Delta_L y (Bengio et al. 2005; ``drop_rr`` removes the C_RR term), solved densely.
 
+    Warns
+    -----
+    fastgssl.ClassShareWarning
+        When the predicted class shares of the unlabeled points depart grossly from the
+        labeled shares: some class c with labeled share p_c, expected on at least 20
+        unlabeled points, receives less than p_c / 4. At one or two labels per class the
+        harmonic solution is nearly constant away from the labels and collapses this way;
+        :class:`PoissonLearning` is built for that regime.
+
     See Also
     --------
     LocalGlobalConsistency : the normalized criterion of Zhou et al. (2004).
@@ -825,8 +894,8 @@ class LabelPropagation(_PropagationClassifier):
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
-                 unlabeled_policy="abstain", solver="auto", rtol=1e-6, random_state=None,
-                 n_jobs=None):
+                 unlabeled_policy="abstain", class_mass_normalization=False, solver="auto",
+                 rtol=1e-6, random_state=None, n_jobs=None):
         self.lam = lam
         self.graph = graph
         self.n_neighbors = n_neighbors
@@ -836,6 +905,7 @@ class LabelPropagation(_PropagationClassifier):
         self.drop_rr = drop_rr
         self.n_subsets = n_subsets
         self.unlabeled_policy = unlabeled_policy
+        self.class_mass_normalization = class_mass_normalization
         self.solver = solver
         self.rtol = rtol
         self.random_state = random_state
@@ -855,6 +925,8 @@ class LocalGlobalConsistency(_PropagationClassifier):
         The subset approximation, as in :class:`LabelPropagation`.
     unlabeled_policy
         Components without a labeled point, as in :class:`LabelPropagation`.
+    class_mass_normalization : bool, default=False
+        Class mass normalization of the scores, as in :class:`LabelPropagation`.
     solver, rtol, random_state, n_jobs
         The sparse solve, the subset draws and the threads, as in
         :class:`LabelPropagation`.
@@ -880,6 +952,11 @@ class LocalGlobalConsistency(_PropagationClassifier):
     approximation uses this operator for Pi = [I; P] and solves
     (Pi^T (I - S) Pi + mu Pi^T Pi) F_S = mu Y_S.
 
+    Warns
+    -----
+    fastgssl.ClassShareWarning
+        Collapsed class shares, by the rule of :class:`LabelPropagation`.
+
     See Also
     --------
     LabelPropagation : the criterion SS(lambda) with the unnormalized Laplacian.
@@ -897,8 +974,8 @@ class LocalGlobalConsistency(_PropagationClassifier):
 
     def __init__(self, alpha=0.99, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
-                 unlabeled_policy="abstain", solver="auto", rtol=1e-6, random_state=None,
-                 n_jobs=None):
+                 unlabeled_policy="abstain", class_mass_normalization=False, solver="auto",
+                 rtol=1e-6, random_state=None, n_jobs=None):
         self.alpha = alpha
         self.graph = graph
         self.n_neighbors = n_neighbors
@@ -908,6 +985,7 @@ class LocalGlobalConsistency(_PropagationClassifier):
         self.drop_rr = drop_rr
         self.n_subsets = n_subsets
         self.unlabeled_policy = unlabeled_policy
+        self.class_mass_normalization = class_mass_normalization
         self.solver = solver
         self.rtol = rtol
         self.random_state = random_state

@@ -4,6 +4,7 @@
   ``p <= 2``, matrix-free :class:`LaplacianPower` above (or on request)
 - :func:`laplacian_null_space`   orthonormal null-space basis (one vector per component)
 - :func:`connected_components`   ``(n_components, labels)`` of a graph
+- :func:`degree_centered`        columns shifted to degree-weighted mean zero per component
 - :func:`build_regularizer`      ``Q`` from a registry name or a callable and a graph W
   (the one road every estimator takes)
 - registry factories (group ``fastgssl.regularizers``): :class:`LaplacianRegularizer`
@@ -16,6 +17,7 @@ from ._laplacian import (
     LaplacianRegularizer,
     NormalizedLaplacianRegularizer,
     connected_components,
+    degree_centered,
     laplacian,
     laplacian_null_space,
 )
@@ -27,6 +29,7 @@ __all__ = [
     "NormalizedLaplacianRegularizer",
     "build_regularizer",
     "connected_components",
+    "degree_centered",
     "laplacian",
     "laplacian_null_space",
 ]

@@ -256,3 +256,28 @@ class NormalizedLaplacianRegularizer(_Regularizer):
     """Registry factory ``"L_norm"``: ``reg(W)`` is ``laplacian(W, "L_norm", power, ridge)``."""
 
     kind = "L_norm"
+
+
+def degree_centered(U, comp, d):
+    """``U`` with every column shifted so that its degree-weighted mean is zero on each
+    connected component (the normalization d^T u = 0 of Poisson learning, Calder et al.
+    2020, and of the pseudo-inverse of the random-walk Laplacian).
+
+    Parameters
+    ----------
+    U : ndarray of shape (n, k)
+    comp : ndarray of int of shape (n,)
+        Component label of every vertex (:func:`connected_components`).
+    d : ndarray of shape (n,)
+        Degrees.
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+    """
+    n_comp = int(comp.max()) + 1
+    vol = np.bincount(comp, weights=d, minlength=n_comp)
+    mass = np.zeros((n_comp, U.shape[1]))
+    np.add.at(mass, comp, d[:, None] * U)
+    shift = mass / np.where(vol > 0, vol, 1.0)[:, None]
+    return U - shift[comp]
