@@ -181,6 +181,8 @@ def volume_assignment(U, sizes, *, fixed=None, fixed_labels=None, duals=None, to
         target[c] -= step
         excess -= step
     a = np.zeros(k) if duals is None else duals
+    if m == 0:
+        return labels, a
     tol = max(1, n // 1000) if tol is None else int(tol)
     Uf = np.ascontiguousarray(U[free], dtype=np.float64)
     for _ in range(max_sweeps):
@@ -194,7 +196,8 @@ def volume_assignment(U, sizes, *, fixed=None, fixed_labels=None, duals=None, to
 
 def class_sizes(priors, n):
     """Integer sizes summing to n, proportional to ``priors`` (largest remainders)."""
-    raw = np.asarray(priors) * n
+    p = np.asarray(priors, dtype=np.float64)
+    raw = p / p.sum() * n
     sizes = np.floor(raw).astype(np.int64)
     short = n - int(sizes.sum())
     if short > 0:

@@ -1,0 +1,268 @@
+"""Poisson learning and Poisson MBO (Calder et al. 2020) against dense references,
+graphlearning on the same weight matrix, and brute-force assignments; class balancing and
+the class-share warning of the propagation family."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from fastgssl import ClassShareWarning
+from fastgssl.models import (
+    LabelPropagation,
+    LocalGlobalConsistency,
+    PoissonLearning,
+    PoissonMBO,
+)
+from fastgssl.models._poisson import class_sizes, volume_assignment
+
+EXACT = dict(solver="direct", rtol=1e-10)
+
+
+def _blobs(n=300, centers=3, per_class=1, seed=0, std=2.0):
+    X, y = make_blobs(n, centers=centers, random_state=seed, cluster_std=std)
+    rng = np.random.default_rng(seed)
+    y_ssl = np.full(n, -1)
+    for c in range(centers):
+        pick = rng.choice(np.flatnonzero(y == c), per_class, replace=False)
+        y_ssl[pick] = c
+    return X, y, y_ssl
+
+
+def _pinv_poisson(W, y_ssl, k):
+    """Dense reference: u = L^+ b per component, degree-weighted mean removed."""
+    W = W.toarray()
+    d = W.sum(axis=1)
+    L = np.diag(d) - W
+    lab = np.flatnonzero(y_ssl >= 0)
+    Y = np.eye(k)[y_ssl[lab]]
+    from scipy.sparse.csgraph import connected_components
+
+    _, comp = connected_components(W, directed=False)
+    B = np.zeros((W.shape[0], k))
+    u = np.zeros_like(B)
+    for c in np.unique(comp):
+        members = np.flatnonzero(comp == c)
+        in_c = comp[lab] == c
+        if not in_c.any():
+            continue
+        if np.count_nonzero(Y[in_c].sum(axis=0)) == 1:  # one class: it takes the component
+            u[members] = Y[in_c][0]
+            continue
+        B[lab[in_c]] = Y[in_c] - Y[in_c].mean(axis=0)
+        uc = np.linalg.pinv(L[np.ix_(members, members)]) @ B[members]
+        uc -= (d[members] @ uc) / d[members].sum()
+        u[members] = uc
+    return u
+
+
+def test_poisson_equals_dense_pseudo_inverse():
+    X, y, y_ssl = _blobs(per_class=2)
+    model = PoissonLearning(n_neighbors=8, **EXACT).fit(X, y_ssl)
+    u = _pinv_poisson(model.graph_, y_ssl, 3)
+    np.testing.assert_allclose(model.scores_, u * model.class_priors_, atol=1e-10 * abs(u).max())
+    # the iterative solver (pseudo-inverse by projected block CG) gives the same
+    cg = PoissonLearning(n_neighbors=8, solver="cg", rtol=1e-12).fit(X, y_ssl)
+    np.testing.assert_allclose(cg.scores_, model.scores_, atol=1e-8 * abs(u).max())
+    d = np.asarray(model.graph_.sum(axis=1)).ravel()
+    np.testing.assert_allclose(d @ model.scores_, 0.0, atol=1e-9 * abs(u).max() * d.sum())
+
+
+def test_poisson_on_components_takes_means_per_component():
+    X, y, y_ssl = _blobs(n=200, centers=2, per_class=2, seed=3, std=0.5)
+    W = sp.block_diag([sp.csr_matrix(_knn(X[:100])), sp.csr_matrix(_knn(X[100:]))]).tocsr()
+    y_ssl = np.full(200, -1)
+    y_ssl[[0, 1, 2, 120, 121]] = [0, 1, 1, 0, 1]
+    model = PoissonLearning(graph="precomputed", **EXACT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # components without labels abstain
+        model.fit(W, y_ssl)
+    u = _pinv_poisson(W, y_ssl, 2)
+    np.testing.assert_allclose(model.scores_, u * model.class_priors_, atol=1e-10)
+
+
+def test_component_with_one_class_takes_it_and_unlabeled_component_abstains():
+    path = sp.diags([np.ones(49), np.ones(49)], [-1, 1], shape=(50, 50))
+    W = sp.block_diag([path] * 3).tocsr()  # three connected components
+    y_ssl = np.full(150, -1)
+    y_ssl[[0, 1, 60, 61]] = [0, 1, 1, 1]  # component 1: only class 1; component 2: no label
+    with pytest.warns(UserWarning, match="not connected to any labeled point"):
+        model = PoissonLearning(graph="precomputed", **EXACT).fit(W, y_ssl)
+    assert (model.transduction_[50:100] == 1).all()
+    assert (model.transduction_[100:] == -1).all()
+    assert model.n_unreached_ == 50
+
+
+def _knn(X, k=6):
+    from fastgssl.graphs import knn_graph
+
+    return knn_graph(X, k, weight="gaussian")
+
+
+def test_poisson_equals_graphlearning_on_the_same_weight_matrix():
+    gl = pytest.importorskip("graphlearning")
+    X, y, y_ssl = _blobs(n=400, centers=4, per_class=1, seed=2, std=2.5)
+    W = sp.csr_matrix(_knn(X, 10))
+    train = np.flatnonzero(y_ssl >= 0)
+    u_gl = gl.ssl.poisson(W, tol=1e-12, max_iter=100000).fit(train, y_ssl[train])
+    ours = PoissonLearning(graph=W, **EXACT).fit(X, y_ssl)
+    # graphlearning's u solves the same system with the same normalization d^T u = 0
+    np.testing.assert_allclose(ours.scores_ / ours.class_priors_, u_gl,
+                               atol=1e-8 * abs(u_gl).max())
+
+
+def test_priors_weight_the_decision_and_are_validated():
+    X, _, y_ssl = _blobs(per_class=3, seed=5)
+    base = PoissonLearning(**EXACT).fit(X, y_ssl)
+    np.testing.assert_allclose(base.class_priors_, [1 / 3] * 3)
+    p = np.array([0.6, 0.3, 0.1])
+    weighted = PoissonLearning(class_priors=p * 5, **EXACT).fit(X, y_ssl)
+    np.testing.assert_allclose(weighted.class_priors_, p)
+    np.testing.assert_allclose(weighted.scores_, base.scores_ * 3 * p, rtol=1e-9, atol=1e-14)
+    for bad, match in [([0.5, 0.5], "one entry per class"), ([1, -1, 1], "nonnegative"),
+                       ([0, 0, 0], "not all zero"), ("abc", "class_priors")]:
+        with pytest.raises(ValueError, match=match):
+            PoissonLearning(class_priors=bad).fit(X, y_ssl)
+
+
+def test_poisson_induction_reproduces_unlabeled_training_scores():
+    X, _, y_ssl = _blobs(per_class=2, seed=6)
+    model = PoissonLearning(n_neighbors=8, **EXACT).fit(X, y_ssl)
+    W = model.graph_
+    i = np.flatnonzero(y_ssl == -1)[:20]
+    # the harmonic property L u = 0 at unlabeled points: u_i = sum_j w_ij u_j / d_i
+    d = np.asarray(W.sum(axis=1)).ravel()
+    np.testing.assert_allclose((W @ model.scores_)[i] / d[i, None], model.scores_[i],
+                               atol=1e-9 * abs(model.scores_).max())
+    proba = model.predict_proba(X[:5])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_poisson_beats_laplace_at_one_label_per_class_and_laplace_warns():
+    X, y = make_classification(n_samples=2000, n_features=30, random_state=0)
+    rng = np.random.default_rng(0)
+    lab = rng.choice(2000, 20, replace=False)
+    y_ssl = np.full(2000, -1)
+    y_ssl[lab] = y[lab]
+    unl = y_ssl == -1
+    with pytest.warns(ClassShareWarning, match="PoissonLearning"):
+        laplace = LabelPropagation().fit(X, y_ssl)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClassShareWarning)
+        poisson = PoissonLearning().fit(X, y_ssl)
+    acc_l = np.mean(laplace.transduction_[unl] == y[unl])
+    acc_p = np.mean(poisson.transduction_[unl] == y[unl])
+    assert acc_p > acc_l + 0.1
+
+
+def test_class_mass_normalization_scales_the_columns():
+    X, _, y_ssl = _blobs(per_class=2, seed=7)
+    for cls, kw in [(LabelPropagation, {}), (LocalGlobalConsistency, {"alpha": 0.9})]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClassShareWarning)
+            raw = cls(**kw, **EXACT).fit(X, y_ssl)
+            cmn = cls(class_mass_normalization=True, **kw, **EXACT).fit(X, y_ssl)
+        unl = y_ssl == -1
+        mass = raw._F[unl].sum(axis=0)
+        shares = np.bincount(y_ssl[~unl]) / (~unl).sum()
+        np.testing.assert_allclose(cmn._F, raw._F * shares / mass, rtol=1e-12)
+        np.testing.assert_array_equal(cmn.transduction_, cmn.classes_[np.argmax(cmn._F, 1)])
+
+
+def test_reordered_dataframe_columns_are_refused():
+    pd = pytest.importorskip("pandas")
+    X, _, y_ssl = _blobs(per_class=2, seed=8)
+    df = pd.DataFrame(X, columns=["a", "b"])
+    for model in (PoissonLearning(), LabelPropagation(), LocalGlobalConsistency()):
+        model.fit(df, y_ssl)
+        np.testing.assert_array_equal(model.feature_names_in_, ["a", "b"])
+        model.predict(df)
+        with pytest.raises(ValueError, match="feature names"):
+            model.predict(df[["b", "a"]])
+
+
+# ---------------------------------------------------------------------------------------------
+# Poisson MBO
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_volume_assignment_is_the_optimal_assignment_with_those_sizes(seed):
+    rng = np.random.default_rng(seed)
+    n, k = 30, 3
+    U = rng.normal(size=(n, k))
+    sizes = np.array([9, 13, 8])
+    labels, _ = volume_assignment(U, sizes, tol=0, max_sweeps=500)
+    np.testing.assert_array_equal(np.bincount(labels, minlength=k), sizes)
+    # brute force: one column per class slot
+    cols = np.repeat(np.arange(k), sizes)
+    r, c = linear_sum_assignment(-U[:, cols])
+    best = U[r, cols[c]].sum()
+    np.testing.assert_allclose(U[np.arange(n), labels].sum(), best, rtol=1e-12)
+
+
+def test_volume_assignment_keeps_fixed_rows():
+    rng = np.random.default_rng(9)
+    U = rng.normal(size=(40, 4))
+    fixed = np.array([0, 5, 9])
+    labels, _ = volume_assignment(U, np.array([10, 10, 10, 10]), fixed=fixed,
+                                  fixed_labels=np.array([3, 3, 1]), tol=0, max_sweeps=500)
+    np.testing.assert_array_equal(labels[fixed], [3, 3, 1])
+    np.testing.assert_array_equal(np.bincount(labels, minlength=4), [10, 10, 10, 10])
+
+
+def test_class_sizes_sum_to_n():
+    np.testing.assert_array_equal(class_sizes([0.5, 0.25, 0.25], 7).sum(), 7)
+    np.testing.assert_array_equal(class_sizes([1, 1, 1], 9), [3, 3, 3])
+
+
+def test_poisson_mbo_enforces_the_priors_and_keeps_the_labels():
+    X, y, y_ssl = _blobs(n=400, centers=4, per_class=1, seed=10, std=2.5)
+    priors = np.bincount(y) / y.size
+    model = PoissonMBO(class_priors=priors, n_neighbors=10).fit(X, y_ssl)
+    lab = y_ssl >= 0
+    np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
+    counts = np.bincount(model.transduction_, minlength=4)
+    assert np.abs(counts - priors * 400).max() <= 2
+    assert len(model.n_changed_) == 20
+    unl = ~lab
+    acc = np.mean(model.transduction_[unl] == y[unl])
+    acc_p = np.mean(PoissonLearning(n_neighbors=10).fit(X, y_ssl).transduction_[unl] == y[unl])
+    assert acc >= acc_p - 0.02
+
+
+def test_poisson_mbo_at_least_as_accurate_as_graphlearning_on_the_same_graph():
+    gl = pytest.importorskip("graphlearning")
+    X, y = make_blobs(600, centers=[[0, 0], [3, 0], [0, 3], [3, 3]], cluster_std=1.0,
+                      random_state=11)
+    W = sp.csr_matrix(_knn(X, 10))
+    priors = np.bincount(y) / y.size
+    ours, theirs = [], []
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        train = np.array([rng.choice(np.flatnonzero(y == c)) for c in range(4)])
+        y_ssl = np.full(600, -1)
+        y_ssl[train] = y[train]
+        unl = y_ssl == -1
+        m = PoissonMBO(class_priors=priors, graph=W).fit(X, y_ssl)
+        ours.append(np.mean(m.transduction_[unl] == y[unl]))
+        pred = gl.ssl.poisson_mbo(W, class_priors=priors).fit_predict(train, y[train])
+        theirs.append(np.mean(pred[unl] == y[unl]))
+    assert np.mean(ours) >= np.mean(theirs) - 0.01
+
+
+@parametrize_with_checks(
+    [PoissonLearning(n_neighbors=3), PoissonMBO(n_neighbors=3, n_mbo_iter=2)],
+    expected_failed_checks=lambda est: {
+        "check_classifiers_classes": "the check uses -1 as a class label; -1 marks unlabeled "
+        "points (scikit-learn's semi-supervised convention)",
+    },
+)
+def test_sklearn_check_estimator(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(estimator)

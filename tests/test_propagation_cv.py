@@ -1,0 +1,165 @@
+"""Exact transductive CV of graph propagation from one block solve (DESIGN 3.10) against
+brute-force hidden-label refits: harmonic, SS(lambda), LGC, Poisson, class mass
+normalization, regression; t-fold and leave-one-label-out; graphs with several components."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.base import clone
+
+from fastgssl.cv import cv_result
+from fastgssl.models import (
+    LabelPropagation,
+    LabelPropagationRegressor,
+    LocalGlobalConsistency,
+    PoissonLearning,
+    PoissonMBO,
+)
+
+TIGHT = dict(solver="direct", rtol=1e-10)
+
+LEARNERS = [
+    PoissonLearning(**TIGHT),
+    PoissonLearning(class_priors=[0.2, 0.3, 0.5], **TIGHT),
+    LabelPropagation(**TIGHT),
+    LabelPropagation(lam=5.0, **TIGHT),
+    LabelPropagation(class_mass_normalization=True, **TIGHT),
+    LocalGlobalConsistency(alpha=0.9, **TIGHT),
+    LocalGlobalConsistency(class_mass_normalization=True, **TIGHT),
+]
+
+
+def _data(seed, n=150, n_lab=18, k=3):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=3.0, size=(k, 2))
+    y = rng.integers(0, k, n)
+    y[:k] = np.arange(k)
+    X = centers[y] + rng.normal(size=(n, 2))
+    lab = np.r_[np.arange(k), rng.choice(np.arange(k, n), n_lab - k, replace=False)]
+    y_ssl = np.full(n, -1)
+    y_ssl[lab] = y[lab]
+    return X, y_ssl, lab
+
+
+def _brute_force(est, X, y, folds):
+    """Refit with each fold's labels hidden; the held-out decision values (CVState.f)."""
+    labeled = y != -1 if y.dtype.kind in "iu" else ~np.isnan(y)
+    lab = np.flatnonzero(labeled)
+    out = {}
+    for i in np.unique(folds[lab]):
+        hide = labeled & (folds == i)
+        y_i = y.copy()
+        y_i[hide] = -1 if y.dtype.kind in "iu" else np.nan
+        f = np.asarray(clone(est).fit(X, y_i).cv_state().f)
+        for j in np.flatnonzero(hide):
+            out[j] = f[j]
+    return np.array([out[j] for j in lab])
+
+
+def _check(est, X, y, folds):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        result = cv_result(est, X, y, folds, method="exact", protocol="transductive")
+        ref = _brute_force(est, X, y, folds)
+    assert result.info["reduction"].startswith(est.fit(X, y).cv_state().propagation.kind)
+    np.testing.assert_allclose(result.predictions, ref, rtol=1e-8,
+                               atol=1e-8 * max(1.0, np.abs(ref).max()))
+    return result
+
+
+@pytest.mark.parametrize("est", LEARNERS, ids=lambda e: repr(e))
+def test_block_solve_equals_refits_t_fold_and_leave_one_label_out(est):
+    X, y_ssl, lab = _data(0)
+    folds = np.zeros(len(y_ssl), dtype=int)
+    folds[lab] = np.arange(lab.size) % 3
+    r = _check(est, X, y_ssl, folds)
+    assert r.info["refitted_folds"] == []
+    loo = np.zeros(len(y_ssl), dtype=int)
+    loo[lab] = np.arange(lab.size)  # every labeled point its own fold
+    r = _check(est, X, y_ssl, loo)
+    assert r.n_folds == lab.size
+
+
+@given(seed=st.integers(0, 10_000), n_folds=st.integers(2, 6),
+       which=st.integers(0, len(LEARNERS) - 1), n_neighbors=st.integers(3, 9))
+def test_block_solve_equals_refits_hypothesis(seed, n_folds, which, n_neighbors):
+    X, y_ssl, lab = _data(seed, n=80, n_lab=12)
+    rng = np.random.default_rng(seed)
+    folds = rng.integers(0, n_folds, len(y_ssl))
+    folds[lab] = rng.permutation(np.arange(lab.size) % n_folds)
+    classes = y_ssl[lab]
+    for i in range(n_folds):  # only fold assignments under which every class keeps a label
+        if len(np.unique(classes[folds[lab] != i])) < 3:
+            return
+    est = clone(LEARNERS[which]).set_params(n_neighbors=n_neighbors)
+    _check(est, X, y_ssl, folds)
+
+
+@pytest.mark.parametrize("lam", [np.inf, 2.0])
+def test_regression_block_solve_equals_refits(lam):
+    X, y_ssl, lab = _data(1)
+    y = np.full(len(y_ssl), np.nan)
+    y[lab] = X[lab, 0] + 0.1 * y_ssl[lab]
+    loo = np.zeros(len(y), dtype=int)
+    loo[lab] = np.arange(lab.size)
+    _check(LabelPropagationRegressor(lam=lam, **TIGHT), X, y, loo)
+
+
+@pytest.mark.parametrize("est", [PoissonLearning(**TIGHT), LabelPropagation(**TIGHT),
+                                 LocalGlobalConsistency(**TIGHT),
+                                 LabelPropagation(lam=3.0, **TIGHT)], ids=repr)
+def test_components_that_lose_their_labels_are_refitted_exactly(est):
+    # two components: a fold that hides every label of component B is refitted
+    rng = np.random.default_rng(3)
+    XA = rng.normal(size=(60, 2))
+    XB = rng.normal(size=(60, 2)) + 50.0
+    X = np.r_[XA, XB]
+    y = np.full(120, -1)
+    y[[0, 1, 2, 3, 4, 5]] = [0, 1, 0, 1, 0, 1]
+    y[[60, 61]] = [0, 1]
+    folds = np.zeros(120, dtype=int)
+    folds[[0, 1, 2, 3, 4, 5, 60, 61]] = [0, 0, 1, 1, 2, 2, 2, 2]
+    est = clone(est).set_params(n_neighbors=5)
+    r = _check(est, X, y, folds)
+    assert r.info["refitted_folds"] == [2]
+
+
+def test_fold_hiding_a_class_is_refused_with_the_reason():
+    X, y_ssl, lab = _data(2)
+    folds = np.zeros(len(y_ssl), dtype=int)
+    folds[lab] = np.where(y_ssl[lab] == 2, 1, np.arange(lab.size) % 2)
+    with pytest.raises(ValueError, match="hides every label of class"):
+        cv_result(PoissonLearning(), X, y_ssl, folds, method="exact")
+
+
+def test_auto_is_the_block_solve_and_says_so():
+    X, y_ssl, lab = _data(4)
+    r = cv_result(PoissonLearning(), X, y_ssl, 3, random_state=0)
+    assert r.info["auto"] == "exact" and r.protocol == "transductive"
+    assert "block solve" in r.info["solver"]
+
+
+def test_poisson_mbo_cv_refits():
+    X, y_ssl, lab = _data(5)
+    r = cv_result(PoissonMBO(n_mbo_iter=3), X, y_ssl, 3, method="exact", random_state=0)
+    assert r.info["solver"] == "propagation re-solve"
+    assert 0.0 <= r.score <= 1.0
+
+
+def test_precomputed_affinity_block_solve():
+    X, y_ssl, lab = _data(6)
+    from fastgssl.graphs import knn_graph
+
+    W = sp.csr_matrix(knn_graph(X, 6))
+    loo = np.zeros(len(y_ssl), dtype=int)
+    loo[lab] = np.arange(lab.size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        a = cv_result(PoissonLearning(graph="precomputed", **TIGHT), W, y_ssl, loo,
+                      method="exact")
+        b = cv_result(PoissonLearning(graph=W, **TIGHT), X, y_ssl, loo, method="exact")
+    np.testing.assert_allclose(a.predictions, b.predictions, rtol=1e-12, atol=1e-14)
