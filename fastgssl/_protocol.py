@@ -88,6 +88,23 @@ class CVObjective:
         beta_i`` of every row and the solver iterations per fold; None where the learner
         has no such path (exact CV then calls :attr:`solve` per fold). The same minimizers
         as :attr:`solve`, to round-off.
+
+    Sharing declarations of graph learners (what a grid search may build once for several
+    candidates; all None when the learner declares nothing, and the search then fits each
+    candidate on its own):
+
+    graph_key : hashable or None
+        Candidates whose objectives have equal keys build the same affinity W from the
+        same X.
+    build_graph : callable or None
+        ``build_graph(X) -> W``: the learner's graph of the training data.
+    knn_k : int or None
+        The k of the exact kNN search ``build_graph`` runs (None: no kNN search, or one
+        that cannot reuse another's): graphs of one data set that differ only in k share
+        one search at the largest k (:func:`fastgssl.graphs.reuse_neighbors`).
+    with_graph : callable or None
+        ``with_graph(W) -> estimator``: an unfitted copy of the learner that uses the
+        precomputed W (built by ``build_graph`` from the same X) and is otherwise the same.
     """
 
     task: str
@@ -103,6 +120,10 @@ class CVObjective:
     weights_for: object = None
     decode: object = None
     solve_folds: object = None
+    graph_key: object = None
+    build_graph: object = None
+    knn_k: int | None = None
+    with_graph: object = None
 
     @property
     def classification(self):

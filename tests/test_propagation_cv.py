@@ -163,3 +163,96 @@ def test_precomputed_affinity_block_solve():
                       method="exact")
         b = cv_result(PoissonLearning(graph=W, **TIGHT), X, y_ssl, loo, method="exact")
     np.testing.assert_allclose(a.predictions, b.predictions, rtol=1e-12, atol=1e-14)
+
+
+# ---------------------------------------------------------------------------------------------
+# the grid search over graph hyperparameters and learners
+# ---------------------------------------------------------------------------------------------
+
+
+def test_search_over_learners_and_k_equals_per_candidate_cv_and_shares_the_knn_search(
+        monkeypatch):
+    import fastgssl.graphs._knn as knn_module
+    from fastgssl.cv import ApproxGridSearchCV
+
+    X, y_ssl, lab = _data(7, n=200, n_lab=24)
+    searched = []
+    original = knn_module.knn_search
+
+    def spy(X, k, *args, **kwargs):
+        searched.append(k)
+        return original(X, k, *args, **kwargs)
+
+    monkeypatch.setattr(knn_module, "knn_search", spy)
+    learners = [PoissonLearning(), LabelPropagation(),
+                LabelPropagation(class_mass_normalization=True), LocalGlobalConsistency(),
+                PoissonMBO(n_mbo_iter=3)]
+    grid = {"estimator": learners, "n_neighbors": [4, 7, 10]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        search = ApproxGridSearchCV(PoissonLearning(), grid, cv=4, random_state=0,
+                                    refit=False).fit(X, y_ssl)
+    assert search.method_ == "exact" and search.protocol_ == "transductive"
+    # three graphs (one per k, shared by the five learners) served by one neighbour search
+    # at the largest k: the spy sees the three requests and the one search (k = 10)
+    assert sorted(searched) == [4, 7, 10, 10]
+    monkeypatch.setattr(knn_module, "knn_search", original)
+    for i, params in enumerate(search.cv_results_["params"]):
+        est = clone(params["estimator"]).set_params(n_neighbors=params["n_neighbors"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ref = cv_result(est, X, y_ssl, search.folds_, method="exact",
+                            protocol="transductive").score
+        assert search.cv_results_["mean_cv_error"][i] == pytest.approx(ref, abs=1e-12)
+
+
+def test_third_party_graph_learner_gets_the_shared_graph():
+    """A learner outside fastgssl that declares graph_key / build_graph / with_graph in its
+    CVObjective reaches the shared-graph path (one build per key)."""
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    from fastgssl.cv import ApproxGridSearchCV
+
+    built = []
+
+    class MyPropagation(ClassifierMixin, BaseEstimator):
+        def __init__(self, k=5, shift=0.0, graph=None):
+            self.k = k
+            self.shift = shift
+            self.graph = graph
+
+        def _inner(self):
+            return PoissonLearning(n_neighbors=self.k,
+                                   graph="knn" if self.graph is None else self.graph)
+
+        def cv_objective(self, y):
+            obj = self._inner().cv_objective(y)
+            inner_build = obj.build_graph
+
+            def build(X):
+                built.append(self.k)
+                return inner_build(X)
+
+            obj.graph_key = ("mine", self.k)
+            obj.build_graph = build
+            obj.with_graph = lambda W: clone(self).set_params(graph=W)
+            return obj
+
+        def fit(self, X, y):
+            self.inner_ = self._inner().fit(X, y)
+            self.classes_ = self.inner_.classes_
+            return self
+
+        def predict(self, X):
+            return self.inner_.predict(X)
+
+        def cv_state(self):
+            return self.inner_.cv_state()
+
+    X, y_ssl, _ = _data(8, n=120, n_lab=24)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        s = ApproxGridSearchCV(MyPropagation(), {"k": [4, 6], "shift": [0.0, 1.0]}, cv=3,
+                               random_state=0).fit(X, y_ssl)
+    assert sorted(built) == [4, 6]  # one graph per key, not per candidate
+    assert s.best_params_["k"] in (4, 6)

@@ -29,6 +29,7 @@ Leave-one-label-out (each labeled point its own fold) costs the same block solve
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -36,7 +37,39 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["propagation_predictions"]
+__all__ = ["propagation_predictions", "shared_blocks"]
+
+# the blocks of the systems solved inside a shared_blocks() context (a grid search)
+_SHARED = None
+
+
+@contextlib.contextmanager
+def shared_blocks():
+    """Within the block, the block solve of one system (graph, kind, lam / alpha, solver,
+    tolerance, labeled set) is computed once and reused: candidates on one graph that differ
+    only in what happens after the solve (class balancing, class priors) share it. Not
+    thread-safe (one process evaluating a grid)."""
+    global _SHARED
+    previous = _SHARED
+    _SHARED = {}
+    try:
+        yield
+    finally:
+        _SHARED = previous
+
+
+def _system_key(system, S, Y_S):
+    """The system's identity: a digest of W's entries (a graph equal to another shares its
+    block whatever object holds it), the kind and its parameters, the labels."""
+    import hashlib
+
+    W = sp.csr_matrix(system.graph)
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (W.indptr, W.indices, W.data, S, Y_S):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    lam = system.lam if system.kind == "ss" else None
+    alpha = system.alpha if system.kind == "lgc" else None
+    return (digest.hexdigest(), W.shape, system.kind, lam, alpha, system.solver, system.rtol)
 
 # columns of the indicator block solved together (bounds the n x block work array)
 _MAX_BLOCK_NUMBERS = 1 << 24
@@ -221,7 +254,14 @@ def propagation_predictions(state, folds, n_folds, refit_fold):
         for c in np.unique(comp_S):
             n_classes_in[c] = np.count_nonzero(Y_S[comp_S == c].sum(axis=0) > 0)
         regular_comp = n_classes_in >= 2
-    core, colsum, solve_info = _blocks(system, S, labeled, comp, regular_comp[comp])
+    key = _system_key(system, S, Y_S) if _SHARED is not None else None
+    if key is not None and key in _SHARED:
+        core, colsum, solve_info = _SHARED[key]
+        solve_info = {"shared": True, "solve": solve_info}
+    else:
+        core, colsum, solve_info = _blocks(system, S, labeled, comp, regular_comp[comp])
+        if key is not None:
+            _SHARED[key] = (core, colsum, solve_info)
     t1 = time.perf_counter()
     fl = np.asarray(folds)[S]
     pred = np.empty((S.size, Y.shape[1]))

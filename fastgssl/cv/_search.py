@@ -144,10 +144,38 @@ def _generic_group(search, X, y, folds, n_folds, classification, group, candidat
     records = []
     for idx in group.indices:
         t1 = time.perf_counter()
-        est = clone(search.estimator).set_params(**candidates[idx])
+        est = _candidate_estimator(search, candidates[idx])
         res = _run(approx, est, X, y, folds, protocol, search._sample_weight)
         records.append((idx, _record(search, res.predictions, res.targets, fold_of_labeled,
                                      n_folds, classification, time.perf_counter() - t1)))
+    return records
+
+
+def _graph_group(search, X, y, folds, n_folds, classification, group, candidates):
+    """Exact transductive CV of graph learners (label propagation, Poisson learning) that
+    share one graph: W built once per graph key (its kNN search shared along the grid by
+    :func:`_shared_neighbors`), each candidate on that W; candidates whose systems coincide
+    (class balancing, priors) share one block solve (:func:`fastgssl.cv._propagation
+    .shared_blocks`)."""
+    from fastgssl.cv._exact import ExactCV
+    from fastgssl.cv._propagation import shared_blocks
+
+    objectives = search._graph_objectives
+    fold_of_labeled = folds[np.flatnonzero(search._labeled)]
+    t0 = time.perf_counter()
+    W = objectives[group.indices[0]].build_graph(X)
+    share = (time.perf_counter() - t0) / len(group.indices)
+    exact = ExactCV()
+    records = []
+    with shared_blocks():
+        for idx in group.indices:
+            t1 = time.perf_counter()
+            est = objectives[idx].with_graph(W)
+            res = exact.run_transductive(est, X, y, folds,
+                                         sample_weight=search._sample_weight)
+            records.append((idx, _record(search, res.predictions, res.targets,
+                                         fold_of_labeled, n_folds, classification,
+                                         time.perf_counter() - t1 + share)))
     return records
 
 
@@ -167,7 +195,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     from fastgssl.kernels import DeformedKernel
 
     t0 = time.perf_counter()
-    first = clone(search.estimator).set_params(**candidates[group.indices[0]])
+    first = _candidate_estimator(search, candidates[group.indices[0]])
     p = first.get_params()
     n = X.shape[0]
     dense = p.get("backend", "dense") == "dense"
@@ -179,7 +207,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
                        if _objective(search, None, j, y, candidates).gamma_i > 0), None)
     if with_graph is not None:
         graph_objective = _objective(search, None, with_graph, y, candidates)
-        builder = clone(search.estimator).set_params(**candidates[with_graph])
+        builder = _candidate_estimator(search, candidates[with_graph])
         if isinstance(p.get("graph"), str):  # built by name: shared across kernel widths
             W = _shared_graph(search, group, builder, X)
             Q = _group_cached(search, "_regularizer_cache",
@@ -276,6 +304,16 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     return records
 
 
+def _candidate_estimator(search, params):
+    """The unfitted estimator of one candidate: a clone of ``params["estimator"]`` when the
+    grid has an ``"estimator"`` axis (learners compared in one search), else of the search's
+    estimator, set to the other parameters."""
+    if "estimator" in params:
+        rest = {k: v for k, v in params.items() if k != "estimator"}
+        return clone(params["estimator"]).set_params(**rest)
+    return clone(search.estimator).set_params(**params)
+
+
 def _objective(search, estimator, index, y, candidates=None):
     """The CVObjective of candidate ``index`` (computed once by ``_resolve`` in-process;
     else from ``estimator``, or a clone of the search's set to ``candidates[index]``)."""
@@ -283,7 +321,7 @@ def _objective(search, estimator, index, y, candidates=None):
     if cached is not None:
         return cached[index]
     if estimator is None:
-        estimator = clone(search.estimator).set_params(**candidates[index])
+        estimator = _candidate_estimator(search, candidates[index])
     return learner_objective(estimator, y, search.__dict__.get("_sample_weight"))
 
 
@@ -322,18 +360,27 @@ def _group_cached(search, cache_name, key, build):
     return cache[key]
 
 
-def _shared_neighbors(estimator, candidates, X):
+def _shared_neighbors(search, candidates, X):
     """kNN graphs of the grid that differ only in ``n_neighbors`` share one neighbour
     search (:func:`fastgssl.graphs.reuse_neighbors` with the largest k of the grid; exact:
-    the lists are sorted, the first k columns are the k-nearest lists)."""
+    the lists are sorted, the first k columns are the k-nearest lists). Graph learners
+    declare their k (``CVObjective.knn_k``); for the kernel machines it is read from their
+    parameters."""
     import contextlib
 
-    base = estimator.get_params()
-    ks = {int(m["n_neighbors"]) for m in ({**base, **c} for c in candidates)
-          if m.get("graph") == "knn" and float(m.get("gamma_i", 0) or 0) > 0
-          and isinstance(m.get("n_neighbors"), (int, np.integer))}
-    if len(ks) < 2:
-        return contextlib.nullcontext()
+    graph_objectives = search.__dict__.get("_graph_objectives")
+    if graph_objectives is not None:
+        ks = {o.knn_k for o in graph_objectives if o.knn_k is not None}
+        n_graphs = len({o.graph_key for o in graph_objectives if o.knn_k is not None})
+        if not ks or n_graphs < 2:
+            return contextlib.nullcontext()
+    else:
+        base = search.estimator.get_params()
+        ks = {int(m["n_neighbors"]) for m in ({**base, **c} for c in candidates)
+              if m.get("graph") == "knn" and float(m.get("gamma_i", 0) or 0) > 0
+              and isinstance(m.get("n_neighbors"), (int, np.integer))}
+        if len(ks) < 2:
+            return contextlib.nullcontext()
     from fastgssl.graphs import reuse_neighbors
 
     return reuse_neighbors(X, max(ks))
@@ -351,6 +398,9 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
     from fastgssl import registry
 
     method, protocol = search._resolved
+    if search.__dict__.get("_graph_objectives") is not None and method == "exact" and \
+            protocol == "transductive":
+        return _graph_group(search, X, y, folds, n_folds, classification, group, candidates)
     if not search._one_fit_ok or method not in _BUILTIN_METHODS:
         return _generic_group(search, X, y, folds, n_folds, classification, group, candidates,
                               method, protocol)
@@ -360,8 +410,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
         with small_blas(2.0 * X.shape[0] ** 3 / 3):
             return _transductive_group(search, X, y, folds, n_folds, classification, group,
                                        candidates)
-    base = clone(search.estimator)
-    first = base.set_params(**candidates[group.indices[0]])
+    first = _candidate_estimator(search, candidates[group.indices[0]])
     p = first.get_params()
     records = []
     t0 = time.perf_counter()
@@ -405,7 +454,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
         if warm and previous is not None:
             est = previous.set_params(**candidates[idx])
         else:
-            est = clone(search.estimator).set_params(**candidates[idx])
+            est = _candidate_estimator(search, candidates[idx])
             if warm:
                 est.set_params(warm_start=True)
         if method == "exact":
@@ -437,7 +486,7 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     """KRR / LSSVM: one eigendecomposition per sigma serves every lam (exact-quadratic with
     at most _CHOLESKY_MAX_LAMS values per sigma: one Cholesky factor per lam instead)."""
     t0 = time.perf_counter()
-    est = clone(search.estimator).set_params(**candidates[group.indices[0]])
+    est = _candidate_estimator(search, candidates[group.indices[0]])
     n = K.shape[0]
     y_enc = np.asarray(est.cv_objective(y).y, dtype=np.float64)
     l = n
@@ -476,7 +525,7 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     records = []
     for idx in group.indices:
         t1 = time.perf_counter()
-        cand = clone(search.estimator).set_params(**candidates[idx])
+        cand = _candidate_estimator(search, candidates[idx])
         lam = _objective(search, cand, idx, y).gamma_a  # validated as fit validates
         mu = l * lam
         res = None
@@ -689,13 +738,20 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         objectives = None
         if callable(getattr(est, "cv_objective", None)):
             with shared_checks():  # one target encoding, each parameter value checked once
-                objectives = [learner_objective(clone(est).set_params(**c), y,
+                objectives = [learner_objective(_candidate_estimator(self, c), y,
                                                 self._sample_weight) for c in candidates]
         # the shared paths rebuild the kernel from the estimator's kernel parameters and
         # pass it back as kernel="precomputed": only learners with those parameters
         shares_kernel = set(_KERNEL_MACHINE_PARAMS) <= set(est.get_params())
+        estimator_axis = any("estimator" in c for c in candidates)
+        # graph learners that declare how their graph is built and reused
+        # (CVObjective.graph_key / build_graph / with_graph): one graph per graph key
+        self._graph_objectives = (
+            objectives if objectives is not None and all(
+                o is not None and o.loss is None and o.with_graph is not None
+                and o.build_graph is not None for o in objectives) else None)
         self._one_fit_ok = (
-            objectives is not None and shares_kernel
+            objectives is not None and shares_kernel and not estimator_axis
             and all(callable(getattr(est, name, None))
                     for name in ("cv_state", "build_kernel", "build_factor", "build_graph"))
             and all(o.loss is not None for o in objectives))
@@ -785,7 +841,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 )
                 break
             t1 = time.perf_counter()
-            est = clone(self.estimator).set_params(**candidates[top])
+            est = _candidate_estimator(self, candidates[top])
             est_v, X_v = self._verify_inputs(est, X, kernels)
             res = exact.run(est_v, X_v, y, folds, sample_weight=self._sample_weight)
             per_fold, mean = _fold_losses(res.predictions, res.targets, fold_of_labeled,
@@ -854,9 +910,12 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._resolve(X, y, candidates)
         groups = {}
         for i, params in enumerate(candidates):
-            merged = {**self.estimator.get_params(), **params}
-            key = (_group_key(merged, _KERNEL_KEYS), _group_key(merged, _GRAPH_KEYS),
-                   _group_key(merged, _REGULARIZER_KEYS))
+            if self._graph_objectives is not None:  # the learners' declared graph keys
+                key = ((), (("graph_key", self._graph_objectives[i].graph_key),), ())
+            else:
+                merged = {**self.estimator.get_params(), **params}
+                key = (_group_key(merged, _KERNEL_KEYS), _group_key(merged, _GRAPH_KEYS),
+                       _group_key(merged, _REGULARIZER_KEYS))
             groups.setdefault(key, []).append(i)
         group_list = [_Group(idx, *k) for k, idx in groups.items()]
         # one graph per graph-parameter set, shared across widths; one Nystrom factor per
@@ -874,7 +933,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         )
         results = {}
         done = 0
-        with _shared_neighbors(self.estimator, candidates, X):
+        with _shared_neighbors(self, candidates, X):
             for g, recs in zip(group_list, Parallel(n_jobs=check_n_jobs(self.n_jobs),
                                                          return_as="generator")(jobs)):
                 for idx, rec in recs:
@@ -888,6 +947,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         # graphs and factors were only shared within the grid evaluation
         _reset_group_caches(self)
         self._objectives = None
+        self._graph_objectives = None
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
                if self._approximate() and self.verify_ not in (None, False) else 0)
         self.n_verified_, self.verify_time_ = (
@@ -910,7 +970,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Refit the selected candidate. A classifier asked for probabilities
         (``probability=True``) whose CV here was exact is calibrated on this search's
         out-of-fold values instead of running its own internal CV (one fit, not 1 + t)."""
-        best = clone(self.estimator).set_params(**self.best_params_)
+        best = _candidate_estimator(self, self.best_params_)
         exact = bool(record.get("verified")) or not self._approximate()
         params = best.get_params()
         self.probability_source_ = None

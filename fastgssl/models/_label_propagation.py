@@ -468,7 +468,29 @@ class _GraphPropagation(BaseEstimator):
         y_arr = np.asarray(y) if y is not None else None
         _, Y, labeled, classes = self._encode_targets(y, 0 if y_arr is None else len(y_arr))
         return CVObjective(task=self._task, y=self._cv_targets(Y, labeled), labeled=labeled,
-                           classes=classes)
+                           classes=classes, **self._graph_sharing())
+
+    def _graph_sharing(self):
+        """The sharing declarations of :class:`fastgssl.CVObjective`: which parameters
+        define W, how to build it, the k of its kNN search, and this learner on a given W."""
+        graph = self.graph
+        if self._precomputed():
+            return {"graph_key": ("precomputed",), "build_graph": lambda X: X,
+                    "with_graph": lambda W: clone(self)}
+        if isinstance(graph, str):
+            key = ("builder", graph, self.n_neighbors, self.graph_weight, self.sigma_w)
+        elif sp.issparse(graph) or isinstance(graph, np.ndarray):
+            key = ("matrix", id(graph))
+        else:
+            key = ("callable", id(graph))
+
+        def build_graph(X):
+            return self._build_graph(check_X(X, "X", min_samples=2))[0]
+
+        return {"graph_key": key, "build_graph": build_graph,
+                "knn_k": (int(self.n_neighbors) if isinstance(graph, str) and graph == "knn"
+                          else None),
+                "with_graph": lambda W: clone(self).set_params(graph=W)}
 
     def _cv_targets(self, Y, labeled):
         """Targets as CV encodes them: +-1 one-vs-rest columns, or the values."""
