@@ -1,14 +1,15 @@
 """The ``fastgssl`` command.
 
-``fastgssl select`` runs model selection by approximate t-fold cross-validation from one
-fit per grid point (t-FBIF / t-BIF of Liu et al. (2018, 2019), or exact quadratic CV), on the
-bundled default dataset, scikit-learn's digits, or a LIBSVM file (path or shared-dataset
-name), and prints the chosen hyper-parameters, the CV criterion, the test error of the
-selected model on a held-out 30 % split, and the time of the approximate CV against exact
-t-fold CV::
+``fastgssl select`` runs model selection by t-fold cross-validation (exact where it costs
+about one fit, else t-FBIF / t-BIF of Liu et al. (2018, 2019) with the winner verified), on
+scikit-learn's digits (the default), its breast cancer data or a LIBSVM file (path or
+shared-dataset name), and prints the chosen hyper-parameters, the CV criterion, the test
+error of the selected model on a held-out 30 % split, the time of the approximate CV against
+exact t-fold CV, and the time Numba spent compiling (apart from the rest)::
 
-    fastgssl select                                  # SVM on breast cancer, 10-FBIF
-    fastgssl select --dataset housing_scale          # KRR, exact quadratic 10-fold CV
+    fastgssl select                                  # LapSVM on digits, exact 10-fold CV
+    fastgssl select --dataset housing_scale          # LapRLS, a regression set
+    fastgssl select --dataset letter.scale --task classification
     fastgssl select --model lapsvm --labeled-fraction 0.1 --folds 5 --json
     fastgssl select --quick --compare-exact          # also run the exact grid search
 
