@@ -37,7 +37,7 @@ ax.set_title(f"10-NN graph: {W.nnz // 2} edges, 6 labels")
 # supervised special case).  The decision surfaces are evaluated on a grid through the
 # kernel expansion ``f(x) = sum_i alpha_i k(x_i, x)``: both models predict new points.
 # The kernel is the papers' ``exp(-||x - x'||^2 / (2 sigma))``: ``sigma`` is a squared
-# length scale.
+# distance.
 lapsvm = LapSVM(sigma=0.2, gamma_a=1e-4, gamma_i=100.0, n_neighbors=10).fit(X, y_ssl)
 svm = SVM(sigma=0.2, lam=1e-4).fit(X[labeled], y[labeled])
 

@@ -349,6 +349,13 @@ def check_target(y, n_samples=None, name="y"):
         raise ValueError(f"{name} is None; pass a 1-D array-like of shape (n_samples,).")
     if isinstance(y, (str, bytes)):
         raise ValueError(f"{name} must be a 1-D array-like, got a string.")
+    if sp.issparse(y):
+        raise ValueError(f"{name} must be a dense 1-D array-like of shape (n_samples,), got "
+                         f"a sparse {y.shape[0]} x {y.shape[1]} matrix; pass "
+                         f"{name}.toarray().ravel().")
+    if np.ndim(y) == 0:
+        raise ValueError(f"{name} must be a 1-D array-like of shape (n_samples,), got the "
+                         f"scalar {y!r}.")
     try:
         y = as_label_array(y, name)
     except ValueError as exc:

@@ -1,14 +1,15 @@
 """The ``fastgssl`` command.
 
-``fastgssl select`` runs model selection by approximate t-fold cross-validation from one
-fit per grid point (t-FBIF / t-BIF of Liu et al. (2018, 2019), or exact quadratic CV), on the
-bundled default dataset, scikit-learn's digits, or a LIBSVM file (path or shared-dataset
-name), and prints the chosen hyper-parameters, the CV criterion, the test error of the
-selected model on a held-out 30 % split, and the time of the approximate CV against exact
-t-fold CV::
+``fastgssl select`` runs model selection by t-fold cross-validation (exact where it costs
+about one fit, else t-FBIF / t-BIF of Liu et al. (2018, 2019) with the winner verified), on
+scikit-learn's digits (the default), its breast cancer data or a LIBSVM file (path or
+shared-dataset name), and prints the chosen hyper-parameters, the CV criterion, the test
+error of the selected model on a held-out 30 % split, the time of the approximate CV against
+exact t-fold CV, and the time Numba spent compiling (apart from the rest)::
 
-    fastgssl select                                  # SVM on breast cancer, 10-FBIF
-    fastgssl select --dataset housing_scale          # KRR, exact quadratic 10-fold CV
+    fastgssl select                                  # LapSVM on digits, exact 10-fold CV
+    fastgssl select --dataset housing_scale          # LapRLS, a regression set
+    fastgssl select --dataset letter.scale --task classification
     fastgssl select --model lapsvm --labeled-fraction 0.1 --folds 5 --json
     fastgssl select --quick --compare-exact          # also run the exact grid search
 
@@ -28,8 +29,9 @@ import io
 import json
 import re
 import sys
-import time
 import warnings
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,7 +39,40 @@ __all__ = ["main", "build_parser", "select"]
 
 _REGRESSION_SETS = {"abalone", "housing_scale", "mpg", "space_ga", "eunite2001", "bodyfat",
                     "cpusmall", "triazines", "pyrim", "mg"}
-_MODELS = ("krr", "svm", "laprls", "lapsvm")
+_TASKS = ("classification", "regression")
+_DEFAULT_FOLDS = 10
+
+
+class _Model(NamedTuple):
+    """A ``--model`` choice: the tasks it takes, whether it learns from unlabeled points
+    (the job then hides labels and adds the baselines), whether its loss is the square
+    loss (``--method exact-quadratic``), its grid and its estimator."""
+
+    tasks: tuple
+    semi_supervised: bool
+    square_loss: bool
+    grid: str
+    build: Callable
+
+
+def _kernel_machines():
+    from fastgssl import models
+
+    return models
+
+
+_MODELS = {
+    "krr": _Model(_TASKS, False, True, "kernel_machine",
+                  lambda task, seed: _kernel_machines().KRR(task=task, random_state=seed)),
+    "svm": _Model(("classification",), False, False, "kernel_machine",
+                  lambda task, seed: _kernel_machines().SVM(random_state=seed)),
+    "laprls": _Model(_TASKS, True, True, "manifold",
+                     lambda task, seed: _kernel_machines().LapRLS(task=task,
+                                                                  random_state=seed)),
+    "lapsvm": _Model(("classification",), True, False, "manifold",
+                     lambda task, seed: _kernel_machines().LapSVM(random_state=seed)),
+}
+_DEFAULT_MODEL = {"classification": "lapsvm", "regression": "laprls"}
 _METHODS = ("auto", "fbif", "bif", "exact", "exact-quadratic", "newton")
 
 
@@ -71,7 +106,14 @@ def build_parser():
                           "costs about one fit: transductive exact CV through the deformed "
                           "kernel for laprls / lapsvm, exact CV for krr, t-FBIF with the winner "
                           "verified for svm)")
-    sel.add_argument("--folds", type=int, default=10, help="number of folds t (default 10)")
+    sel.add_argument("--task", choices=_TASKS, default=None,
+                     help="classification or regression (default: guessed from the labels: "
+                          "integer labels, of any count, are classes; other numbers are a "
+                          "regression target; the report says which and why)")
+    sel.add_argument("--folds", type=int, default=None,
+                     help="number of folds t (default 10, lowered to the labeled count of "
+                          "the smallest class, or of the labeled points for regression, when "
+                          "that is smaller; the report says so)")
     sel.add_argument("--labeled-fraction", type=float, default=0.1,
                      help="fraction of training points keeping their label for laprls / "
                           "lapsvm (default 0.1)")
@@ -125,19 +167,34 @@ def _split_markers(y):
     return y, np.zeros(len(y), dtype=bool)
 
 
-def _task_of(base, y):
+def _guess_task(base, y, task=None):
+    """``(task, reason)`` for the labels ``y`` of the data set ``base`` (unlabeled markers
+    removed): ``task`` given, a known LIBSVM regression set, labels that are not numbers,
+    integer labels (classes, however many) or other numbers (a regression target)."""
+    numeric = y.dtype.kind in "fiub"
+    if task is not None:
+        if task == "regression" and not numeric:
+            raise ValueError("--task regression needs numeric labels; these are not numbers "
+                             "(use --task classification).")
+        return task, "--task given"
     if base in _REGRESSION_SETS:
-        return "regression"
-    if y.dtype.kind not in "fiu":
-        return "classification"
+        return "regression", (f"{base} is a LIBSVM regression set (--task classification "
+                              f"overrides)")
+    if not numeric:
+        return "classification", "the labels are not numbers"
     values = np.unique(y)
-    integral = np.all(values == np.round(values))
-    return "classification" if integral and len(values) <= 20 else "regression"
+    if np.all(values == np.round(values)):
+        return "classification", (f"{len(values)} distinct integer labels are taken for "
+                                   f"classes (--task regression if they are a numeric target)")
+    return "regression", (f"the labels take {len(values)} values, not all integers, so they "
+                          f"are taken for a regression target (--task classification "
+                          f"overrides)")
 
 
 def _load(dataset):
-    """Return ``(X, y, missing, task, description)``: raw features (standardization is the
-    job's), labels, the mask of points whose label is None / NaN (unlabeled markers)."""
+    """Return ``(X, y, missing, base, description)``: raw features (standardization is the
+    job's), labels, the mask of points whose label is None / NaN (unlabeled markers) and
+    the data set's base name (for the task guess)."""
     from fastgssl import datasets
 
     if isinstance(dataset, tuple):
@@ -147,38 +204,79 @@ def _load(dataset):
         y, missing = _split_markers(y)
         if len(y) != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels.")
-        task = _task_of("", y[~missing])
-        description = f"{name} (given arrays)"
-    else:
-        name = str(dataset).strip()
-        if not name:
-            raise ValueError("--dataset is empty: give breast_cancer, digits, a LIBSVM file "
-                             "path or a shared dataset name such as a1a.")
-        if name in ("breast_cancer", "breast-cancer-sklearn", "default"):
-            X, y = datasets.load_default(standardize=False)
-            return X, y, np.zeros(len(y), dtype=bool), "classification", \
-                "breast_cancer (scikit-learn)"
-        if name == "digits":
-            from sklearn.datasets import load_digits
+        return X, y, missing, "", f"{name} (given arrays)"
+    name = str(dataset).strip()
+    if not name:
+        raise ValueError("--dataset is empty: give breast_cancer, digits, a LIBSVM file "
+                         "path or a shared dataset name such as a1a.")
+    if name in ("breast_cancer", "breast-cancer-sklearn", "default"):
+        X, y = datasets.load_default(standardize=False)
+        return X, y, np.zeros(len(y), dtype=bool), "breast_cancer", \
+            "breast_cancer (scikit-learn)"
+    if name == "digits":
+        from sklearn.datasets import load_digits
 
-            X, y = load_digits(return_X_y=True)
-            return X, y, np.zeros(len(y), dtype=bool), "classification", \
-                "digits (scikit-learn, pixels 0-16)"
-        X, y = datasets.load_libsvm(name, dense=True)
-        base = name.rsplit("/", 1)[-1].removesuffix(".gz")
-        y, missing = _split_markers(y)
-        task = _task_of(base, y[~missing])
-        description = f"{base} (LIBSVM)"
+        X, y = load_digits(return_X_y=True)
+        return X, y, np.zeros(len(y), dtype=bool), "digits", \
+            "digits (scikit-learn, pixels 0-16)"
+    X, y = datasets.load_libsvm(name, dense=True)
+    base = name.rsplit("/", 1)[-1].removesuffix(".gz")
+    y, missing = _split_markers(y)
+    return X, y, missing, base, f"{base} (LIBSVM)"
+
+
+def _encode_targets(y, missing, task):
+    """Class ids 0..K-1 (LIBSVM's "-1" class would read as "unlabeled" for laprls /
+    lapsvm) and the class values, or float targets with NaN markers and None."""
     if missing.all():
         raise ValueError("every label is None / NaN: the select job needs labeled points.")
+    present = y[~missing]
+    if present.dtype.kind in "fc" and not np.all(np.isfinite(present)):
+        bad = int(np.flatnonzero(~missing)[~np.isfinite(present)][0])
+        raise ValueError(f"the label of point {bad} is {y[bad]}: labels must be finite "
+                         f"(None / NaN marks an unlabeled point).")
     if task == "classification":
-        # class ids 0..K-1: LIBSVM's "-1" class would read as "unlabeled" for laprls / lapsvm
         ids = np.full(len(y), -1, dtype=np.int64)
-        ids[~missing] = np.unique(y[~missing], return_inverse=True)[1]
-        y = ids
+        classes, ids[~missing] = np.unique(present, return_inverse=True)
+        return ids, classes
+    return np.where(missing, np.nan, y).astype(np.float64), None
+
+
+def _n_folds(requested, y_fit, task, classes):
+    """``(t, note)``: the folds of the search. The default is 10, lowered to the labeled
+    count of the smallest class (stratified folds hold every class), or of the labeled
+    points for regression; an explicit ``--folds`` above that is refused."""
+    if task == "classification":
+        values, counts = np.unique(y_fit[y_fit != -1], return_counts=True)
+        limit = int(counts.min())
+        smallest = classes[values[np.argmin(counts)]]
+        smallest = smallest.item() if hasattr(smallest, "item") else smallest
+        if isinstance(smallest, float) and smallest.is_integer():
+            smallest = int(smallest)  # a LIBSVM file's labels are read as floats
+        why = (f"the smallest class ({smallest}) has {limit} labeled point(s) in the "
+               f"training split")
     else:
-        y = np.where(missing, np.nan, y).astype(np.float64)
-    return X, y, missing, task, description
+        limit = int(np.count_nonzero(~np.isnan(y_fit)))
+        why = f"the training split has {limit} labeled point(s)"
+    hidden = np.any(y_fit == -1) if task == "classification" else np.isnan(y_fit).any()
+    more = "raise --labeled-fraction" if hidden else "use a larger data set"
+    if requested is None:
+        if limit < 2:
+            raise ValueError(
+                f"{why}, and cross-validation needs at least 2 per class; {more}"
+                + (" or, if the labels are a numeric target, pass --task regression."
+                   if task == "classification" else "."))
+        if limit >= _DEFAULT_FOLDS:
+            return _DEFAULT_FOLDS, None
+        return limit, f"folds lowered from {_DEFAULT_FOLDS} (the default) to {limit}: {why}"
+    if requested > limit:
+        if limit < 2:
+            raise ValueError(f"--folds {requested} cannot work: {why}; {more}.")
+        allow = ("stratified folds allow" if task == "classification"
+                 else "there are labeled points")
+        raise ValueError(f"--folds {requested} is more than {allow}: {why}. Use --folds "
+                         f"{limit} or fewer, omit --folds (the default lowers it), or {more}.")
+    return int(requested), None
 
 
 def _standardize(X_tr, X_te):
@@ -277,7 +375,7 @@ def _grid(model, X, quick):
     from fastgssl.kernels import default_sigma
 
     s0 = float(default_sigma(X))
-    if model in ("krr", "svm"):
+    if _MODELS[model].grid == "kernel_machine":
         sig_exp = [-2, 0, 2] if quick else [-3, -2, -1, 0, 1, 2, 3, 4]
         lam_exp = [-15, -9, -3] if quick else [-15, -12, -9, -6, -3, 0]
         return {"sigma": [s0 * 2.0**i for i in sig_exp], "lam": [2.0**i for i in lam_exp]}
@@ -288,17 +386,13 @@ def _grid(model, X, quick):
 
 
 def _estimator(model, task, random_state):
-    from fastgssl import models
-
-    if model == "krr":
-        return models.KRR(task=task, random_state=random_state)
-    if task != "classification" and model in ("svm", "lapsvm"):
-        raise ValueError(f"--model {model} needs a classification dataset; use krr / laprls.")
-    if model == "svm":
-        return models.SVM(random_state=random_state)
-    if model == "laprls":
-        return models.LapRLS(task=task, random_state=random_state)
-    return models.LapSVM(random_state=random_state)
+    spec = _MODELS[model]
+    if task not in spec.tasks:
+        others = [m for m, sp in _MODELS.items() if task in sp.tasks]
+        raise ValueError(f"--model {model} needs a classification dataset, and this one is "
+                         f"taken for {task}; use --model {' / '.join(others)} (or --task "
+                         f"classification if the labels are classes).")
+    return spec.build(task, random_state)
 
 
 def _hide_labels(y, fraction, task, rng):
@@ -319,36 +413,49 @@ def _hide_labels(y, fraction, task, rng):
     return y_semi
 
 
-def _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state, progress):
-    """What the unlabeled points buy: an SVM selected on the labeled points alone (same
-    folds count, exact-verified search) and scikit-learn's LabelSpreading with its defaults."""
+def _label_spreading(X_tr, y_fit, X_te, y_te, clock, **params):
+    """scikit-learn's LabelSpreading: its test error, time and the test points it could
+    not score. Its RBF kernel at the default gamma underflows to 0 on rows far from every
+    training point; such a row's probabilities are 0/0 (scikit-learn warns and predicts
+    its first class): counted here instead of leaking the warning."""
     from sklearn.semi_supervised import LabelSpreading
 
+    with clock.split() as spent, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ls = LabelSpreading(**params).fit(X_tr, y_fit)
+        proba = ls.predict_proba(X_te)
+        pred = ls.classes_[np.argmax(np.nan_to_num(proba, nan=-1.0), axis=1)]
+    return {"params": params, "test_error": float(np.mean(pred != y_te)),
+            "seconds": spent["run"],
+            "n_test_unscored": int(np.count_nonzero(np.isnan(proba).any(axis=1)))}
+
+
+def _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state, n_neighbors, clock,
+               progress):
+    """What the unlabeled points buy: an SVM selected on the labeled points alone (same
+    folds, exact-verified search), and scikit-learn's LabelSpreading on the same kNN graph
+    size k as the model and at its defaults (an RBF kernel on every pair)."""
     from fastgssl.cv import ApproxGridSearchCV
     from fastgssl.models import SVM
 
     labeled = y_fit != -1
     out = {}
-    with progress.bar("baselines", 2, "model") as bar:
-        t0 = time.perf_counter()
-        counts = np.unique(y_fit[labeled], return_counts=True)[1]
-        t = int(max(2, min(folds, counts.min())))
-        svm = ApproxGridSearchCV(SVM(random_state=random_state),
-                                 _grid("svm", X_tr[labeled], quick), cv=t,
-                                 random_state=random_state).fit(X_tr[labeled], y_fit[labeled])
+    with progress.bar("baselines", 3, "model") as bar:
+        with clock.split() as spent:
+            svm = ApproxGridSearchCV(SVM(random_state=random_state),
+                                     _grid("svm", X_tr[labeled], quick), cv=folds,
+                                     random_state=random_state).fit(X_tr[labeled],
+                                                                    y_fit[labeled])
         out["svm_labeled_only"] = {
             "test_error": _test_error(svm.best_estimator_, X_te, y_te, "classification"),
-            "seconds": time.perf_counter() - t0, "best_params": {
+            "seconds": spent["run"], "best_params": {
                 k: float(v) for k, v in svm.best_params_.items()},
-            "method": f"{t}-fold {svm.method_}" + (" + verify" if svm.verify_ else "")}
+            "method": f"{folds}-fold {svm.method_}" + (" + verify" if svm.verify_ else "")}
         bar.update(1)
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # its 0/0 on isolated rows
-            ls = LabelSpreading().fit(X_tr, y_fit)
-        out["label_spreading_defaults"] = {
-            "test_error": float(np.mean(ls.predict(X_te) != y_te)),
-            "seconds": time.perf_counter() - t0}
+        out["label_spreading_knn"] = _label_spreading(
+            X_tr, y_fit, X_te, y_te, clock, kernel="knn", n_neighbors=int(n_neighbors))
+        bar.update(1)
+        out["label_spreading_defaults"] = _label_spreading(X_tr, y_fit, X_te, y_te, clock)
         bar.update(1)
     return out
 
@@ -360,37 +467,67 @@ def _test_error(est, X, y, task):
     return float(np.mean((pred - y) ** 2))
 
 
-def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_fraction=0.1,
+def select(dataset="digits", model=None, method=None, folds=None, labeled_fraction=0.1,
            n_components=None, quick=False, compare_exact=False, n_jobs=None, random_state=0,
-           verbose=0, verify="best", standardize=True, standardize_target=True):
+           verbose=0, verify="best", standardize=True, standardize_target=True, task=None):
     """Run the ``select`` job and return its report as a dict (what ``--json`` prints).
 
-    ``dataset`` is a name (``"breast_cancer"``, ``"digits"``, a LIBSVM path or shared name)
+    ``dataset`` is a name (``"digits"``, ``"breast_cancer"``, a LIBSVM path or shared name)
     or a tuple ``(X, y[, name])``; labels that are None / NaN mark unlabeled points: the
     semi-supervised models (laprls, lapsvm) use them as extra unlabeled training points, the
     supervised ones leave them out (both said in the report). ``-1`` is a class here (as in
     LIBSVM files), not a marker: the job hides labels itself (``labeled_fraction``).
+    ``task`` (``"classification"`` / ``"regression"``) overrides the guess from the labels;
+    ``folds=None`` is 10 lowered to what the smallest labeled class allows.
     ``verbose``: 0 silent, 1 progress bars on stderr, 2 also the search's lines.
     """
+    from fastgssl._jit import CompileClock
+
+    with CompileClock() as clock:
+        report = _select(clock, dataset, model, method, folds, labeled_fraction, n_components,
+                         quick, compare_exact, n_jobs, random_state, verbose, verify,
+                         standardize, standardize_target, task)
+        report["compile_seconds"] = clock.seconds
+    return report
+
+
+def _split(X, y, task, random_state):
+    """The 70 / 30 split (stratified for classification)."""
     from sklearn.model_selection import train_test_split
 
+    if task == "classification":
+        values, counts = np.unique(y, return_counts=True)
+        if counts.min() < 2:
+            raise ValueError(
+                f"{np.count_nonzero(counts < 2)} class(es) have a single labeled point, and "
+                f"the 30 % test split is stratified (every class on both sides); if the "
+                f"labels are a numeric target, pass --task regression.")
+    return train_test_split(X, y, test_size=0.3, random_state=random_state,
+                            stratify=y if task == "classification" else None)
+
+
+def _select(clock, dataset, model, method, folds, labeled_fraction, n_components, quick,
+            compare_exact, n_jobs, random_state, verbose, verify, standardize,
+            standardize_target, task):
     from fastgssl.cv import ApproxGridSearchCV, cv_result
 
     progress = _Progress(verbose)
-    X_all, y_all, missing, task, description = _load(dataset)
+    X_all, y_raw, missing, base, description = _load(dataset)
+    task, task_reason = _guess_task(base, y_raw[~missing], task)
+    y_all, classes = _encode_targets(y_raw, missing, task)
     if model is None:
-        model = "lapsvm" if task == "classification" else "laprls"
+        model = _DEFAULT_MODEL[task]
     if method is None:
         method = "auto"
-    if method == "exact-quadratic" and model in ("svm", "lapsvm"):
-        raise ValueError("--method exact-quadratic needs the square loss: use --model krr or "
-                         "laprls.")
-    semi = model in ("laprls", "lapsvm")
+    if method == "exact-quadratic" and not _MODELS[model].square_loss:
+        squares = " or ".join(m for m, sp in _MODELS.items() if sp.square_loss)
+        raise ValueError(f"--method exact-quadratic needs the square loss: use --model "
+                         f"{squares}.")
+    est = _estimator(model, task, random_state)
+    semi = _MODELS[model].semi_supervised
     X, y = X_all[~missing], y_all[~missing]
     X_unl = X_all[missing]
-    strat = y if task == "classification" else None
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=random_state,
-                                              stratify=strat)
+    X_tr, X_te, y_tr, y_te = _split(X, y, task, random_state)
     notes = []
     n_marked = int(missing.sum())
     if n_marked:
@@ -412,10 +549,13 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
         marker = np.full(n_marked, -1 if task == "classification" else np.nan,
                          dtype=y_fit.dtype)
         y_fit = np.concatenate([y_fit, marker])
+    folds, folds_note = _n_folds(folds, y_fit, task, classes)
+    if folds_note:
+        notes.append(folds_note)
     target = None
     scale2 = 1.0
     if task == "regression":
-        labeled_y = y_fit[~np.isnan(y_fit)] if y_fit.dtype.kind == "f" else y_fit
+        labeled_y = y_fit[~np.isnan(y_fit)]
         if standardize_target:
             mu = float(labeled_y.mean())
             sd = float(labeled_y.std()) or 1.0
@@ -435,7 +575,6 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     else:
         criterion = "mean squared error"
         units = "squared target units (targets as loaded)"
-    est = _estimator(model, task, random_state)
     grid = _grid(model, X_tr, quick)
     n_cand = int(np.prod([len(v) for v in grid.values()]))
     verify = _parse_verify(verify)  # validated for every method, used by approximate ones
@@ -443,7 +582,7 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
         verify = None  # auto verifies by itself where it picks an approximation
     search_verbose = min(int(verbose), 2)
 
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, clock.split() as spent:
         warnings.filterwarnings("always", message="verify=", category=UserWarning)
         with progress.search(f"{folds}-fold {method} search", n_cand):
             search = ApproxGridSearchCV(est, grid, cv=folds, method=method,
@@ -463,6 +602,7 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     report = {
         "dataset": description,
         "task": task,
+        "task_reason": task_reason,
         "model": model,
         "n_train": int(X_tr.shape[0]),
         "n_labeled": int(np.count_nonzero(search.best_estimator_.labeled_mask_)),
@@ -478,8 +618,9 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
         "criterion": criterion,
         "criterion_units": units,
         "test_error": test_error,
-        "search_seconds": search.search_time_,
-        "seconds_per_grid_point": search.cost_per_candidate_,
+        "search_seconds": spent["run"],
+        "search_compile_seconds": spent["compile"],
+        "seconds_per_grid_point": spent["run"] / n_cand,
         "verify": verify,
         "n_verified": search.n_verified_,
         "notes": notes,
@@ -487,38 +628,39 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
     report["protocol"] = search.protocol_
     if semi and task == "classification":
         report["baselines"] = _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state,
-                                         progress)
+                                         est.n_neighbors, clock, progress)
     if task == "regression" and standardize_target:
         report["test_error_data_units"] = test_error * scale2
         report["cv_criterion_data_units"] = search.best_cv_error_ * scale2
     # approximate vs exact CV at the selected point: one run of each
-    chosen = best.get_params()
-    point = type(est)(**chosen)
+    point = type(est)(**best.get_params())
     with progress.bar("CV at the chosen point", 2, "run") as bar:
-        t0 = time.perf_counter()
-        approx = cv_result(point, X_tr, y_fit, search.folds_, method=method,
-                           **({"n_components": n_components} if method == "fbif" else {}))
-        t_approx = time.perf_counter() - t0
+        with clock.split() as t_approx:
+            approx = cv_result(point, X_tr, y_fit, search.folds_, method=method,
+                               **({"n_components": n_components} if method == "fbif" else {}))
         bar.update(1)
-        t0 = time.perf_counter()
-        exact = cv_result(point, X_tr, y_fit, search.folds_, method="exact")
-        t_exact = time.perf_counter() - t0
+        with clock.split() as t_exact:
+            exact = cv_result(point, X_tr, y_fit, search.folds_, method="exact")
         bar.update(1)
     report["selected_point"] = {
         "approx_cv": approx.score,
         "exact_cv": exact.score,
-        "approx_seconds": t_approx,
-        "exact_seconds": t_exact,
-        "speedup": t_exact / max(t_approx, 1e-12),
+        "approx_seconds": t_approx["run"],
+        "exact_seconds": t_exact["run"],
+        "speedup": t_exact["run"] / max(t_approx["run"], 1e-12),
         "approx_exact_gap": abs(approx.score - exact.score),
         "exact_graph_mode": exact.graph_mode,
         "approx_form": approx.form,
     }
     gap = report["selected_point"]["approx_exact_gap"]
     report["warnings"] = list(cap_messages)
+    exact_method = method in ("exact", "exact-quadratic")
     verified = bool(verify) and bool(search.cv_results_["verified"][search.best_index_])
-    report["winner_verified"] = verified
-    if method != "exact" and not verified and gap > max(0.005, 0.25 * exact.score):
+    # "exact": the criterion is exact CV; "verified": an approximation whose winner was
+    # re-scored by exact CV; "unverified": an approximation left as it was
+    report["winner_cv"] = "exact" if exact_method else "verified" if verified else "unverified"
+    report["winner_verified"] = None if exact_method else verified
+    if not exact_method and not verified and gap > max(0.005, 0.25 * exact.score):
         report["warnings"].append(
             f"at the chosen point the {method} criterion ({approx.score:.4f}) differs from "
             f"exact CV ({exact.score:.4f}) by {gap:.4f}; first-order CV approximations are "
@@ -527,7 +669,7 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
                else "Use --verify best, check with --compare-exact or use --method exact.")
         )
     if compare_exact:
-        with progress.search(f"{folds}-fold exact search", n_cand):
+        with progress.search(f"{folds}-fold exact search", n_cand), clock.split() as t_ex:
             ex = ApproxGridSearchCV(est, grid, cv=search.folds_, method="exact", n_jobs=n_jobs,
                                     random_state=random_state,
                                     verbose=search_verbose).fit(X_tr, y_fit)
@@ -536,8 +678,8 @@ def select(dataset="breast_cancer", model=None, method=None, folds=10, labeled_f
             "best_params": {k: float(v) for k, v in ex.best_params_.items()},
             "cv_criterion": ex.best_cv_error_,
             "test_error": _test_error(ex.best_estimator_, X_te, y_te, task),
-            "search_seconds": ex.search_time_,
-            "speedup": ex.search_time_ / max(search.search_time_, 1e-12),
+            "search_seconds": t_ex["run"],
+            "speedup": t_ex["run"] / max(spent["run"], 1e-12),
         }
     return report
 
@@ -560,7 +702,8 @@ def _parse_verify(value):
 def _print_report(r, out):
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p(f"dataset      {r['dataset']}: {r['n_train']} train ({r['n_labeled']} labeled), "
-      f"{r['n_test']} test, {r['task']}")
+      f"{r['n_test']} test")
+    p(f"task         {r['task']}: {r['task_reason']}")
     p(f"features     {r['features']}")
     if r.get("target"):
         t = r["target"]
@@ -582,6 +725,12 @@ def _print_report(r, out):
     p(f"search time  {r['search_seconds']:.2f} s ({1e3 * r['seconds_per_grid_point']:.1f} ms "
       f"per grid point)" + (f", {r['n_verified']} candidate(s) re-scored by exact CV "
                            f"(--verify {r['verify']})" if r["verify"] else ""))
+    if r["compile_seconds"] > 0:
+        p(f"compile time {r['compile_seconds']:.2f} s (Numba compiling its kernels on a first "
+          f"run, {r['search_compile_seconds']:.2f} s of it during the search; left out of the "
+          f"other times, and read from Numba's disk cache on later runs)")
+    else:
+        p("compile time 0 s (every kernel read from Numba's disk cache)")
     s = r["selected_point"]
     p(f"at the chosen point: {r['method']} CV {s['approx_cv']:.4f} in "
       f"{s['approx_seconds']:.3f} s; exact {r['folds']}-CV {s['exact_cv']:.4f} in "
@@ -591,9 +740,14 @@ def _print_report(r, out):
         s_ = b["svm_labeled_only"]
         p(f"baseline     SVM on the {r['n_labeled']} labeled points alone ({s_['method']}): "
           f"test error {s_['test_error']:.4f} ({s_['seconds']:.2f} s)")
-        ls = b["label_spreading_defaults"]
-        p(f"baseline     scikit-learn LabelSpreading(), defaults: test error "
-          f"{ls['test_error']:.4f} ({ls['seconds']:.2f} s)")
+        for key, what in (("label_spreading_knn", "kNN graph as the model's"),
+                          ("label_spreading_defaults", "its defaults")):
+            ls = b[key]
+            args = ", ".join(f"{k}={v!r}" for k, v in ls["params"].items())
+            unscored = (f"; {ls['n_test_unscored']} test point(s) beyond its kernel's reach "
+                        f"got its first class" if ls["n_test_unscored"] else "")
+            p(f"baseline     scikit-learn LabelSpreading({args}), {what}: test error "
+              f"{ls['test_error']:.4f} ({ls['seconds']:.2f} s{unscored})")
     if "exact_search" in r:
         e = r["exact_search"]
         p("exact search chose " + ", ".join(f"{k}={v:.4g}" for k, v in e["best_params"].items())
@@ -619,7 +773,7 @@ def main(argv=None):
     if args.command is None:
         parser.print_help()
         return 2
-    if args.folds < 2:
+    if args.folds is not None and args.folds < 2:
         parser.error(f"--folds must be >= 2, got {args.folds}")
     try:
         report = select(dataset=args.dataset, model=args.model, method=args.method,
@@ -628,7 +782,7 @@ def main(argv=None):
                         compare_exact=args.compare_exact, n_jobs=args.n_jobs,
                         random_state=args.random_state, verbose=_level(args),
                         verify=args.verify, standardize=args.standardize,
-                        standardize_target=args.standardize_target)
+                        standardize_target=args.standardize_target, task=args.task)
     except (ValueError, OSError, MemoryError) as exc:
         print(f"fastgssl select: error: {exc}", file=sys.stderr)
         return 1

@@ -472,3 +472,20 @@ def test_convergence_warning_reports_objective_step_and_sizes():
     assert f"objective {info[0]['objective']:.6g}" in msg
     assert "relative step" in msg and f"|M| = {info[0]['margin']}" in msg
     assert f"|E| = {info[0]['linear']}" in msg
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.integers(1, 60), distinct=st.integers(1, 8),
+       data=st.data())
+def test_top_violators_equal_a_sort(seed, n, distinct, data):
+    """The quickselect that picks the block of violators equals the sort it replaced: the
+    k largest |g| (ties at the k-th value resolved to the first entries), in V's order."""
+    from fastgssl.models._kernel_solvers import _top_violators
+
+    rng = np.random.default_rng(seed)
+    k = data.draw(st.integers(1, n))
+    g = rng.integers(-distinct, distinct + 1, size=3 * n).astype(float)  # many ties
+    V = np.sort(rng.choice(3 * n, size=n, replace=False)).astype(np.int64)
+    got = _top_violators(V, g, k)
+    order = np.argsort(-np.abs(g[V]), kind="stable")  # stable: ties keep V's order
+    assert got.tolist() == np.sort(V[order[:k]]).tolist()

@@ -34,7 +34,13 @@ def test_select_default_dataset_json(capsys):
 
 
 def test_select_default_is_the_semi_supervised_main_job(capsys):
-    assert main(["select", "--quick", "--json", "--folds", "3"]) == 0
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["select", "--quick", "--json", "--folds", "3"]) == 0
+    # scikit-learn's LabelSpreading divides 0 by 0 on rows beyond its kernel: not leaked
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
     report = json.loads(capsys.readouterr().out)
     assert report["model"] == "lapsvm" and report["dataset"].startswith("digits")
     assert report["method"] == "exact" and report["protocol"] == "transductive"
@@ -42,6 +48,10 @@ def test_select_default_is_the_semi_supervised_main_job(capsys):
     base = report["baselines"]
     assert 0 <= base["svm_labeled_only"]["test_error"] <= 1
     assert 0 <= base["label_spreading_defaults"]["test_error"] <= 1
+    # the kNN baseline on the model's graph size, beside the defaults (issue 27)
+    assert base["label_spreading_knn"]["params"] == {"kernel": "knn", "n_neighbors": 10}
+    assert base["label_spreading_knn"]["n_test_unscored"] == 0
+    assert 0 <= base["label_spreading_knn"]["test_error"] <= 1
     assert report["n_labeled"] < report["n_train"] / 5
 
 
@@ -246,3 +256,148 @@ def test_empty_or_directory_dataset_is_a_clean_error(tmp_path, capsys):
     assert "--dataset is empty" in err and "Traceback" not in err
     assert main(["select", "--dataset", str(tmp_path)]) == 1
     assert "is a directory" in capsys.readouterr().err
+
+
+# ---- issue 27: the task, the folds, compilation apart, the baselines ---------------------------
+def _libsvm_classes(path, counts, integer=True, seed=0):
+    """A LIBSVM file with ``counts[c]`` points of class c (labels c, or c + 0.5), two
+    features, classes well apart."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for c, count in enumerate(counts):
+        label = f"{c}" if integer else f"{c + 0.5}"
+        for _ in range(count):
+            x = rng.normal(size=2) * 0.3 + np.array([np.cos(c), np.sin(c)]) * (3 + c)
+            lines.append(f"{label} 1:{x[0]:.6f} 2:{x[1]:.6f}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_task_guess_integer_labels_of_any_count_are_classes():
+    from fastgssl.cli import _guess_task
+
+    task, why = _guess_task("x", np.arange(26).repeat(3))
+    assert task == "classification" and "26 distinct integer labels" in why
+    assert "--task regression" in why
+    task, why = _guess_task("x", np.array([0.5, 1.25, 2.0, 3.0]))
+    assert task == "regression" and "--task classification" in why
+    assert _guess_task("housing_scale", np.arange(4.0))[0] == "regression"
+    assert _guess_task("x", np.array(["a", "b"]))[0] == "classification"
+    assert _guess_task("x", np.arange(4.0), "regression") == ("regression", "--task given")
+    with pytest.raises(ValueError, match="--task regression needs numeric labels"):
+        _guess_task("x", np.array(["a", "b"]), "regression")
+
+
+def test_many_integer_classes_run_as_classification_and_task_overrides(tmp_path, capsys):
+    data = _libsvm_classes(tmp_path / "many.txt", [12] * 22)  # more than 20 classes
+    assert main(["select", "--dataset", str(data), "--model", "krr", "--quick", "--json",
+                 "--folds", "3"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["task"] == "classification" and "22 distinct integer labels" in r["task_reason"]
+    assert r["criterion"] == "0-1 error"
+    assert main(["select", "--dataset", str(data), "--model", "krr", "--quick", "--json",
+                 "--folds", "3", "--task", "regression"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["task"] == "regression" and r["task_reason"] == "--task given"
+    assert r["criterion"] == "mean squared error"
+    # human output says which task and why
+    assert main(["select", "--dataset", str(data), "--model", "krr", "--quick",
+                 "--folds", "3"]) == 0
+    assert "task         classification: 22 distinct integer labels" in capsys.readouterr().out
+
+
+def test_non_integer_labels_are_a_target_unless_told(tmp_path, capsys):
+    data = _libsvm_classes(tmp_path / "half.txt", [20, 20], integer=False)
+    assert main(["select", "--dataset", str(data), "--model", "krr", "--quick", "--json",
+                 "--folds", "3"]) == 0
+    assert json.loads(capsys.readouterr().out)["task"] == "regression"
+    assert main(["select", "--dataset", str(data), "--model", "svm", "--quick",
+                 "--folds", "3"]) == 1
+    err = capsys.readouterr().err
+    assert "--model svm needs a classification dataset" in err and "--task" in err
+    assert main(["select", "--dataset", str(data), "--model", "svm", "--quick", "--json",
+                 "--folds", "3", "--task", "classification"]) == 0
+    assert json.loads(capsys.readouterr().out)["task"] == "classification"
+
+
+def test_a_class_of_one_point_suggests_the_regression_task(tmp_path, capsys):
+    data = _libsvm_classes(tmp_path / "ones.txt", [20, 20, 1])
+    assert main(["select", "--dataset", str(data), "--model", "krr", "--quick"]) == 1
+    err = capsys.readouterr().err
+    assert "single labeled point" in err and "--task regression" in err
+
+
+def test_default_folds_are_lowered_to_the_smallest_class(tmp_path, capsys):
+    # 10 % of 28 training points of class 1 are 3 labels: 10 folds cannot be stratified
+    data = _libsvm_classes(tmp_path / "small.txt", [120, 40])
+    assert main(["select", "--dataset", str(data), "--quick", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["model"] == "lapsvm" and r["folds"] == 3
+    assert any(note.startswith("folds lowered from 10 (the default) to 3: the smallest "
+                               "class (1)") for note in r["notes"])
+    assert "3-fold" in r["baselines"]["svm_labeled_only"]["method"]
+
+
+def test_explicit_folds_that_cannot_work_name_the_option(tmp_path, capsys):
+    data = _libsvm_classes(tmp_path / "small.txt", [120, 40])
+    assert main(["select", "--dataset", str(data), "--quick", "--folds", "10"]) == 1
+    err = capsys.readouterr().err
+    assert "--folds 10 is more than stratified folds allow" in err
+    assert "Use --folds 3 or fewer" in err and "omit --folds" in err
+    assert "n_folds" not in err and "Traceback" not in err
+    # a class left with one label: no number of folds works, and the fix is named
+    assert main(["select", "--dataset", str(data), "--quick", "--labeled-fraction",
+                 "0.03"]) == 1
+    err = capsys.readouterr().err
+    assert "has 1 labeled point(s)" in err and "--labeled-fraction" in err
+
+
+def test_regression_folds_follow_the_labeled_count(tmp_path, capsys):
+    data = _libsvm_regression(tmp_path / "reg.txt")  # 56 training points, 6 labeled
+    assert main(["select", "--dataset", str(data), "--quick", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["model"] == "laprls" and r["folds"] == 6
+    assert "6 labeled point(s)" in r["notes"][-1]
+    assert main(["select", "--dataset", str(data), "--quick", "--folds", "7"]) == 1
+    assert "--folds 7 is more than there are labeled points" in capsys.readouterr().err
+
+
+def test_compilation_is_reported_apart_from_the_search(capsys):
+    assert main(_quick("--json")) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["compile_seconds"] >= r["search_compile_seconds"] >= 0
+    assert r["seconds_per_grid_point"] == pytest.approx(r["search_seconds"] / r["grid_size"])
+    assert main(_quick()) == 0
+    assert "compile time" in capsys.readouterr().out
+
+
+def test_compile_clock_counts_compilation_only():
+    import numba
+
+    from fastgssl._jit import CompileClock
+
+    @numba.njit
+    def fresh(x):  # not cached: compiled inside the clock
+        return x * 2.0 + 1.0
+
+    with CompileClock() as clock:
+        with clock.split() as first:
+            fresh(1.0)
+        with clock.split() as second:
+            fresh(2.0)
+    assert first["compile"] > 0 and second["compile"] == 0
+    assert first["run"] == pytest.approx(first["wall"] - first["compile"])
+    after = clock.seconds
+    numba.njit(lambda x: x - 1.0)(1.0)  # the clock is no longer listening
+    assert clock.seconds == after
+
+
+def test_exact_search_is_reported_as_exact_not_unverified(capsys):
+    assert main(["select", "--dataset", "breast_cancer", "--model", "krr", "--quick",
+                 "--json", "--folds", "3"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["method"] == "exact-quadratic" or r["method"] == "exact"
+    assert r["winner_cv"] == "exact" and r["winner_verified"] is None
+    assert main(_quick("--json")) == 0  # fbif, --verify none
+    r = json.loads(capsys.readouterr().out)
+    assert r["winner_cv"] == "unverified" and r["winner_verified"] is False

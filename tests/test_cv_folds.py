@@ -101,3 +101,38 @@ def test_check_folds_errors():
         check_folds(np.array([0.5, 1, 0, 1, 0, 1]), labeled, y)
     folds, t = check_folds(np.array([7, 3, 3, 7, 7, 3]), labeled, y)
     assert t == 2 and set(folds) == {0, 1}
+
+
+# ---- issue 27, item 9: malformed targets refused in our words ----------------------------------
+def _malformed_targets():
+    import scipy.sparse as sp
+
+    y = np.r_[np.zeros(15), np.ones(15)].astype(int)
+    return [
+        (None, "y is None"),
+        (3, "got the scalar 3"),
+        ("abc", "got a string"),
+        (sp.csr_matrix(y.reshape(-1, 1)), "got a sparse 30 x 1 matrix"),
+        (np.c_[y, y], r"got an array of shape \(30, 2\)"),
+    ]
+
+
+@pytest.mark.parametrize("bad, message", _malformed_targets())
+def test_make_folds_and_the_search_refuse_malformed_y(bad, message):
+    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.models import SVM
+
+    with pytest.raises(ValueError, match=message):
+        make_folds(bad, 3)
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match=message):
+        ApproxGridSearchCV(SVM(), {"lam": [1e-2]}, cv=3).fit(X, bad)
+
+
+def test_make_folds_refuses_an_infinite_label_and_ravels_a_column():
+    y = np.r_[np.zeros(15), np.ones(15)]
+    with pytest.raises(ValueError, match="non-finite label inf at index 29"):
+        make_folds(np.r_[y[:-1], np.inf], 3)
+    with pytest.warns(Warning, match="column-vector y"):  # scikit-learn's convention
+        folds = make_folds(y.reshape(-1, 1), 3, random_state=0)
+    assert folds.tolist() == make_folds(y, 3, random_state=0).tolist()

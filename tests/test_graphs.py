@@ -253,6 +253,20 @@ def test_nndescent_graph_reports_recall():
     assert knn_recall(X, rng.integers(0, 600, size=(600, 5)), sample_size=200) < 0.2
 
 
+@pytest.mark.parametrize("option, value, message", [
+    ("recall_sample", -1, "recall_sample must be >= 0, got -1"),
+    ("recall_sample", 2.5, "recall_sample must be an integer, got 2.5"),
+    ("search_neighbors", [5], r"search_neighbors must be an integer, got \[5\]"),
+    ("search_neighbors", float("nan"), "search_neighbors must be an integer, got nan"),
+    ("search_neighbors", 0, "search_neighbors must be >= 1, got 0"),
+])
+def test_nndescent_options_refused_naming_them(option, value, message):
+    pytest.importorskip("pynndescent")
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    with pytest.raises(ValueError, match=message):
+        NNDescentGraph(n_neighbors=3, **{option: value})(X)
+
+
 def test_nndescent_missing_dependency_message(monkeypatch):
     import builtins
 

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone, is_regressor
 
+from fastgssl._validation import check_target
 from fastgssl.cv._folds import check_folds, labeled_mask_from_y
 from fastgssl.cv._result import _result
 
@@ -115,11 +116,15 @@ def task_and_labeled(estimator, y):
 
 
 def _prepare(estimator, X, y, folds):
-    y_arr = np.asarray(y)
-    n = X.shape[0]
-    if len(y_arr) != n:
-        raise ValueError(f"X has {n} rows but y has {len(y_arr)} entries.")
+    # None, a scalar, a sparse matrix or a 2-D array refused naming y; a column raveled
+    # with scikit-learn's DataConversionWarning
+    y_arr = check_target(y, X.shape[0], name="y")
     classification, labeled = task_and_labeled(estimator, y_arr)
+    if y_arr.dtype.kind == "f" and np.isinf(y_arr[labeled]).any():
+        at = int(np.flatnonzero(labeled & np.isinf(y_arr))[0])
+        raise ValueError(f"y holds the non-finite label {y_arr[at]} at index {at}; labels "
+                         f"must be finite (-1 for classifiers, NaN for regressors, marks an "
+                         f"unlabeled point).")
     return y_arr, labeled, classification
 
 

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from fastgssl._validation import check_random_state
+from fastgssl._validation import check_random_state, check_target
 
 __all__ = ["labeled_mask_from_y", "make_folds", "check_folds"]
 
@@ -78,12 +78,17 @@ def make_folds(y, n_folds=10, *, labeled=None, classification=True, random_state
     and dealt the same way, starting where the labeled dealing stopped.
     """
     n_folds = _check_n_folds(n_folds)
-    y = np.asarray(y)
+    y = check_target(y, name="y")
     if labeled is None:
         labeled = labeled_mask_from_y(y, classification=classification)
     labeled = np.asarray(labeled, dtype=bool)
     if labeled.shape != (len(y),):
-        raise ValueError(f"labeled must be a boolean mask of length {len(y)}.")
+        raise ValueError(f"labeled must be a boolean mask of length {len(y)}, got shape "
+                         f"{labeled.shape}.")
+    if y.dtype.kind == "f" and not np.isfinite(y[labeled]).all():
+        at = int(np.flatnonzero(labeled)[~np.isfinite(y[labeled])][0])
+        raise ValueError(f"y holds the non-finite label {y[at]} at index {at}; labels must be "
+                         f"finite (-1, or NaN, marks an unlabeled point).")
     rng = check_random_state(random_state)
     lab_idx = np.flatnonzero(labeled)
     n_lab = len(lab_idx)

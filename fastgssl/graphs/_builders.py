@@ -118,7 +118,8 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
     weight : {"binary", "gaussian", "distance"}, default="binary"
         As in :func:`knn_graph`.
     sigma_w : float or None, default=None
-        Gaussian bandwidth (not squared); ``None``: the mean squared length of the edges.
+        Gaussian width, a squared distance (as the kernels' ``sigma``); ``None``: the mean
+        squared length of the edges.
 
     Returns
     -------

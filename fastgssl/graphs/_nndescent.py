@@ -118,7 +118,12 @@ class NNDescentGraph(_GraphBuilder):
                 "pip install 'fastgssl[ann]' (or pip install pynndescent), or use the exact "
                 "builder 'knn'."
             ) from exc
-        from fastgssl._validation import check_n_jobs, check_n_neighbors, check_X
+        from fastgssl._validation import (
+            check_bounded_int,
+            check_n_jobs,
+            check_n_neighbors,
+            check_X,
+        )
 
         from ._geometry import check_distance_scale
 
@@ -127,8 +132,13 @@ class NNDescentGraph(_GraphBuilder):
         n = X.shape[0]
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
-        m = self.search_neighbors if self.search_neighbors is not None else max(2 * k, 30)
-        m = min(max(int(m), k + 1), n)
+        if self.search_neighbors is None:
+            m = max(2 * k, 30)
+        else:
+            m = check_bounded_int(self.search_neighbors, "search_neighbors", low=1)
+        m = min(max(m, k + 1), n)
+        recall_sample = check_bounded_int(
+            self.recall_sample, "recall_sample", low=0)  # 0: no recall check
         # pynndescent hands n_jobs to numba.set_num_threads: cap it at the CPU count
         n_jobs = None if self.n_jobs is None else check_n_jobs(self.n_jobs)
         index = pynndescent.NNDescent(
@@ -153,9 +163,9 @@ class NNDescentGraph(_GraphBuilder):
         A = sp.csr_matrix((data, np.where(missing, 0, idx).ravel(),
                            np.arange(0, n * k + 1, k)), shape=(n, n))
         A.eliminate_zeros()
-        if self.recall_sample:
+        if recall_sample:
             self.recall_ = knn_recall(X, np.where(missing, -1, idx),
-                                      sample_size=self.recall_sample,
+                                      sample_size=recall_sample,
                                       random_state=self.random_state)
         else:
             self.recall_ = float("nan")

@@ -3,7 +3,8 @@
 Weights (the source papers' convention, the design notes): with ``d_ij = ||x_i - x_j||``,
 
 * ``"binary"``:   w_ij = 1;
-* ``"gaussian"``: w_ij = exp(-d_ij^2 / (2 sigma_w))   (``sigma_w`` is *not* squared);
+* ``"gaussian"``: w_ij = exp(-d_ij^2 / (2 sigma_w))   (``sigma_w``: a squared distance, as
+  the kernels' ``sigma``);
 * ``"distance"``: w_ij = d_ij (edges between exact duplicates get weight 0 and vanish).
 """
 

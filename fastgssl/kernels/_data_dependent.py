@@ -84,7 +84,7 @@ class DataDependentKernel(BaseEstimator):
         Edge weights of the kNN graph (paper: 0-1 weights).
     sigma : float > 0 or None, default=None
         Bandwidth of the base RBF kernel ``exp(-||x - x'||^2 / (2 sigma))`` (papers'
-        convention, not squared). None: median heuristic
+        convention: a squared distance). None: median heuristic
         (:func:`fastgssl.kernels.default_sigma`, "a common heuristic" in the paper).
     labeled_share : float in [0, 1], default=0.5
         When ``fit`` gets ``y``, up to ``floor(labeled_share * n_subsample)`` subsample places

@@ -4,7 +4,7 @@ Seed papers 000 and 001 write the Gaussian kernel as
 
     k(x, x') = exp(-||x - x'||^2 / (2 sigma)),
 
-with ``sigma`` *not* squared (scikit-learn's ``gamma`` is ``1 / (2 sigma)``). The Gram matrix
+with ``sigma`` a squared distance (scikit-learn's ``gamma`` is ``1 / (2 sigma)``). The Gram matrix
 is computed blockwise: one BLAS product ``X_b Y^T`` per row block, then a Numba kernel that
 turns the inner products into ``-(|x|^2 + |y|^2 - 2 <x, y>)^+ / (2 sigma)`` in place, in
 parallel, clipping the tiny negative squared distances that cancellation produces, and
@@ -97,7 +97,7 @@ def rbf_kernel(X, Y=None, sigma=1.0, *, out=None):
     Y : array-like or sparse matrix of shape (m, d), optional
         Defaults to ``X`` (then the result is exactly symmetric with a unit diagonal).
     sigma : float > 0
-        Bandwidth in the papers' convention (not squared); scikit-learn's
+        Width in the papers' convention, a squared distance; scikit-learn's
         ``rbf_kernel(gamma=1 / (2 * sigma))`` is the same kernel.
     out : ndarray of shape (n, m), optional
         Preallocated C-contiguous float64 output.

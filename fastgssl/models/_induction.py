@@ -56,7 +56,7 @@ def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False):
     sq_distances : ndarray of shape (n_query, k)
         Squared Euclidean distances of each query to its ``k`` nearest reference points.
     weight : {"binary", "gaussian", "distance"}
-        The graph's edge weight: 1, exp(-d^2 / (2 sigma_w)) (sigma_w is not squared, the
+        The graph's edge weight: 1, exp(-d^2 / (2 sigma_w)) (sigma_w is a squared distance, the
         papers' convention), or the distance d itself (the convention of
         :func:`fastgssl.graphs.knn_graph`).
     sigma_w : float

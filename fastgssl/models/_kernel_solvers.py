@@ -383,6 +383,62 @@ _TRIALS = np.array(_PROJECTED_TRIALS)
 
 
 # --- numba kernels of the active-set solver: no gathers of K rows, O(|F|^2) factor updates ---
+# Blocks are copied by explicit loops, never by an array-to-array slice assignment: that
+# assignment compiles Numba's shape-mismatch error formatting (string code, about 4 s of a
+# cold start's compilation) for a check that the loops' bounds make unnecessary.
+@numba.njit(cache=True, nogil=True)
+def _put_block(dst, r0, c0, src):
+    """``dst[r0:r0+p, c0:c0+q] = src`` (src: p x q)."""
+    for i in range(src.shape[0]):
+        row = dst[r0 + i]
+        for j in range(src.shape[1]):
+            row[c0 + j] = src[i, j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _top_violators(V, g, k):
+    """The ``k`` entries of ``V`` with the largest ``|g[V]|``, in the order of ``V`` (ties
+    at the k-th value: the first ones): a quickselect of the threshold, no sort."""
+    n = V.shape[0]
+    v = np.empty(n)
+    for t in range(n):
+        v[t] = abs(g[V[t]])
+    lo, hi, target = 0, n - 1, k - 1  # Hoare partition, descending
+    while lo < hi:
+        pivot = v[(lo + hi) // 2]
+        i, j = lo, hi
+        while i <= j:
+            while v[i] > pivot:
+                i += 1
+            while v[j] < pivot:
+                j -= 1
+            if i <= j:
+                v[i], v[j] = v[j], v[i]
+                i += 1
+                j -= 1
+        if target <= j:
+            hi = j
+        elif target >= i:
+            lo = i
+        else:
+            break
+    threshold = v[target]
+    ties = k
+    for t in range(n):
+        if abs(g[V[t]]) > threshold:
+            ties -= 1
+    out = np.empty(k, dtype=np.int64)
+    m = 0
+    for t in range(n):
+        a = abs(g[V[t]])
+        if a > threshold or (a == threshold and ties > 0):
+            if a == threshold:
+                ties -= 1
+            out[m] = V[t]
+            m += 1
+    return out
+
+
 @numba.njit(cache=True, nogil=True)
 def _add_rows(K, idx, w, out):
     """``out += sum_t w[t] K[idx[t], :]`` (= ``K[:, idx] @ w`` for a symmetric K) in place.
@@ -539,7 +595,8 @@ def _chol_delete(R, m, keep):
         R[i, :m] = 0.0
     for i in range(mk):  # the rotations keep a positive diagonal only up to sign
         if R[i, i] < 0.0:
-            R[i, i:mk] = -R[i, i:mk]
+            for j in range(i, mk):
+                R[i, j] = -R[i, j]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -617,9 +674,10 @@ def _fac_append(K, y, c, R, idx, m, V):
     if m + k > R.shape[0]:
         cap = max(m + k, min(max(2 * R.shape[0], 64), y.shape[0]))
         R2 = np.zeros((cap, cap))
-        R2[:m, :m] = R[:m, :m]
+        _put_block(R2, 0, 0, R[:m, :m])
         idx2 = np.empty(cap, dtype=np.int64)
-        idx2[:m] = idx[:m]
+        for r in range(m):
+            idx2[r] = idx[r]
         R, idx = R2, idx2
     H = np.empty((k, k))
     for s in range(k):
@@ -635,11 +693,12 @@ def _fac_append(K, y, c, R, idx, m, V):
             for t in range(k):
                 S[r, t] = yi * y[V[t]] * K[i, V[t]]
         _trsm_rt(R, m, S)
-        H -= S.T @ S
-        R[:m, m:m + k] = S
-    R[m:m + k, m:m + k] = H
+        _put_block(H, 0, 0, H - S.T @ S)
+        _put_block(R, 0, m, S)
+    _put_block(R, m, m, H)
     _potrf_block(R, m, k)
-    idx[m:m + k] = V
+    for t in range(k):
+        idx[m + t] = V[t]
     return R, idx, m + k
 
 
@@ -687,12 +746,12 @@ def _fac_delete(K, y, c, R, idx, m, keep, mode=0):
         for r in range(p0):
             for t in range(nT):
                 B[r, t] = R[r, T[t]]
-        H -= B.T @ B
-        R[:p0, p0:p0 + nT] = B
+        _put_block(H, 0, 0, H - B.T @ B)
+        _put_block(R, 0, p0, B)
     R[:p0, p0 + nT:m] = 0.0
     R[p0:m, :m] = 0.0
     if nT:
-        R[p0:p0 + nT, p0:p0 + nT] = H
+        _put_block(R, p0, p0, H)
         _potrf_block(R, p0, nT)
     for s in range(nT):
         idx[p0 + s] = idx[T[s]]
@@ -772,8 +831,7 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
         k = min(max(block, int(grow * (m + n_upper))), block << min(outer - 1, 30))
         V = cand[:nV].copy()
         if nV > k:  # (V may be empty: a warm start's free set is solved first)
-            order = np.argsort(-np.abs(g[V]))
-            V = np.sort(V[order[:k]])
+            V = _top_violators(V, g, k)
         if bounded:
             # violators at 0 whose own 1-D minimizer -g / H_jj lies beyond U go to U
             # together, without the factor, when that lowers the QP objective (the linear
@@ -796,8 +854,9 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
                     for i in S:
                         status[i] = 2
                         a[i] = U[i]
-                    f_E += df
-                    f += df
+                    for j in range(l):
+                        f_E[j] += df[j]
+                        f[j] += df[j]
                     nrest = 0
                     for v in V:
                         if status[v] != 2:
@@ -1062,14 +1121,17 @@ def _fit_active_set(K, Y, loss, kind, h, gamma_a, init, tol, max_iter, weights=N
     return alpha, infos
 
 
-@numba.njit(cache=True, nogil=True)
-def _fold_refits_kernel(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, block, grow, trials,
-                        pred, n_iter, ok):
-    """Cold active-set refits of every fold and column in one compiled call (see
-    :func:`fold_refits`): for fold i, the box QP on ``K[R, R]`` (``R``: rows not in i) from
-    ``a = 0`` with the certificate pass of :func:`_fit_active_set`, then the held-out
-    values ``pred[V, j] = K[V, R] (y_R a)``. ``ok[i, j]`` is False where the QP did not
-    converge (the caller refits those with the fallback)."""
+def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_iter, ok):
+    """Cold active-set refits of every fold and column: for fold i, the box QP on
+    ``K[R, R]`` (``R``: rows not in i) from ``a = 0`` with the certificate pass of
+    :func:`_fit_active_set`, then the held-out values ``pred[V, j] = K[V, R] (y_R a)``.
+    ``ok[i, j]`` is False where the QP did not converge (the caller refits those with the
+    fallback).
+
+    The loop over folds and columns is Python around the compiled :func:`_box_qp_kernel`
+    (a few microseconds per call): compiled as one kernel it re-optimized the whole
+    active-set solver linked into it, about 5 s more of a cold start's compilation.
+    """
     l, k = Y.shape
     for i in range(n_folds):
         R, V = fold_split(fl, i)
@@ -1083,20 +1145,17 @@ def _fold_refits_kernel(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, block, 
         bvec = np.full(nR, b)
         Uvec = np.full(nR, U)
         for j in range(k):
-            y = np.empty(nR)
-            for s in range(nR):
-                y[s] = Y[R[s], j]
+            y = np.ascontiguousarray(Y[R, j])
             a = np.zeros(nR)
-            f = np.zeros(nR)
             f, n_solve, outer, conv, margin, linear, fresh = _box_qp_kernel(
-                KR, y, c, bvec, Uvec, a, f, max_outer, block, grow, trials)
+                KR, y, c, bvec, Uvec, a, np.zeros(nR), max_outer, _BLOCK, _GROW, _TRIALS)
             total = n_solve
             if not (fresh and conv):  # certificate: f from scratch, the KKT test again
                 sup = np.flatnonzero(a > 0)
                 f = np.zeros(nR)
                 _add_rows(KR, sup, y[sup] * a[sup], f)
                 f, n_solve, outer, conv, margin, linear, fresh = _box_qp_kernel(
-                    KR, y, c, bvec, Uvec, a, f, max_outer, block, grow, trials)
+                    KR, y, c, bvec, Uvec, a, f, max_outer, _BLOCK, _GROW, _TRIALS)
                 total += n_solve
             n_iter[i, j] = total
             ok[i, j] = conv
@@ -1105,8 +1164,8 @@ def _fold_refits_kernel(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, block, 
 
 def fold_refits(K, Y, fold_of_rows, n_folds, loss, gamma_a, *, tol=1e-10, max_iter=100,
                 solver="auto"):
-    """Held-out values of the t cold refits ``beta_i = solve(K[R_i, R_i], Y[R_i])``, all
-    in one compiled call, or None where that does not apply.
+    """Held-out values of the t cold refits ``beta_i = solve(K[R_i, R_i], Y[R_i])``, or
+    None where that does not apply.
 
     For the piecewise-quadratic losses with +-1 targets (the active-set solver's case),
     every fold and column runs :func:`_box_qp_kernel` from ``a = 0`` exactly as
@@ -1128,9 +1187,9 @@ def fold_refits(K, Y, fold_of_rows, n_folds, loss, gamma_a, *, tol=1e-10, max_it
     n_iter = np.zeros((n_folds, k), dtype=np.int64)
     ok = np.zeros((n_folds, k), dtype=np.bool_)
     try:
-        _fold_refits_kernel(K, np.ascontiguousarray(Y), fl, int(n_folds),
-                            kind == "huber_hinge", float(h), float(gamma_a), int(max_iter),
-                            _BLOCK, float(_GROW), _TRIALS, pred, n_iter, ok)
+        _fold_refits_loop(K, np.ascontiguousarray(Y), fl, int(n_folds),
+                          kind == "huber_hinge", float(h), float(gamma_a), int(max_iter),
+                          pred, n_iter, ok)
     except np.linalg.LinAlgError:
         raise ValueError(_NOT_PSD) from None
     for i, j in zip(*np.nonzero(~ok)):  # the fallback of fit_dense, with its warning

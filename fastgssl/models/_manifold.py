@@ -992,7 +992,7 @@ class KRR(_KernelMachine):
         gamma=1 / (2 * sigma))`` fits the same function (its objective is the sum form
         ``sum_i (y_i - f_i)^2 + alpha ||f||^2``).
     sigma : float > 0, default=1.0
-        RBF bandwidth, papers' convention (not squared).
+        RBF width in the papers' convention ``exp(-||x - x'||^2 / (2 sigma))``: a squared distance.
     loss : str or Loss, default="square"
         Any registered loss; non-square losses are fitted by Newton's method.
     task : {"regression", "classification"}, default="regression"
@@ -1199,7 +1199,7 @@ class SVM(_KernelMachine):
     h : float > 0, default=0.05
         Half-width of the quadratic zone of the Huber hinge.
     sigma : float > 0, default=1.0
-        RBF bandwidth, papers' convention (not squared).
+        RBF width in the papers' convention ``exp(-||x - x'||^2 / (2 sigma))``: a squared distance.
     loss : str or Loss, default="huber_hinge"
         Any registered loss (``h`` is passed to ``huber_hinge`` only).
 
@@ -1374,7 +1374,7 @@ class LapRLS(_KernelMachine):
         Weight of the intrinsic (graph) term; the penalty is ``gamma_i / n^2 f^T Q f``.
         ``gamma_i = 0`` skips the graph altogether.
     sigma : float > 0, default=1.0
-        RBF bandwidth, papers' convention (not squared).
+        RBF width in the papers' convention ``exp(-||x - x'||^2 / (2 sigma))``: a squared distance.
     graph : str or sparse matrix, default="knn"
         A registered builder of ``fastgssl.graphs`` (``"knn"`` takes ``n_neighbors``,
         ``graph_weight`` and ``sigma_w``; other builders take ``graph_params``), or a
@@ -1606,7 +1606,7 @@ class LapSVM(_KernelMachine):
         Weight of the intrinsic (graph) term; the penalty is ``gamma_i / n^2 f^T Q f``.
         ``gamma_i = 0`` skips the graph altogether.
     sigma : float > 0, default=1.0
-        RBF bandwidth, papers' convention (not squared).
+        RBF width in the papers' convention ``exp(-||x - x'||^2 / (2 sigma))``: a squared distance.
     graph : str or sparse matrix, default="knn"
         A registered builder of ``fastgssl.graphs`` (``"knn"`` takes ``n_neighbors``,
         ``graph_weight`` and ``sigma_w``; other builders take ``graph_params``), or a
