@@ -169,6 +169,10 @@ class PropagationSystem:
         ``mass`` (k,) of that solution over the points that are unlabeled in its fit and the
         class counts ``counts`` (k,) of its labels (class balancing: class mass
         normalization, class priors). The learner's own fit decides through it too.
+    fill : callable or None
+        ``fill(Y_K) -> ndarray (k,)``: the value the learner gives the points of a graph
+        component that holds none of the labels ``Y_K`` of a fit (its unlabeled-component
+        policy); None when that value needs a refit (e.g. the nearest labeled component).
     """
 
     kind: str
@@ -178,6 +182,7 @@ class PropagationSystem:
     solver: str = "auto"
     rtol: float = 1e-6
     scores: object = None
+    fill: object = None
 
 
 @dataclass

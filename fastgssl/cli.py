@@ -71,6 +71,15 @@ _MODELS = {
                                                                   random_state=seed)),
     "lapsvm": _Model(("classification",), True, False, "manifold",
                      lambda task, seed: _kernel_machines().LapSVM(random_state=seed)),
+    # graph propagation (exact CV from one block solve; PoissonMBO refitted per fold)
+    "poisson": _Model(("classification",), True, False, "propagation",
+                      lambda task, seed: _kernel_machines().PoissonLearning()),
+    "poissonmbo": _Model(("classification",), True, False, "propagation",
+                         lambda task, seed: _kernel_machines().PoissonMBO()),
+    "labelprop": _Model(("classification",), True, False, "propagation",
+                        lambda task, seed: _kernel_machines().LabelPropagation()),
+    "lgc": _Model(("classification",), True, False, "propagation",
+                  lambda task, seed: _kernel_machines().LocalGlobalConsistency()),
 }
 _DEFAULT_MODEL = {"classification": "lapsvm", "regression": "laprls"}
 _METHODS = ("auto", "fbif", "bif", "exact", "exact-quadratic", "newton")
@@ -100,7 +109,11 @@ def build_parser():
                      help="default: lapsvm for classification, laprls for regression (semi-"
                           "supervised: --labeled-fraction of the training labels are kept; the "
                           "report compares an SVM on the labeled points alone and scikit-"
-                          "learn's LabelSpreading); krr / svm are supervised")
+                          "learn's LabelSpreading); krr / svm are supervised; graph "
+                          "propagation: poisson (Poisson learning, for few labels), "
+                          "poissonmbo, labelprop (harmonic), lgc (local and global "
+                          "consistency), their n_neighbors (and class mass normalization) "
+                          "selected by exact CV from one block solve")
     sel.add_argument("--method", choices=_METHODS, default=None,
                      help="CV criterion of the search (default: auto, i.e. exact CV where it "
                           "costs about one fit: transductive exact CV through the deformed "
@@ -115,8 +128,11 @@ def build_parser():
                           "the smallest class, or of the labeled points for regression, when "
                           "that is smaller; the report says so)")
     sel.add_argument("--labeled-fraction", type=float, default=0.1,
-                     help="fraction of training points keeping their label for laprls / "
-                          "lapsvm (default 0.1)")
+                     help="fraction of training points keeping their label for the semi-"
+                          "supervised models (default 0.1)")
+    sel.add_argument("--labels-per-class", type=int, default=None,
+                     help="keep this many labels per class instead of --labeled-fraction "
+                          "(the low-label regime of graph propagation; CV needs at least 2)")
     sel.add_argument("--n-components", type=int, default=None,
                      help="Nystrom columns of fbif (default min(n, 300))")
     sel.add_argument("--quick", action="store_true", help="a thinner grid")
@@ -259,7 +275,8 @@ def _n_folds(requested, y_fit, task, classes):
         limit = int(np.count_nonzero(~np.isnan(y_fit)))
         why = f"the training split has {limit} labeled point(s)"
     hidden = np.any(y_fit == -1) if task == "classification" else np.isnan(y_fit).any()
-    more = "raise --labeled-fraction" if hidden else "use a larger data set"
+    more = ("raise --labeled-fraction or --labels-per-class" if hidden
+            else "use a larger data set")
     if requested is None:
         if limit < 2:
             raise ValueError(
@@ -375,6 +392,13 @@ def _grid(model, X, quick):
     from fastgssl.kernels import default_sigma
 
     s0 = float(default_sigma(X))
+    if _MODELS[model].grid == "propagation":
+        # no kernel width: the graph's k (one kNN search at the largest k serves all) and,
+        # for the Laplace-type solutions, class mass normalization
+        grid = {"n_neighbors": [5, 10, 20] if quick else [5, 10, 15, 20, 30]}
+        if model in ("labelprop", "lgc"):
+            grid["class_mass_normalization"] = [False, True]
+        return grid
     if _MODELS[model].grid == "kernel_machine":
         sig_exp = [-2, 0, 2] if quick else [-3, -2, -1, 0, 1, 2, 3, 4]
         lam_exp = [-15, -9, -3] if quick else [-15, -12, -9, -6, -3, 0]
@@ -395,16 +419,27 @@ def _estimator(model, task, random_state):
     return spec.build(task, random_state)
 
 
-def _hide_labels(y, fraction, task, rng):
-    """Keep ``fraction`` of the labels (stratified for classification); mark the rest."""
+def _hide_labels(y, fraction, task, rng, per_class=None):
+    """Keep ``fraction`` of the labels (stratified for classification), or ``per_class``
+    labels of every class; mark the rest."""
     if not 0 < fraction <= 1:
         raise ValueError(f"--labeled-fraction must be in (0, 1], got {fraction}.")
+    if per_class is not None:
+        if task != "classification":
+            raise ValueError("--labels-per-class needs a classification task; use "
+                             "--labeled-fraction for regression.")
+        if isinstance(per_class, bool) or not isinstance(per_class, (int, np.integer)) \
+                or per_class < 1:
+            raise ValueError(f"--labels-per-class must be a positive integer, got "
+                             f"{per_class!r}.")
     n = len(y)
     keep = np.zeros(n, dtype=bool)
     if task == "classification":
         for c in np.unique(y):
             members = np.flatnonzero(y == c)
             k = max(1, int(round(fraction * len(members))))
+            if per_class is not None:
+                k = min(int(per_class), len(members))
             keep[rng.choice(members, k, replace=False)] = True
         y_semi = np.where(keep, y, -1)
     else:
@@ -469,7 +504,8 @@ def _test_error(est, X, y, task):
 
 def select(dataset="digits", model=None, method=None, folds=None, labeled_fraction=0.1,
            n_components=None, quick=False, compare_exact=False, n_jobs=None, random_state=0,
-           verbose=0, verify="best", standardize=True, standardize_target=True, task=None):
+           verbose=0, verify="best", standardize=True, standardize_target=True, task=None,
+           labels_per_class=None):
     """Run the ``select`` job and return its report as a dict (what ``--json`` prints).
 
     ``dataset`` is a name (``"digits"``, ``"breast_cancer"``, a LIBSVM path or shared name)
@@ -479,6 +515,7 @@ def select(dataset="digits", model=None, method=None, folds=None, labeled_fracti
     LIBSVM files), not a marker: the job hides labels itself (``labeled_fraction``).
     ``task`` (``"classification"`` / ``"regression"``) overrides the guess from the labels;
     ``folds=None`` is 10 lowered to what the smallest labeled class allows.
+    ``labels_per_class`` keeps that many labels per class instead of ``labeled_fraction``.
     ``verbose``: 0 silent, 1 progress bars on stderr, 2 also the search's lines.
     """
     from fastgssl._jit import CompileClock
@@ -486,7 +523,7 @@ def select(dataset="digits", model=None, method=None, folds=None, labeled_fracti
     with CompileClock() as clock:
         report = _select(clock, dataset, model, method, folds, labeled_fraction, n_components,
                          quick, compare_exact, n_jobs, random_state, verbose, verify,
-                         standardize, standardize_target, task)
+                         standardize, standardize_target, task, labels_per_class)
         report["compile_seconds"] = clock.seconds
     return report
 
@@ -508,7 +545,7 @@ def _split(X, y, task, random_state):
 
 def _select(clock, dataset, model, method, folds, labeled_fraction, n_components, quick,
             compare_exact, n_jobs, random_state, verbose, verify, standardize,
-            standardize_target, task):
+            standardize_target, task, labels_per_class=None):
     from fastgssl.cv import ApproxGridSearchCV, cv_result
 
     progress = _Progress(verbose)
@@ -544,7 +581,8 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
     features = ("standardized (training split's mean and standard deviation)" if standardize
                 else "as loaded (--no-standardize)")
     rng = np.random.default_rng(random_state)
-    y_fit = _hide_labels(y_tr, labeled_fraction, task, rng) if semi else y_tr
+    y_fit = (_hide_labels(y_tr, labeled_fraction, task, rng, labels_per_class) if semi
+             else y_tr)
     if n_marked and semi:
         marker = np.full(n_marked, -1 if task == "classification" else np.nan,
                          dtype=y_fit.dtype)
@@ -605,7 +643,8 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         "task_reason": task_reason,
         "model": model,
         "n_train": int(X_tr.shape[0]),
-        "n_labeled": int(np.count_nonzero(search.best_estimator_.labeled_mask_)),
+        "n_labeled": int(np.count_nonzero(y_fit != -1) if task == "classification"
+                         else np.count_nonzero(~np.isnan(y_fit))),
         "n_test": int(X_te.shape[0]),
         "n_unlabeled_given": n_marked,
         "features": features,
@@ -628,7 +667,7 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
     report["protocol"] = search.protocol_
     if semi and task == "classification":
         report["baselines"] = _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state,
-                                         est.n_neighbors, clock, progress)
+                                         best.n_neighbors, clock, progress)
     if task == "regression" and standardize_target:
         report["test_error_data_units"] = test_error * scale2
         report["cv_criterion_data_units"] = search.best_cv_error_ * scale2
@@ -782,7 +821,8 @@ def main(argv=None):
                         compare_exact=args.compare_exact, n_jobs=args.n_jobs,
                         random_state=args.random_state, verbose=_level(args),
                         verify=args.verify, standardize=args.standardize,
-                        standardize_target=args.standardize_target, task=args.task)
+                        standardize_target=args.standardize_target, task=args.task,
+                        labels_per_class=args.labels_per_class)
     except (ValueError, OSError, MemoryError) as exc:
         print(f"fastgssl select: error: {exc}", file=sys.stderr)
         return 1

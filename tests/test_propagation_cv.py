@@ -109,11 +109,13 @@ def test_regression_block_solve_equals_refits(lam):
     _check(LabelPropagationRegressor(lam=lam, **TIGHT), X, y, loo)
 
 
+@pytest.mark.parametrize("policy", ["abstain", "uniform", "nearest"])
 @pytest.mark.parametrize("est", [PoissonLearning(**TIGHT), LabelPropagation(**TIGHT),
                                  LocalGlobalConsistency(**TIGHT),
                                  LabelPropagation(lam=3.0, **TIGHT)], ids=repr)
-def test_components_that_lose_their_labels_are_refitted_exactly(est):
-    # two components: a fold that hides every label of component B is refitted
+def test_components_that_lose_their_labels_follow_the_policy_exactly(est, policy):
+    # two components: fold 2 hides every label of component B, whose held-out points then
+    # take the learner's unlabeled_policy ("nearest" needs coordinates: that fold is refitted)
     rng = np.random.default_rng(3)
     XA = rng.normal(size=(60, 2))
     XB = rng.normal(size=(60, 2)) + 50.0
@@ -123,9 +125,21 @@ def test_components_that_lose_their_labels_are_refitted_exactly(est):
     y[[60, 61]] = [0, 1]
     folds = np.zeros(120, dtype=int)
     folds[[0, 1, 2, 3, 4, 5, 60, 61]] = [0, 0, 1, 1, 2, 2, 2, 2]
-    est = clone(est).set_params(n_neighbors=5)
+    est = clone(est).set_params(n_neighbors=5, unlabeled_policy=policy)
     r = _check(est, X, y, folds)
-    assert r.info["refitted_folds"] == [2]
+    assert r.info["refitted_folds"] == ([2] if policy == "nearest" else [])
+
+
+def test_poisson_component_left_with_one_class_takes_it():
+    rng = np.random.default_rng(4)
+    X = np.r_[rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 50.0]
+    y = np.full(120, -1)
+    y[[0, 1, 2, 3, 60, 61, 62]] = [0, 1, 0, 1, 0, 1, 1]
+    folds = np.zeros(120, dtype=int)
+    folds[[0, 1, 2, 3, 60, 61, 62]] = [0, 0, 1, 1, 1, 0, 2]
+    folds[[4, 5]] = 2  # fold 2 needs a labeled point: 62 (class 1, with 60 / 61 kept)
+    r = _check(PoissonLearning(n_neighbors=5, **TIGHT), X, y, folds)
+    assert r.info["refitted_folds"] == []
 
 
 def test_fold_hiding_a_class_is_refused_with_the_reason():

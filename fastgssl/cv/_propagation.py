@@ -269,14 +269,27 @@ def propagation_predictions(state, folds, n_folds, refit_fold):
     for i in range(n_folds):
         F = np.flatnonzero(fl == i)
         K = np.flatnonzero(fl != i)
-        if not _algebra_applies(system.kind, comp_S, F, K, Y_S, regular_comp):
-            pred[F] = refit_fold(i)
+        status = _held_out_status(system.kind, comp_S, F, K, Y_S, regular_comp)
+        orphans = F[status == _ORPHAN]
+        if orphans.size and system.fill is None:
+            pred[F] = refit_fold(i)  # the policy needs the refit (e.g. "nearest")
             refitted.append(i)
             continue
-        rows, mass = _fold_values(system.kind, core, colsum, system.lam, F, K, Y_S[K],
-                                  comp_S)
-        if system.scores is not None and state.classification:
-            rows = system.scores(rows, mass, Y_S[K].sum(axis=0))
+        rows = np.empty((F.size, Y.shape[1]))
+        alg = status == _ALGEBRA
+        mass = np.zeros(Y.shape[1])
+        if alg.any():
+            rows[alg], mass = _fold_values(system.kind, core, colsum, system.lam, F[alg], K,
+                                           Y_S[K], comp_S)
+        single = status == _SINGLE  # Poisson: a component whose kept labels hold one class
+        for j in np.flatnonzero(single):
+            kept = K[comp_S[K] == comp_S[F[j]]]
+            rows[j] = Y_S[kept[0]]
+        reached = ~(status == _ORPHAN)
+        if system.scores is not None and state.classification and reached.any():
+            rows[reached] = system.scores(rows[reached], mass, Y_S[K].sum(axis=0))
+        if orphans.size:  # components without a kept label: the learner's fill policy
+            rows[~reached] = system.fill(Y_S[K])
         pred[F] = rows
     info = {
         "solver": f"one block solve with {S.size} labeled right-hand sides "
@@ -289,16 +302,21 @@ def propagation_predictions(state, folds, n_folds, refit_fold):
     return pred, info
 
 
-def _algebra_applies(kind, comp_S, F, K, Y_S, regular_comp):
-    """Every held-out point's component keeps a label (Poisson: labels of two classes, in a
-    component that was regular in the full fit)."""
-    held = np.unique(comp_S[F])
-    if kind == "poisson":
-        if not regular_comp[held].all():
-            return False
-        for c in held:
-            kept = comp_S[K] == c
-            if np.count_nonzero(Y_S[K][kept].sum(axis=0) > 0) < 2:
-                return False
-        return True
-    return np.isin(held, comp_S[K]).all()
+_ALGEBRA, _SINGLE, _ORPHAN = 0, 1, 2
+
+
+def _held_out_status(kind, comp_S, F, K, Y_S, regular_comp):
+    """Per held-out point: its value follows from the block algebra, or its component keeps
+    labels of a single class only (Poisson learning gives it that class), or keeps no
+    label (the learner's unlabeled-component policy)."""
+    status = np.full(F.size, _ALGEBRA)
+    kept_comp = comp_S[K]
+    for c in np.unique(comp_S[F]):
+        in_c = comp_S[F] == c
+        kept = kept_comp == c
+        if not kept.any():
+            status[in_c] = _ORPHAN
+        elif kind == "poisson" and (not regular_comp[c] or np.count_nonzero(
+                Y_S[K][kept].sum(axis=0) > 0) < 2):
+            status[in_c] = _SINGLE
+    return status

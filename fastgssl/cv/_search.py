@@ -167,7 +167,13 @@ def _graph_group(search, X, y, folds, n_folds, classification, group, candidates
     share = (time.perf_counter() - t0) / len(group.indices)
     exact = ExactCV()
     records = []
-    with shared_blocks():
+    with shared_blocks(), warnings.catch_warnings():
+        # per-candidate reports of the fits (collapsed shares, components without labels)
+        # would repeat for every candidate; the refit of the selected one reports its own
+        from fastgssl._warnings import ClassShareWarning, UnlabeledComponentWarning
+
+        warnings.simplefilter("ignore", ClassShareWarning)
+        warnings.simplefilter("ignore", UnlabeledComponentWarning)
         for idx in group.indices:
             t1 = time.perf_counter()
             est = objectives[idx].with_graph(W)

@@ -426,7 +426,19 @@ class _GraphPropagation(BaseEstimator):
                                  lam=float(getattr(self, "lam", np.inf)),
                                  alpha=float(getattr(self, "alpha", 0.99)),
                                  solver=self.solver, rtol=float(self.rtol),
-                                 scores=self._scores)
+                                 scores=self._scores, fill=self._policy_fill())
+
+    def _policy_fill(self):
+        """``Y_K -> row``: the value ``unlabeled_policy`` gives points of a component
+        without labels (None for "nearest", which needs the coordinates)."""
+        k = len(self.classes_) if self._task == "classification" else 1
+        if self.unlabeled_policy == "abstain":
+            return lambda Y_K: np.zeros(k)
+        if self.unlabeled_policy == "uniform":
+            if self._task == "classification":
+                return lambda Y_K: np.full(k, 1.0 / k)
+            return lambda Y_K: np.array([float(np.mean(Y_K[:, 0]))])
+        return None
 
     def _encode_targets(self, y, n):
         """(y checked, Y one-hot / column, labeled, classes) of the targets."""
@@ -440,7 +452,12 @@ class _GraphPropagation(BaseEstimator):
         y = column_or_1d(y, warn=True)
         if self._task == "classification":
             y, labeled, classes = check_semi_supervised_y(y, n, task="classification")
-            check_classification_targets(y[labeled])
+            with warnings.catch_warnings():
+                # "more unique classes than half the samples": the normal case at one or two
+                # labels per class, not a sign of a regression target
+                warnings.filterwarnings("ignore", message="The number of unique classes",
+                                        category=UserWarning)
+                check_classification_targets(y[labeled])
             Y = np.zeros((n, classes.size))
             pos = np.searchsorted(classes, y[labeled])
             Y[np.flatnonzero(labeled), pos] = 1.0
@@ -803,7 +820,7 @@ class LabelPropagation(_PropagationClassifier):
         Edge weight of the graph and kernel of the induction formula:
         1, exp(-||x - x'||^2 / (2 sigma_w)), or the distance.
     sigma_w : float or None, default=None
-        Gaussian bandwidth (not squared). ``None``: the graph builder's heuristic; the induction
+        Gaussian bandwidth, a squared distance: exp(-d^2 / (2 sigma_w)). ``None``: the graph builder's heuristic; the induction
         formula uses the value the builder chose (recovered from the graph's edges when the
         builder does not report it).
     n_landmarks : int or None, default=None
