@@ -450,9 +450,10 @@ def _hide_labels(y, fraction, task, rng, per_class=None):
 
 def _label_spreading(X_tr, y_fit, X_te, y_te, clock, **params):
     """scikit-learn's LabelSpreading: its test error, time and the test points it could
-    not score. Its RBF kernel at the default gamma underflows to 0 on rows far from every
-    training point; such a row's probabilities are 0/0 (scikit-learn warns and predicts
-    its first class): counted here instead of leaking the warning."""
+    not score. A test row whose kernel weights, or whose neighbours' label distributions,
+    are all 0 (the RBF kernel at the default gamma underflows far from the training points;
+    on a kNN graph the spreading may not reach a neighbourhood) gets 0/0 probabilities:
+    scikit-learn warns and predicts its first class. Counted here, the warning not leaked."""
     from sklearn.semi_supervised import LabelSpreading
 
     with clock.split() as spent, warnings.catch_warnings():
@@ -783,8 +784,8 @@ def _print_report(r, out):
                           ("label_spreading_defaults", "its defaults")):
             ls = b[key]
             args = ", ".join(f"{k}={v!r}" for k, v in ls["params"].items())
-            unscored = (f"; {ls['n_test_unscored']} test point(s) beyond its kernel's reach "
-                        f"got its first class" if ls["n_test_unscored"] else "")
+            unscored = (f"; {ls['n_test_unscored']} test point(s) got 0/0 probabilities and "
+                        f"its first class" if ls["n_test_unscored"] else "")
             p(f"baseline     scikit-learn LabelSpreading({args}), {what}: test error "
               f"{ls['test_error']:.4f} ({ls['seconds']:.2f} s{unscored})")
     if "exact_search" in r:
