@@ -820,9 +820,9 @@ class LabelPropagation(_PropagationClassifier):
         Edge weight of the graph and kernel of the induction formula:
         1, exp(-||x - x'||^2 / (2 sigma_w)), or the distance.
     sigma_w : float or None, default=None
-        Gaussian bandwidth, a squared distance: exp(-d^2 / (2 sigma_w)). ``None``: the graph builder's heuristic; the induction
-        formula uses the value the builder chose (recovered from the graph's edges when the
-        builder does not report it).
+        Gaussian bandwidth, a squared distance: exp(-d^2 / (2 sigma_w)). ``None``: the
+        graph builder's heuristic; the induction formula uses the value the builder chose
+        (recovered from the graph's edges when the builder does not report it).
     n_landmarks : int or None, default=None
         Subset size m of the approximation of Bengio et al. (2005) section 5 (labeled
         points included); ``None`` solves the full n-dimensional system.
