@@ -210,3 +210,23 @@ def test_explicit_null_space_must_be_one():
     W = knn_graph(np.random.default_rng(1).normal(size=(50, 2)), 4)
     with pytest.raises(ValueError, match="null_space is not a null space of Q"):
         LaplacianSolver(laplacian(W, ridge=0.5), "direct", null_space=np.ones(50))
+
+
+def test_reused_solver_shares_the_setup_of_equal_matrices():
+    from fastgssl.solvers import LaplacianSolver, reused_solver
+
+    rng = np.random.default_rng(0)
+    W = sp.random(300, 300, density=0.03, random_state=1, format="csr")
+    W = W + W.T
+    L = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W + 0.1 * sp.identity(300)
+    B = rng.normal(size=(300, 3))
+    first = reused_solver(L, method="amg", rtol=1e-6, null_space=None)
+    again = reused_solver(L.copy(), method="amg", rtol=1e-10, null_space=None)
+    assert again is first and again.rtol == 1e-10  # same entries: the hierarchy is reused
+    X, info = again.solve(B)
+    ref, _ = LaplacianSolver(L, method="direct", rtol=1e-12, null_space=None).solve(B)
+    np.testing.assert_allclose(X, ref, rtol=1e-7, atol=1e-9)
+    other = reused_solver(L * 2.0, method="amg", rtol=1e-6, null_space=None)
+    assert other is not first
+    with pytest.raises(ValueError, match="null_space"):
+        reused_solver(L, null_space=np.ones((300, 1)))

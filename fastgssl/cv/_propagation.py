@@ -76,8 +76,10 @@ _MAX_BLOCK_NUMBERS = 1 << 24
 
 
 def _laplacian(W):
-    d = np.asarray(W.sum(axis=1)).ravel()
-    return sp.csr_matrix(sp.diags(d) - W), d
+    """L = D - W built as the learners build it (so the fit's solver setup is reused)."""
+    from fastgssl.regularizers import laplacian
+
+    return sp.csr_matrix(laplacian(W, kind="L")), None
 
 
 def _column_blocks(l, n):
@@ -86,9 +88,10 @@ def _column_blocks(l, n):
 
 
 def _solver(Q, system, rtol, null_space):
-    from fastgssl.solvers import LaplacianSolver
+    from fastgssl.solvers import reused_solver
 
-    return LaplacianSolver(Q, method=system.solver, rtol=rtol, null_space=null_space)
+    # the fit solved with the same matrix: its setup (LU, multigrid) is reused
+    return reused_solver(Q, method=system.solver, rtol=rtol, null_space=null_space)
 
 
 def _blocks(system, S, labeled, comp, regular):
@@ -148,7 +151,7 @@ def _blocks(system, S, labeled, comp, regular):
         null = None
     elif kind == "poisson":
         idx = np.flatnonzero(regular)
-        Q, _ = _laplacian(W[idx][:, idx])
+        Q = _laplacian(W)[0][idx][:, idx].tocsr()
         null = "auto"
     else:
         raise ValueError(f"unknown propagation system kind {kind!r}.")

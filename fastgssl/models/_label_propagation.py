@@ -114,10 +114,10 @@ def _reached_by_labels(W, labeled):
 
 
 def _linear_solve(Q, B, solver, rtol):
-    from fastgssl.solvers import LaplacianSolver
+    from fastgssl.solvers import reused_solver
 
     # every system here is nonsingular (unlabeled components were taken out)
-    X, info = LaplacianSolver(Q, method=solver, rtol=rtol, null_space=None).solve(B)
+    X, info = reused_solver(Q, method=solver, rtol=rtol, null_space=None).solve(B)
     X = np.asarray(X, dtype=np.float64).reshape(B.shape)
     return X, info
 

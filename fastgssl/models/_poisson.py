@@ -77,7 +77,7 @@ def solve_poisson(W, labeled, Y, solver, rtol):
     """
     from scipy.sparse.csgraph import connected_components
 
-    from fastgssl.solvers import LaplacianSolver
+    from fastgssl.solvers import reused_solver
 
     n = W.shape[0]
     _, comp = connected_components(W, directed=False)
@@ -92,7 +92,7 @@ def solve_poisson(W, labeled, Y, solver, rtol):
     if idx.size:
         L = _laplacian(W)[idx][:, idx].tocsr()
         d = np.asarray(W.sum(axis=1)).ravel()[idx]
-        sol, info = LaplacianSolver(L, method=solver, rtol=rtol, null_space="auto").solve(
+        sol, info = reused_solver(L, method=solver, rtol=rtol, null_space="auto").solve(
             B[idx])
         _, sub_comp = connected_components(L, directed=False)
         U[idx] = degree_centered(np.asarray(sol).reshape(idx.size, -1), sub_comp, d)

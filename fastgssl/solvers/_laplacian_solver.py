@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["LaplacianSolver", "SolveInfo"]
+__all__ = ["LaplacianSolver", "SolveInfo", "reused_solver"]
 
 DIRECT_MAX_N = 2000
 _POWER_HINT = (
@@ -469,3 +469,45 @@ class LaplacianSolver:
             time=time.perf_counter() - t0,
         )
         return (X[:, 0] if one_d else X), info
+
+
+# A few recent setups, keyed by the matrix's entries: the fit of a propagation learner and
+# its exact CV (and grid candidates on one graph) solve with the same matrix.
+_RECENT = {}
+_RECENT_SIZE = 4
+
+
+def _matrix_digest(Q):
+    import hashlib
+
+    Q = _as_csr(Q)
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (Q.indptr, Q.indices, Q.data):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return Q, (digest.hexdigest(), Q.shape)
+
+
+def reused_solver(Q, method="auto", rtol=1e-8, null_space="auto"):
+    """A :class:`LaplacianSolver` of ``Q``, its setup reused from a recent call with the
+    same matrix entries, method and null-space mode (``"auto"`` or None).
+
+    The setup (a sparse LU, a multigrid hierarchy, or what ``"auto"`` learned: that Jacobi
+    CG needed more than ``switch_iterations`` and multigrid took over) does not depend on
+    the right-hand sides or the tolerance, so a label-propagation fit, its exact CV and grid
+    candidates on one graph share it. The returned solver has ``rtol`` set for this call.
+    The last four setups are kept (process-wide).
+    """
+    if not (null_space is None or (isinstance(null_space, str) and null_space == "auto")):
+        raise ValueError("reused_solver takes null_space='auto' or None.")
+    Q, key = _matrix_digest(Q)
+    key = key + (method, null_space)
+    solver = _RECENT.pop(key, None)
+    if solver is None:
+        solver = LaplacianSolver(Q, method=method, rtol=rtol, null_space=null_space)
+    _RECENT[key] = solver  # most recent last
+    while len(_RECENT) > _RECENT_SIZE:
+        _RECENT.pop(next(iter(_RECENT)))
+    from fastgssl._validation import check_positive
+
+    solver.rtol = check_positive(rtol, "rtol")
+    return solver
