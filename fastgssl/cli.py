@@ -102,9 +102,9 @@ def build_parser():
         description="Grid search by approximate (or exact) t-fold CV on a held-out split.",
     )
     sel.add_argument("--dataset", default="digits",
-                     help="digits (default, bundled with scikit-learn), breast_cancer, a "
-                          "LIBSVM file path or a shared dataset name such as a1a or "
-                          "housing_scale")
+                     help="digits (default, bundled with scikit-learn), breast_cancer, "
+                          "mnist (the shared MNIST test images), a LIBSVM file path or a "
+                          "shared dataset name such as a1a or housing_scale")
     sel.add_argument("--model", choices=_MODELS, default=None,
                      help="default: lapsvm for classification, laprls for regression (semi-"
                           "supervised: --labeled-fraction of the training labels are kept; the "
@@ -235,6 +235,10 @@ def _load(dataset):
         X, y = load_digits(return_X_y=True)
         return X, y, np.zeros(len(y), dtype=bool), "digits", \
             "digits (scikit-learn, pixels 0-16)"
+    if name == "mnist":  # the shared MNIST test images (idx files), pixels scaled to [0, 1]
+        X, y = datasets.load_mnist_test()
+        return np.asarray(X, dtype=np.float64), y, np.zeros(len(y), dtype=bool), "mnist", \
+            "mnist (the 10,000 MNIST test images, shared datasets)"
     X, y = datasets.load_libsvm(name, dense=True)
     base = name.rsplit("/", 1)[-1].removesuffix(".gz")
     y, missing = _split_markers(y)

@@ -401,3 +401,39 @@ def test_exact_search_is_reported_as_exact_not_unverified(capsys):
     assert main(_quick("--json")) == 0  # fbif, --verify none
     r = json.loads(capsys.readouterr().out)
     assert r["winner_cv"] == "unverified" and r["winner_verified"] is False
+
+
+@pytest.mark.parametrize("model", ["poisson", "poissonmbo", "labelprop", "lgc"])
+def test_select_graph_propagation_at_few_labels_per_class(model):
+    from sklearn.datasets import make_blobs
+
+    from fastgssl.cli import select
+
+    X, y = make_blobs(600, centers=4, cluster_std=1.5, random_state=0)
+    r = select((X, y, "blobs"), model=model, quick=True, labels_per_class=3)
+    assert r["model"] == model and r["method"] == "exact" and r["protocol"] == "transductive"
+    assert r["winner_cv"] == "exact"
+    assert r["n_labeled"] == 12  # 3 per class of the 4 classes
+    assert r["folds"] == 3  # lowered to the smallest class's labeled count
+    assert set(r["best_params"]) >= {"n_neighbors"}
+    assert ("class_mass_normalization" in r["best_params"]) == (model in ("labelprop", "lgc"))
+    assert r["test_error"] < 0.3
+    # beside scikit-learn's LabelSpreading(kernel="knn") at the selected k
+    knn = r["baselines"]["label_spreading_knn"]
+    assert knn["params"]["n_neighbors"] == int(r["best_params"]["n_neighbors"])
+    # exact CV at the chosen point is the search's criterion
+    assert r["selected_point"]["exact_cv"] == pytest.approx(r["cv_criterion"], abs=1e-12)
+
+
+def test_labels_per_class_is_checked(capsys):
+    from sklearn.datasets import make_regression
+
+    from fastgssl.cli import select
+
+    X, y = make_regression(60, 3, random_state=0)
+    with pytest.raises(ValueError, match="--labels-per-class needs a classification task"):
+        select((X, y), model="laprls", quick=True, labels_per_class=3)
+    assert main(["select", "--dataset", "digits", "--model", "poisson", "--quick",
+                 "--labels-per-class", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "--labels-per-class" in err and "at least 2" in err
