@@ -32,6 +32,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from fastgssl.models._balance import check_class_priors, prior_weighted
 from fastgssl.models._label_propagation import (
@@ -341,23 +342,11 @@ class PoissonLearning(_PropagationClassifier):
             p = counts / counts.sum()
         return prior_weighted(F, p)
 
-    def fit(self, X, y):
-        """Fit the graph and solve the Poisson equation.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Labeled and unlabeled points; with ``graph="precomputed"`` the (n, n) affinity.
-        y : array-like of shape (n_samples,)
-            Class labels, ``-1`` for unlabeled points.
-
-        Returns
-        -------
-        self
-        """
-        super().fit(X, y)
-        self.scores_ = self._F.copy()
-        return self
+    @property
+    def scores_(self):
+        """The prior-weighted scores p_c u_ic of the training points (signed)."""
+        check_is_fitted(self, "_F")
+        return self._F
 
 
 class PoissonMBO(_PropagationClassifier):
