@@ -381,3 +381,25 @@ def test_search_shares_neighbours_across_n_neighbors():
         ref = cv_score(LapRLS(sigma=2.0, **params), X, y_semi, s.folds_, method="exact",
                        protocol="transductive")
         assert s.cv_results_["mean_cv_error"][i] == pytest.approx(ref, abs=1e-12)
+
+
+def test_nndescent_keeps_its_recall_on_offset_data_and_warns_below_min_recall():
+    pytest.importorskip("pynndescent")
+    import warnings
+
+    from fastgssl.graphs import LowRecallWarning, NNDescentGraph
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(800, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LowRecallWarning)
+        base = NNDescentGraph(10, random_state=0)
+        base(X)
+        shifted = NNDescentGraph(10, random_state=0)
+        shifted(X + 1e8)  # float32 inside pynndescent: centred first
+    assert base.recall_ > 0.9 and shifted.recall_ > 0.9
+    # a threshold no approximate graph can meet gives the warning with the number
+    with pytest.warns(LowRecallWarning, match="search_neighbors"):
+        NNDescentGraph(10, search_neighbors=11, min_recall=1.0, random_state=0)(X)
+    with pytest.raises(ValueError, match="min_recall"):
+        NNDescentGraph(10, min_recall=2.0)(X)
