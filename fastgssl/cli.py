@@ -117,8 +117,7 @@ def build_parser():
     sel.add_argument("--method", choices=_METHODS, default=None,
                      help="CV criterion of the search (default: auto, i.e. exact CV where it "
                           "costs about one fit: transductive exact CV through the deformed "
-                          "kernel for laprls / lapsvm, exact CV for krr, t-FBIF with the winner "
-                          "verified for svm)")
+                          "kernel for laprls / lapsvm, exact CV for krr and svm)")
     sel.add_argument("--task", choices=_TASKS, default=None,
                      help="classification or regression (default: guessed from the labels: "
                           "integer labels, of any count, are classes; other numbers are a "
