@@ -88,8 +88,9 @@ _BACKENDS = ("auto", "dense", "nystrom")
 # The dense route of a kernel model (an n x n kernel matrix and, for laprls / lapsvm, the
 # n x n system of the deformed kernel per ratio gamma_i / (n^2 gamma_a)) is estimated before
 # the search starts (_dense_plan): its memory, and a lower bound of its factorization work
-# at _DENSE_FLOPS_PER_SECOND (one BLAS thread of the 2-core project machine ran a 21,669 x
-# 21,669 LU at about that rate: bench/repro_openblas_getrf.py). --backend auto takes the
+# at _DENSE_FLOPS_PER_SECOND (one BLAS thread of the 2-core project machine, at load 4, ran
+# a 21,669 x 21,669 LU in 246 s, 28 GFlop/s: bench/repro_openblas_getrf.py; the constant
+# leaves room for a busier machine). --backend auto takes the
 # Nystrom backend when the dense route would not fit or would take longer than
 # _DENSE_AUTO_SECONDS; --backend dense is refused when it would not fit or would take longer
 # than _DENSE_MAX_SECONDS.

@@ -41,7 +41,7 @@ _KERNEL_KEYS = ("sigma", "kernel", "kernel_params", "backend", "n_components", "
                 "fit_intercept", "intercept_scaling")
 _GRAPH_KEYS = ("graph", "n_neighbors", "sigma_w", "graph_weight", "graph_params")
 # what turns the graph W into the regularizer Q (W -> L, L_norm, L^p, plugins)
-_REGULARIZER_KEYS = ("regularizer", "power")
+_REGULARIZER_KEYS = ("regularizer", "regularizer_params", "power")
 # parameters of fastgssl's kernel machines through which the search shares one kernel matrix
 _KERNEL_MACHINE_PARAMS = ("kernel", "sigma", "kernel_params", "backend")
 _CHOLESKY_MAX_LAMS = 15
