@@ -472,7 +472,7 @@ def _dense_plan(model, n, grid):
             "seconds": flops / _DENSE_FLOPS_PER_SECOND, "work": work}
 
 
-def _choose_backend(backend, model, n, grid):
+def _choose_backend(backend, model, n, grid, quick=True):
     """``(backend, note)``: the backend of a kernel model's search (see ``--backend``).
 
     Raises ValueError for ``--backend dense`` when the dense route would not fit in the
@@ -505,7 +505,7 @@ def _choose_backend(backend, model, n, grid):
         raise ValueError(
             f"--backend dense on {n:,} training points {why}: {estimate}. Use --backend "
             f"nystrom (n x c features, never n x n; --n-components sets c, default 300), "
-            f"or a smaller grid (--quick) or data set.")
+            f"or {'a smaller data set' if quick else 'a smaller grid (--quick) or data set'}.")
     if fits and plan["seconds"] <= _DENSE_AUTO_SECONDS:
         return "dense", None
     return "nystrom", (f"backend nystrom: the dense route on {n:,} training points needs "
@@ -723,7 +723,7 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
     n_cand = int(np.prod([len(v) for v in grid.values()]))
     # before any n x n work: the dense route refused (--backend dense) or replaced (auto)
     # when it would not fit or finish
-    backend, backend_note = _choose_backend(backend, model, X_tr.shape[0], grid)
+    backend, backend_note = _choose_backend(backend, model, X_tr.shape[0], grid, quick)
     if backend_note:
         notes.append(backend_note)
     if backend is not None:

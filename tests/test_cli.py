@@ -425,7 +425,9 @@ def test_dense_backend_that_would_not_fit_is_refused_before_the_search(tmp_path,
     err = capsys.readouterr().err
     assert "--backend dense on 112 training points would not fit in memory" in err
     assert "294.0 KiB of n x n arrays (available: 9.8 KiB, test limit)" in err
-    assert "Use --backend nystrom" in err and "--quick" in err
+    assert "Use --backend nystrom" in err and "or a smaller data set." in err
+    assert main(["select", "--dataset", str(data), "--backend", "dense"]) == 1
+    assert "a smaller grid (--quick) or data set" in capsys.readouterr().err
 
 
 def test_dense_backend_that_would_not_finish_is_refused(tmp_path, capsys, monkeypatch):
