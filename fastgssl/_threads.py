@@ -258,9 +258,10 @@ def small_blas(flops):
 
 
 # Orders n from which an n x n LU runs on one BLAS thread whatever its size: OpenBLAS's
-# threaded getrf (0.3.x, as wheeled with numpy / scipy) died with SIGSEGV on a 21,669 x
-# 21,669 system with 2 threads and finished with one (bench/repro_openblas_getrf.py
-# reproduces it with plain scipy in a child process).
+# threaded getrf (scipy's wheel, OpenBLAS 0.3.30) died with SIGSEGV on a 21,669 x 21,669
+# system with 2 threads and finished with one (246 s); 12,288, 16,384 and 19,000 finished on
+# 2 threads (bench/repro_openblas_getrf.py, plain scipy in a child process). The limit keeps
+# a margin below the smallest order seen to crash, which may move with the build and CPU.
 _THREADED_LU_MAX_N = 16384
 
 
