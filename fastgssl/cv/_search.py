@@ -791,7 +791,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 # square loss, or supervised with any loss: exact t-fold CV (the t refits
                 # are warm-started along the grid; bench/bench_auto_method.py measured the
                 # SVM's t-FBIF plus verification of its winner 1.9-7.4x slower, median
-                # 3.9x over 12 LIBSVM sets, with 7-13 verifications on a 48-point grid)
+                # 3.9x over 12 LIBSVM sets, with 1-13 verifications on a 48-point grid)
                 method = "exact"
             else:  # inductive graph learner, non-square: one-fit approximation, winner
                 # verified (exact inductive CV refits the graph learner t times per
