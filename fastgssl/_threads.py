@@ -9,6 +9,8 @@
   load average);
 - :func:`small_blas`: one BLAS thread for small factorizations, whose per-panel thread
   barriers cost more than they gain (badly so on a machine shared with other jobs);
+- :func:`factorization_blas`: :func:`small_blas` for an n x n LU, and one BLAS thread
+  above the order where OpenBLAS's threaded ``getrf`` crashed;
 - :func:`thread_settings`: the load and the thread settings, for benchmark output.
 
 Why the default looks at the load
@@ -32,7 +34,8 @@ import time
 import numba
 import numpy as np
 
-__all__ = ["default_numba_threads", "numba_threads", "small_blas", "thread_settings"]
+__all__ = ["default_numba_threads", "factorization_blas", "numba_threads", "small_blas",
+           "thread_settings"]
 
 #: environment variable: the thread count of ``n_jobs=None`` (a positive integer, ``all``
 #: for the whole Numba pool, or ``auto`` for the load-based choice, the default)
@@ -252,6 +255,26 @@ def small_blas(flops):
     if flops > _SMALL_BLAS_FLOPS:
         return contextlib.nullcontext()
     return _one_blas_thread_context()
+
+
+# Orders n from which an n x n LU runs on one BLAS thread whatever its size: OpenBLAS's
+# threaded getrf (scipy's wheel, OpenBLAS 0.3.30) died with SIGSEGV on a 21,669 x 21,669
+# system with 2 threads and finished with one (246 s); 12,288, 16,384 and 19,000 finished on
+# 2 threads (bench/repro_openblas_getrf.py, plain scipy in a child process). The limit keeps
+# a margin below the smallest order seen to crash, which may move with the build and CPU.
+_THREADED_LU_MAX_N = 16384
+
+
+def factorization_blas(n, flops=None):
+    """Context manager for an n x n dense LU of about ``flops`` flops (default 2 n^3 / 3).
+
+    :func:`small_blas` below ``_THREADED_LU_MAX_N``; from that order on one BLAS thread, which
+    avoids the crash of OpenBLAS's threaded ``getrf`` at large n (a process killed by
+    SIGSEGV, no Python exception) at the price of the second core for that factorization.
+    """
+    if n >= _THREADED_LU_MAX_N:
+        return _one_blas_thread_context()
+    return small_blas(2.0 * float(n) ** 3 / 3.0 if flops is None else flops)
 
 
 # open small_blas contexts of this process and their one limiter (BLAS thread limits are

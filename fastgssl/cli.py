@@ -83,6 +83,20 @@ _MODELS = {
 }
 _DEFAULT_MODEL = {"classification": "lapsvm", "regression": "laprls"}
 _METHODS = ("auto", "fbif", "bif", "exact", "exact-quadratic", "newton")
+_BACKENDS = ("auto", "dense", "nystrom")
+
+# The dense route of a kernel model (an n x n kernel matrix and, for laprls / lapsvm, the
+# n x n system of the deformed kernel per ratio gamma_i / (n^2 gamma_a)) is estimated before
+# the search starts (_dense_plan): its memory, and a lower bound of its factorization work
+# at _DENSE_FLOPS_PER_SECOND (one BLAS thread of the 2-core project machine, at load 4, ran
+# a 21,669 x 21,669 LU in 246 s, 28 GFlop/s: bench/repro_openblas_getrf.py; the constant
+# leaves room for a busier machine). --backend auto takes the
+# Nystrom backend when the dense route would not fit or would take longer than
+# _DENSE_AUTO_SECONDS; --backend dense is refused when it would not fit or would take longer
+# than _DENSE_MAX_SECONDS.
+_DENSE_FLOPS_PER_SECOND = 2e10
+_DENSE_AUTO_SECONDS = 120.0
+_DENSE_MAX_SECONDS = 1800.0
 
 
 def build_parser():
@@ -117,8 +131,7 @@ def build_parser():
     sel.add_argument("--method", choices=_METHODS, default=None,
                      help="CV criterion of the search (default: auto, i.e. exact CV where it "
                           "costs about one fit: transductive exact CV through the deformed "
-                          "kernel for laprls / lapsvm, exact CV for krr, t-FBIF with the winner "
-                          "verified for svm)")
+                          "kernel for laprls / lapsvm, exact CV for krr and svm)")
     sel.add_argument("--task", choices=_TASKS, default=None,
                      help="classification or regression (default: guessed from the labels: "
                           "integer labels, of any count, are classes; other numbers are a "
@@ -133,8 +146,16 @@ def build_parser():
     sel.add_argument("--labels-per-class", type=int, default=None,
                      help="keep this many labels per class instead of --labeled-fraction "
                           "(the low-label regime of graph propagation; CV needs at least 2)")
+    sel.add_argument("--backend", choices=_BACKENDS, default="auto",
+                     help="kernel models: 'dense' (an n x n kernel; exact), 'nystrom' (n x c "
+                          "features from c landmark columns, never n x n) or 'auto' "
+                          "(default: dense when its estimated memory fits and its "
+                          "factorizations take at most about 2 minutes, else nystrom with a "
+                          "note); 'dense' is refused before the search when it would not fit "
+                          "or would take more than about 30 minutes")
     sel.add_argument("--n-components", type=int, default=None,
-                     help="Nystrom columns of fbif (default min(n, 300))")
+                     help="Nystrom columns of fbif and of the nystrom backend (default "
+                          "min(n, 300))")
     sel.add_argument("--quick", action="store_true", help="a thinner grid")
     sel.add_argument("--json", action="store_true", help="print one JSON object")
     sel.add_argument("--compare-exact", action="store_true",
@@ -423,6 +444,78 @@ def _estimator(model, task, random_state):
     return spec.build(task, random_state)
 
 
+def _dense_plan(model, n, grid):
+    """What the dense route of ``model``'s search on ``n`` training points costs at least:
+    ``{"bytes", "flops", "seconds", "work"}``.
+
+    Memory: the n x n arrays alive at once (the kernel matrix and its factorization; the
+    deformed kernel's system too with a graph), as the search checks it. Work, per kernel
+    width: for laprls / lapsvm one n x n LU (2 n^3 / 3 flops) per distinct ratio
+    gamma_i / (n^2 gamma_a), or the two eigendecompositions of the spectral route, at least
+    as much as four LUs; for krr one eigendecomposition (at least 4 n^3 / 3); for svm only the
+    kernel (its refits are not bounded here). A lower bound: what it refuses would not finish
+    sooner.
+    """
+    spec = _MODELS[model]
+    widths = len(grid.get("sigma", [None]))
+    n = float(n)
+    if spec.grid == "manifold":
+        ratios = {gi / (n * n * ga) for ga in grid["gamma_a"] for gi in grid["gamma_i"]
+                  if gi > 0}
+        lus = min(len(ratios), 4)
+        per_width, n_arrays = lus * 2.0 * n**3 / 3.0, 3
+        work = f"{widths * lus} LU factorization(s) of {int(n):,} x {int(n):,} systems"
+    elif spec.square_loss:
+        per_width, n_arrays = 4.0 * n**3 / 3.0, 2
+        work = f"{widths} eigendecomposition(s) of {int(n):,} x {int(n):,} kernel matrices"
+    else:
+        per_width, n_arrays = 0.0, 2
+        work = f"{widths} {int(n):,} x {int(n):,} kernel matrices (refits not counted)"
+    flops = widths * per_width
+    return {"bytes": int(n_arrays * 8 * n * n), "flops": flops,
+            "seconds": flops / _DENSE_FLOPS_PER_SECOND, "work": work}
+
+
+def _choose_backend(backend, model, n, grid, quick=True):
+    """``(backend, note)``: the backend of a kernel model's search (see ``--backend``).
+
+    Raises ValueError for ``--backend dense`` when the dense route would not fit in the
+    memory available or would take longer than ``_DENSE_MAX_SECONDS``, naming the size, the
+    estimate and the options that work.
+    """
+    from fastgssl._memory import available_memory, format_bytes
+
+    if _MODELS[model].grid == "propagation":
+        if backend != "auto":
+            raise ValueError(f"--backend applies to the kernel models (krr, svm, laprls, "
+                             f"lapsvm); --model {model} works on the graph alone, drop "
+                             f"--backend.")
+        return None, None
+    if backend == "nystrom":
+        return backend, None
+    plan = _dense_plan(model, n, grid)
+    available, source = available_memory()
+    fits = available is None or plan["bytes"] <= available
+    minutes = plan["seconds"] / 60.0
+    estimate = (f"about {format_bytes(plan['bytes'])} of n x n arrays"
+                + (f" (available: {format_bytes(available)}, {source})" if available else "")
+                + f" and {plan['work']}, at least {minutes:.0f} min at "
+                f"{_DENSE_FLOPS_PER_SECOND / 1e9:.0f} GFlop/s")
+    if backend == "dense":
+        if fits and plan["seconds"] <= _DENSE_MAX_SECONDS:
+            return backend, None
+        why = "would not fit in memory" if not fits else (
+            f"would take more than {_DENSE_MAX_SECONDS / 60:.0f} min")
+        raise ValueError(
+            f"--backend dense on {n:,} training points {why}: {estimate}. Use --backend "
+            f"nystrom (n x c features, never n x n; --n-components sets c, default 300), "
+            f"or {'a smaller data set' if quick else 'a smaller grid (--quick) or data set'}.")
+    if fits and plan["seconds"] <= _DENSE_AUTO_SECONDS:
+        return "dense", None
+    return "nystrom", (f"backend nystrom: the dense route on {n:,} training points needs "
+                       f"{estimate}; --backend dense forces it")
+
+
 def _hide_labels(y, fraction, task, rng, per_class=None):
     """Keep ``fraction`` of the labels (stratified for classification), or ``per_class``
     labels of every class; mark the rest."""
@@ -471,10 +564,11 @@ def _label_spreading(X_tr, y_fit, X_te, y_te, clock, **params):
 
 
 def _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state, n_neighbors, clock,
-               progress):
+               progress, dense=True):
     """What the unlabeled points buy: an SVM selected on the labeled points alone (same
-    folds, exact-verified search), and scikit-learn's LabelSpreading on the same kNN graph
-    size k as the model and at its defaults (an RBF kernel on every pair)."""
+    folds, exact search), and scikit-learn's LabelSpreading on the same kNN graph size k as
+    the model and at its defaults (an RBF kernel on every pair: a dense n x n matrix and its
+    copies, skipped with a reason when the model's own dense route was, ``dense=False``)."""
     from fastgssl.cv import ApproxGridSearchCV
     from fastgssl.models import SVM
 
@@ -495,7 +589,13 @@ def _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state, n_neighbors,
         out["label_spreading_knn"] = _label_spreading(
             X_tr, y_fit, X_te, y_te, clock, kernel="knn", n_neighbors=int(n_neighbors))
         bar.update(1)
-        out["label_spreading_defaults"] = _label_spreading(X_tr, y_fit, X_te, y_te, clock)
+        if dense:
+            out["label_spreading_defaults"] = _label_spreading(X_tr, y_fit, X_te, y_te, clock)
+        else:
+            out["label_spreading_defaults"] = {
+                "params": {}, "skipped": (
+                    f"its RBF kernel is a dense {X_tr.shape[0]:,} x {X_tr.shape[0]:,} matrix "
+                    f"(with copies), and the model's dense route was already too large")}
         bar.update(1)
     return out
 
@@ -510,7 +610,7 @@ def _test_error(est, X, y, task):
 def select(dataset="digits", model=None, method=None, folds=None, labeled_fraction=0.1,
            n_components=None, quick=False, compare_exact=False, n_jobs=None, random_state=0,
            verbose=0, verify="best", standardize=True, standardize_target=True, task=None,
-           labels_per_class=None):
+           labels_per_class=None, backend="auto"):
     """Run the ``select`` job and return its report as a dict (what ``--json`` prints).
 
     ``dataset`` is a name (``"digits"``, ``"breast_cancer"``, a LIBSVM path or shared name)
@@ -521,6 +621,9 @@ def select(dataset="digits", model=None, method=None, folds=None, labeled_fracti
     ``task`` (``"classification"`` / ``"regression"``) overrides the guess from the labels;
     ``folds=None`` is 10 lowered to what the smallest labeled class allows.
     ``labels_per_class`` keeps that many labels per class instead of ``labeled_fraction``.
+    ``backend`` (``"auto"``, ``"dense"``, ``"nystrom"``): the kernel models' backend; auto
+    takes nystrom when the dense route would not fit or finish soon (a note says so), and
+    ``"dense"`` is refused with a ValueError when it would not fit or finish.
     ``verbose``: 0 silent, 1 progress bars on stderr, 2 also the search's lines.
     """
     from fastgssl._jit import CompileClock
@@ -528,7 +631,7 @@ def select(dataset="digits", model=None, method=None, folds=None, labeled_fracti
     with CompileClock() as clock:
         report = _select(clock, dataset, model, method, folds, labeled_fraction, n_components,
                          quick, compare_exact, n_jobs, random_state, verbose, verify,
-                         standardize, standardize_target, task, labels_per_class)
+                         standardize, standardize_target, task, labels_per_class, backend)
         report["compile_seconds"] = clock.seconds
     return report
 
@@ -550,7 +653,7 @@ def _split(X, y, task, random_state):
 
 def _select(clock, dataset, model, method, folds, labeled_fraction, n_components, quick,
             compare_exact, n_jobs, random_state, verbose, verify, standardize,
-            standardize_target, task, labels_per_class=None):
+            standardize_target, task, labels_per_class=None, backend="auto"):
     from fastgssl.cv import ApproxGridSearchCV, cv_result
 
     progress = _Progress(verbose)
@@ -561,6 +664,8 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         model = _DEFAULT_MODEL[task]
     if method is None:
         method = "auto"
+    if backend not in _BACKENDS:
+        raise ValueError(f"--backend must be one of {', '.join(_BACKENDS)}, got {backend!r}.")
     if method == "exact-quadratic" and not _MODELS[model].square_loss:
         squares = " or ".join(m for m, sp in _MODELS.items() if sp.square_loss)
         raise ValueError(f"--method exact-quadratic needs the square loss: use --model "
@@ -620,6 +725,15 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         units = "squared target units (targets as loaded)"
     grid = _grid(model, X_tr, quick)
     n_cand = int(np.prod([len(v) for v in grid.values()]))
+    # before any n x n work: the dense route refused (--backend dense) or replaced (auto)
+    # when it would not fit or finish
+    backend, backend_note = _choose_backend(backend, model, X_tr.shape[0], grid, quick)
+    if backend_note:
+        notes.append(backend_note)
+    if backend is not None:
+        est.set_params(backend=backend)
+        if backend == "nystrom" and n_components is not None:
+            est.set_params(n_components=int(n_components))
     verify = _parse_verify(verify)  # validated for every method, used by approximate ones
     if method in ("exact", "exact-quadratic", "auto"):
         verify = None  # auto verifies by itself where it picks an approximation
@@ -647,6 +761,7 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         "task": task,
         "task_reason": task_reason,
         "model": model,
+        "backend": backend,
         "n_train": int(X_tr.shape[0]),
         "n_labeled": int(np.count_nonzero(y_fit != -1) if task == "classification"
                          else np.count_nonzero(~np.isnan(y_fit))),
@@ -672,7 +787,8 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
     report["protocol"] = search.protocol_
     if semi and task == "classification":
         report["baselines"] = _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state,
-                                         best.n_neighbors, clock, progress)
+                                         best.n_neighbors, clock, progress,
+                                         dense=backend != "nystrom")
     if task == "regression" and standardize_target:
         report["test_error_data_units"] = test_error * scale2
         report["cv_criterion_data_units"] = search.best_cv_error_ * scale2
@@ -756,7 +872,8 @@ def _print_report(r, out):
                              if t["standardized"] else "as loaded (--no-standardize-target)"))
     for note in r.get("notes", []):
         p(f"note         {note}")
-    p(f"model        {r['model']}, {r['folds']}-fold {r['method']} ({r['protocol']}) over "
+    p(f"model        {r['model']}" + (f" ({r['backend']} backend)" if r.get("backend") else "")
+      + f", {r['folds']}-fold {r['method']} ({r['protocol']}) over "
       f"{r['grid_size']} grid points")
     p("chosen       " + ", ".join(f"{k}={v:.4g}" for k, v in r["best_params"].items()))
     p(f"units        {r['criterion']} in {r['criterion_units']}")
@@ -788,6 +905,10 @@ def _print_report(r, out):
                           ("label_spreading_defaults", "its defaults")):
             ls = b[key]
             args = ", ".join(f"{k}={v!r}" for k, v in ls["params"].items())
+            if "skipped" in ls:
+                p(f"baseline     scikit-learn LabelSpreading({args}), {what}: skipped, "
+                  f"{ls['skipped']}")
+                continue
             unscored = (f"; {ls['n_test_unscored']} test point(s) got 0/0 probabilities and "
                         f"its first class" if ls["n_test_unscored"] else "")
             p(f"baseline     scikit-learn LabelSpreading({args}), {what}: test error "
@@ -827,7 +948,7 @@ def main(argv=None):
                         random_state=args.random_state, verbose=_level(args),
                         verify=args.verify, standardize=args.standardize,
                         standardize_target=args.standardize_target, task=args.task,
-                        labels_per_class=args.labels_per_class)
+                        labels_per_class=args.labels_per_class, backend=args.backend)
     except (ValueError, OSError, MemoryError) as exc:
         print(f"fastgssl select: error: {exc}", file=sys.stderr)
         return 1

@@ -6,7 +6,8 @@ Four entry-point groups make fastgssl extensible without touching its core:
 group                      an entry point names ...
 =========================  ===============================================================
 ``fastgssl.losses``        a :class:`fastgssl.losses.LossSpec` (Numba scalar functions)
-``fastgssl.regularizers``  a factory ``(**params) -> callable W -> Q``
+``fastgssl.regularizers``  a factory ``(**params) -> callable W -> Q`` (a class whose
+                           instances are callable will do)
 ``fastgssl.graphs``        a factory ``(**params) -> callable X -> W`` (sparse, symmetric)
 ``fastgssl.cv``            a factory ``(**params) -> CV approximator``
 =========================  ===============================================================
@@ -26,11 +27,16 @@ Rules
 * Two plugins with the same name: looking up the bare name raises an error naming both;
   ``"distribution:name"`` always works.
 * ``FASTGSSL_DISABLE_PLUGINS=1`` ignores third-party entry points altogether.
+* A factory gets only the arguments it accepts: the learners pass ``power`` to every
+  regularizer, and a factory without a ``power`` parameter is called without it while
+  ``power=1`` (the default; any other power is an error naming it). Any other argument a
+  factory does not take is a ValueError listing the ones it does.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -322,11 +328,69 @@ def _fail(entry, reason):
     )
 
 
+# Arguments the library passes to every factory of a group, with their default value: a
+# factory that does not take one is called without it while it holds the default.
+_CONTEXT_DEFAULTS = {"fastgssl.regularizers": {"power": 1}}
+
+
+def _factory_parameters(factory):
+    """The keyword names ``factory`` takes, or None when it takes any (``**kwargs``, or a
+    signature that cannot be read: a compiled callable)."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    names = set()
+    for p in sig.parameters.values():
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            return None
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            names.add(p.name)
+    return names
+
+
+def _accepted(group, name, factory, params):
+    """``params`` less the context arguments ``factory`` does not take (at their default);
+    a ValueError naming any other argument it does not take."""
+    accepted = _factory_parameters(factory)
+    if accepted is None:
+        return params
+    out = {}
+    unknown = []
+    for key, value in params.items():
+        if key in accepted:
+            out[key] = value
+            continue
+        defaults = _CONTEXT_DEFAULTS.get(group, {})
+        if key in defaults and _is_default(value, defaults[key]):
+            continue  # the library's default, not the user's choice: not passed
+        unknown.append(f"{key}={value!r}")
+    if unknown:
+        takes = ", ".join(sorted(accepted)) or "no arguments"
+        raise ValueError(
+            f"{group} entry {name!r} ({getattr(factory, '__qualname__', factory)!r}) does not "
+            f"take {', '.join(unknown)}; it takes: {takes}. Set only those (for a "
+            f"regularizer: regularizer_params={{...}} on the learner)."
+        )
+    return out
+
+
+def _is_default(value, default):
+    try:
+        return bool(value == default)
+    except Exception:  # an array or an object without a plain comparison
+        return False
+
+
 def get(group, name, **params):
     """Return a ready object for ``name`` in ``group``.
 
     A loss spec is bound to ``params`` (``spec.bind(**params)``); any other entry is a
-    factory called as ``factory(**params)``.
+    factory called as ``factory(**params)`` with the arguments it accepts: a context
+    argument the library passes to every factory of the group (``power`` for the
+    regularizers) is left out for a factory without it while it holds its default (1);
+    any other argument the factory does not take is a ValueError naming it and the ones
+    it takes.
 
     Examples
     --------
@@ -338,4 +402,4 @@ def get(group, name, **params):
     obj = load(group, name)
     if hasattr(obj, "bind"):
         return obj.bind(**params)
-    return obj(**params)
+    return obj(**_accepted(group, name, obj, params))

@@ -437,3 +437,89 @@ def test_labels_per_class_is_checked(capsys):
                  "--labels-per-class", "1"]) == 1
     err = capsys.readouterr().err
     assert "--labels-per-class" in err and "at least 2" in err
+
+# ---- dense routes refused or replaced before they start (issue 27 item 1) --------------------
+def _no_search(monkeypatch):
+    """Make any search fail loudly: a refusal must come before it."""
+    from fastgssl.cv import ApproxGridSearchCV
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the search started")
+
+    monkeypatch.setattr(ApproxGridSearchCV, "fit", fail)
+
+
+def test_dense_backend_that_would_not_fit_is_refused_before_the_search(tmp_path, capsys,
+                                                                       monkeypatch):
+    import fastgssl._memory
+
+    data = _libsvm_classes(tmp_path / "two.txt", [80, 80])
+    monkeypatch.setattr(fastgssl._memory, "available_memory", lambda: (10_000, "test limit"))
+    _no_search(monkeypatch)
+    assert main(["select", "--dataset", str(data), "--quick", "--backend", "dense"]) == 1
+    err = capsys.readouterr().err
+    assert "--backend dense on 112 training points would not fit in memory" in err
+    assert "294.0 KiB of n x n arrays (available: 9.8 KiB, test limit)" in err
+    assert "Use --backend nystrom" in err and "or a smaller data set." in err
+    assert main(["select", "--dataset", str(data), "--backend", "dense"]) == 1
+    assert "a smaller grid (--quick) or data set" in capsys.readouterr().err
+
+
+def test_dense_backend_that_would_not_finish_is_refused(tmp_path, capsys, monkeypatch):
+    import fastgssl.cli
+
+    data = _libsvm_classes(tmp_path / "two.txt", [80, 80])
+    monkeypatch.setattr(fastgssl.cli, "_DENSE_FLOPS_PER_SECOND", 1.0)  # a very slow machine
+    _no_search(monkeypatch)
+    assert main(["select", "--dataset", str(data), "--quick", "--backend", "dense"]) == 1
+    err = capsys.readouterr().err
+    assert "--backend dense on 112 training points would take more than 30 min" in err
+    assert "12 LU factorization(s) of 112 x 112 systems" in err
+    with pytest.raises(ValueError, match="would take more than 30 min"):
+        fastgssl.cli.select(str(data), model="krr", quick=True, backend="dense")
+
+
+def test_auto_backend_takes_nystrom_when_dense_would_not_fit(tmp_path, capsys, monkeypatch):
+    import fastgssl._memory
+
+    data = _libsvm_classes(tmp_path / "two.txt", [80, 80])
+    monkeypatch.setattr(fastgssl._memory, "available_memory", lambda: (10_000, "test limit"))
+    assert main(["select", "--dataset", str(data), "--quick", "--json", "--folds", "3",
+                 "--n-components", "40"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["backend"] == "nystrom" and r["method"] == "exact"
+    assert any(n.startswith("backend nystrom: the dense route on 112 training points needs "
+                            "about 294.0 KiB") and "--backend dense forces it" in n
+               for n in r["notes"])
+    # the RBF LabelSpreading baseline is dense too: skipped with its reason
+    assert "skipped" in r["baselines"]["label_spreading_defaults"]
+    assert 0 <= r["baselines"]["label_spreading_knn"]["test_error"] <= 1
+    assert 0 <= r["test_error"] < 0.5
+    # the same data with memory to spare stays dense, without a note
+    monkeypatch.undo()
+    assert main(["select", "--dataset", str(data), "--quick", "--json", "--folds", "3"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["backend"] == "dense" and not any("backend" in n for n in r["notes"])
+
+
+def test_dense_plan_counts_factorizations_per_width_and_ratio():
+    from fastgssl.cli import _dense_plan
+
+    n = 1000
+    grid = {"sigma": [1.0, 2.0], "gamma_a": [1e-2, 1e-1], "gamma_i": [0.0, 1e-2, 1e-1]}
+    # ratios gamma_i / (n^2 gamma_a): 1e-6, 1e-5 (twice) and 1e-7: three LUs per width
+    plan = _dense_plan("lapsvm", n, grid)
+    assert plan["flops"] == pytest.approx(2 * 3 * 2.0 * n**3 / 3.0)
+    assert plan["bytes"] == 3 * 8 * n * n and "6 LU factorization(s)" in plan["work"]
+    many = {"sigma": [1.0], "gamma_a": [1.0], "gamma_i": [10.0**k for k in range(10)]}
+    # beyond four ratios the spectral route's two eigendecompositions bound the work
+    assert _dense_plan("laprls", n, many)["flops"] == pytest.approx(4 * 2.0 * n**3 / 3.0)
+    assert _dense_plan("krr", n, {"sigma": [1.0], "lam": [1.0]})["bytes"] == 2 * 8 * n * n
+    assert _dense_plan("svm", n, {"sigma": [1.0], "lam": [1.0]})["flops"] == 0.0
+
+
+def test_backend_option_is_refused_for_graph_propagation(tmp_path, capsys):
+    data = _libsvm_classes(tmp_path / "two.txt", [80, 80])
+    assert main(["select", "--dataset", str(data), "--model", "poisson", "--backend",
+                 "dense"]) == 1
+    assert "--backend applies to the kernel models" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.datasets import make_moons
 
-from fastgssl.cv import ApproxGridSearchCV, cv_result, make_folds
+from fastgssl.cv import ApproxGridSearchCV, cv_result, cv_score, make_folds
 from fastgssl.graphs import knn_graph
 from fastgssl.kernels import DeformedKernel, rbf_kernel
 from fastgssl.models import (
@@ -370,12 +370,13 @@ def test_search_label_propagation_and_pipeline():
     assert set(ps.best_params_) == {"lapsvm__gamma_i"}
 
 
-def test_search_auto_verifies_first_order_winner_of_supervised_svm():
+def test_search_auto_is_exact_for_supervised_svm():
     X, y, _ = _semi(n=120)
     s = ApproxGridSearchCV(SVM(), {"sigma": [0.3, 1.0], "lam": [1e-4, 1e-2]}, cv=4,
                            random_state=0).fit(X, y)
-    assert s.method_ == "fbif" and s.verify_ == "best"
-    assert s.cv_results_["verified"][s.best_index_]
+    assert s.method_ == "exact" and s.verify_ is None
+    for params, err in zip(s.cv_results_["params"], s.cv_results_["mean_cv_error"]):
+        assert err == pytest.approx(cv_score(SVM(**params), X, y, s.folds_, method="exact"))
 
 
 # ------------------------------------------------------------------------------- bad input

@@ -26,17 +26,38 @@ def test_diabetes_default_search_returns_the_exact_cv_winner():
     assert fbif.best_cv_error_ < 100.0  # the optimistic first-order criterion, for contrast
 
 
-def test_auto_picks_newton_for_smooth_losses_and_verifies():
-    """Supervised, smooth loss (logistic): the one Newton step per fold, winner verified."""
+@pytest.mark.parametrize("loss", ["huber_hinge", "logistic", "squared_hinge"])
+def test_auto_is_exact_cv_for_supervised_learners_of_any_loss(loss):
+    """Supervised, non-square loss: exact t-fold CV (bench/bench_auto_method.py measured it
+    faster than the one-fit approximation plus verification), no verification needed."""
     from sklearn.datasets import make_moons
 
-    from fastgssl.cv import ApproxGridSearchCV
     from fastgssl.models import SVM
 
     X, y = make_moons(120, noise=0.3, random_state=0)
-    s = ApproxGridSearchCV(SVM(loss="logistic"), {"lam": [1e-3, 1e-1]}, cv=4,
-                           random_state=0).fit(X, y)
-    assert s.method_ == "newton" and s.verify_ == "best"
+    grid = {"sigma": [0.3, 1.0], "lam": [1e-3, 1e-1]}
+    s = ApproxGridSearchCV(SVM(loss=loss), grid, cv=4, random_state=0).fit(X, y)
+    assert s.method_ == "exact" and s.verify_ is None and s.n_verified_ == 0
+    exact = ApproxGridSearchCV(SVM(loss=loss), grid, cv=s.folds_, method="exact").fit(X, y)
+    assert np.array_equal(s.cv_results_["mean_cv_error"], exact.cv_results_["mean_cv_error"])
+    assert s.best_params_ == exact.best_params_
+
+
+@pytest.mark.parametrize("loss, method", [("huber_hinge", "fbif"), ("logistic", "newton")])
+def test_auto_verifies_an_approximation_for_inductive_graph_learners(loss, method):
+    """Graph learner, inductive protocol, non-square loss: exact CV would refit the whole
+    graph learner t times per candidate; auto takes the one-fit approximation (one Newton
+    step for the smooth loss, t-FBIF for the piecewise-quadratic one) and verifies it."""
+    from sklearn.datasets import make_moons
+
+    from fastgssl.models import LapSVM
+
+    X, y = make_moons(90, noise=0.3, random_state=0)
+    y_semi = np.where(np.arange(90) % 3 == 0, y, -1)
+    s = ApproxGridSearchCV(LapSVM(loss=loss, sigma=0.5), {"gamma_a": [1e-3, 1e-1]}, cv=3,
+                           protocol="inductive", random_state=0).fit(X, y_semi)
+    assert s.method_ == method and s.verify_ == "best" and s.protocol_ == "inductive"
     assert s.cv_results_["verified"][s.best_index_]
-    h = ApproxGridSearchCV(SVM(), {"lam": [1e-3, 1e-1]}, cv=4, random_state=0).fit(X, y)
-    assert h.method_ == "fbif"
+    t = ApproxGridSearchCV(LapSVM(loss=loss, sigma=0.5), {"gamma_a": [1e-3, 1e-1]}, cv=3,
+                           random_state=0).fit(X, y_semi)
+    assert t.method_ == "exact" and t.protocol_ == "transductive" and t.verify_ is None

@@ -9,6 +9,7 @@ import pytest
 from fastgssl import _threads
 from fastgssl._threads import (
     default_numba_threads,
+    factorization_blas,
     numba_threads,
     small_blas,
     thread_settings,
@@ -236,6 +237,28 @@ def test_small_blas_nests_and_restores():
         assert blas_threads() == inside
     assert blas_threads() == before
     assert all(t == 1 for t in inside)
+
+
+def test_factorization_blas_takes_one_thread_for_large_orders(monkeypatch):
+    """A large LU (n >= _THREADED_LU_MAX_N) runs on one BLAS thread whatever its flops
+    (OpenBLAS's threaded getrf crashed at n = 21,669); below, small_blas's rule."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+
+    before = blas_threads()
+    monkeypatch.setattr(_threads, "_THREADED_LU_MAX_N", 100)
+    with factorization_blas(100, flops=1e15):
+        assert all(t == 1 for t in blas_threads())
+    assert blas_threads() == before
+    with factorization_blas(99, flops=1e15):  # large flops below the order: threads kept
+        assert blas_threads() == before
+    with factorization_blas(99, flops=1e3):  # small: one thread (small_blas)
+        assert all(t == 1 for t in blas_threads())
+    with factorization_blas(99):  # flops default 2 n^3 / 3: small
+        assert all(t == 1 for t in blas_threads())
+    assert blas_threads() == before
 
 
 def test_small_blas_concurrent_contexts_restore_the_threads():

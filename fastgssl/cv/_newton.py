@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from fastgssl._threads import small_blas
 from fastgssl.cv._base import (
     _fitted_state,
     _kernel_matrix,
@@ -80,8 +81,9 @@ def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, ga
             sq = np.sqrt(w[act])
             cap = sq[:, None] * K[np.ix_(act, act)] * sq[None, :]
             cap[np.diag_indices_from(cap)] += 2.0 * gamma_a
-            inner = _solve_checked(cap, sq * F[act], "Newton-step capacitance matrix",
-                                   assume_a="pos")
+            with small_blas(len(act) ** 3 / 3.0):
+                inner = _solve_checked(cap, sq * F[act], "Newton-step capacitance matrix",
+                                       assume_a="pos")
             step = (F - K[:, act] @ (sq * inner)) / (2.0 * gamma_a)
         else:
             A = np.diag(w)
@@ -89,7 +91,8 @@ def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, ga
                 A = A + 2.0 * s_i * Qi.toarray()
             Jac = A @ K
             Jac[np.diag_indices_from(Jac)] += 2.0 * gamma_a
-            step = _solve_checked(Jac, F, "Newton-step Jacobian")
+            with small_blas(2.0 * n**3 / 3.0):
+                step = _solve_checked(Jac, F, "Newton-step Jacobian")
         rows = np.flatnonzero(held & labeled)
         out[pos[rows]] = K[rows] @ (alpha - step)
     return out

@@ -49,7 +49,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg import blas, lapack
 
-from fastgssl._threads import small_blas
+from fastgssl._threads import factorization_blas, small_blas
 from fastgssl.kernels._pairwise import check_kernel, pairwise_kernel
 
 __all__ = ["DeformedKernel", "IllConditionedKernelWarning", "warn_if_ill_conditioned"]
@@ -385,8 +385,9 @@ class DeformedKernel:
         A = A.T
         A.ravel(order="K")[:: n + 1] += 1.0  # the diagonal, through a view
         # small factorizations on one BLAS thread: on a loaded machine the per-panel
-        # barriers of a threaded getrf cost more than they gain
-        with small_blas(2.0 * n**3 / 3 + 2.0 * n * n * l):
+        # barriers of a threaded getrf cost more than they gain; large ones too (OpenBLAS's
+        # threaded getrf crashed at n = 21,669: factorization_blas)
+        with factorization_blas(n, 2.0 * n**3 / 3 + 2.0 * n * n * l):
             lu, piv, _ = lapack.dgetrf(A, overwrite_a=True)  # in place (Fortran order)
             # a singular system shows as non-finite K~_LL, refused by _check_gram
             rhs = lapack.dlaswp(self._rhs, piv)  # P K'_{S,L} (a copy), Fortran order

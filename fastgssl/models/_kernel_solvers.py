@@ -87,7 +87,7 @@ from scipy.linalg.lapack import dpotrs as _dpotrs
 from sklearn.exceptions import ConvergenceWarning
 
 from fastgssl._indexing import fold_block, fold_split, held_out_values, take_block
-from fastgssl._threads import small_blas
+from fastgssl._threads import factorization_blas, small_blas
 
 __all__ = ["fit_dense", "fit_nystrom", "objective_dense", "objective_nystrom"]
 
@@ -1338,7 +1338,7 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
             A.flat[:: n + 1] += gamma_a * l
             rhs = np.zeros_like(Y)
             rhs[L] = Y[L] if w is None else w[:, None] * Y[L]
-            with small_blas(2 * n**3 / 3):
+            with factorization_blas(n):
                 alpha = sla.solve(A, rhs, overwrite_a=True, check_finite=False)
     elif _use_active_set(solver, loss, Q, Y[L]):
         kind, h = _piecewise_kind(loss)

@@ -83,6 +83,7 @@ _GRAPH_CONSTRAINTS = {
     "graph_weight": [StrOptions({"binary", "gaussian", "distance"})],
     "graph_params": [dict, None],
     "regularizer": [str, callable],
+    "regularizer_params": [dict, None],
     "power": [Interval(Integral, 1, None, closed="left")],
     "formulation": [StrOptions(set(_FORMULATIONS))],
 }
@@ -491,7 +492,8 @@ class _KernelMachine(BaseEstimator):
         from fastgssl.regularizers import build_regularizer
 
         power = check_bounded_int(self.power, "power", low=1)
-        return build_regularizer(self.regularizer, W, power=power)
+        return build_regularizer(self.regularizer, W, power=power,
+                                 params=self.regularizer_params)
 
     @staticmethod
     def _warn_unlabeled_components(W, labeled):
@@ -1390,9 +1392,14 @@ class LapRLS(_KernelMachine):
     graph_params : dict, optional
         Extra keyword arguments of the graph builder.
     regularizer : {"L", "L_norm"} or a registered name, default="L"
-        ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, via ``fastgssl.regularizers``.
+        ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, via ``fastgssl.regularizers``
+        (a plugin's factory: see the plugin guide), or a callable ``W -> Q``.
+    regularizer_params : dict, optional
+        Arguments of a registered regularizer's factory beyond ``power`` (a plugin's own
+        parameters); searchable as any parameter (``{"regularizer_params": [{...}, ...]}``).
     power : int >= 1, default=1
-        Iterated regularizer ``Q^p``.
+        Iterated regularizer ``Q^p`` (passed to a factory that takes ``power``; a factory
+        without it accepts only 1).
     formulation : {"deformed", "full"}, default="deformed"
         ``"deformed"``: solve the equivalent supervised problem on the l labeled points with
         the deformed kernel ``K~`` (Sindhwani, Niyogi & Belkin 2005; see
@@ -1532,7 +1539,7 @@ class LapRLS(_KernelMachine):
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
                  random_state=None, warm_start=False, solver="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
-                 class_weight=None, multi_class="ovr"):
+                 class_weight=None, multi_class="ovr", regularizer_params=None):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -1542,6 +1549,7 @@ class LapRLS(_KernelMachine):
         self.graph_weight = graph_weight
         self.graph_params = graph_params
         self.regularizer = regularizer
+        self.regularizer_params = regularizer_params
         self.power = power
         self.loss = loss
         self.loss_params = loss_params
@@ -1622,9 +1630,14 @@ class LapSVM(_KernelMachine):
     graph_params : dict, optional
         Extra keyword arguments of the graph builder.
     regularizer : {"L", "L_norm"} or a registered name, default="L"
-        ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, via ``fastgssl.regularizers``.
+        ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, via ``fastgssl.regularizers``
+        (a plugin's factory: see the plugin guide), or a callable ``W -> Q``.
+    regularizer_params : dict, optional
+        Arguments of a registered regularizer's factory beyond ``power`` (a plugin's own
+        parameters); searchable as any parameter (``{"regularizer_params": [{...}, ...]}``).
     power : int >= 1, default=1
-        Iterated regularizer ``Q^p``.
+        Iterated regularizer ``Q^p`` (passed to a factory that takes ``power``; a factory
+        without it accepts only 1).
     formulation : {"deformed", "full"}, default="deformed"
         ``"deformed"``: solve the equivalent supervised problem on the l labeled points with
         the deformed kernel ``K~`` (Sindhwani, Niyogi & Belkin 2005; see
@@ -1763,7 +1776,7 @@ class LapSVM(_KernelMachine):
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
                  random_state=None, warm_start=False, solver="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
-                 class_weight=None, multi_class="ovr"):
+                 class_weight=None, multi_class="ovr", regularizer_params=None):
         self.sigma = sigma
         self.gamma_a = gamma_a
         self.gamma_i = gamma_i
@@ -1774,6 +1787,7 @@ class LapSVM(_KernelMachine):
         self.graph_weight = graph_weight
         self.graph_params = graph_params
         self.regularizer = regularizer
+        self.regularizer_params = regularizer_params
         self.power = power
         self.loss = loss
         self.loss_params = loss_params

@@ -12,21 +12,24 @@ import scipy.sparse as sp
 __all__ = ["build_regularizer"]
 
 
-def build_regularizer(regularizer, W, *, power=1, ridge=None, require_sparse=False,
-                      name="regularizer"):
+def build_regularizer(regularizer, W, *, power=1, ridge=None, params=None,
+                      require_sparse=False, name="regularizer"):
     """The regularizer ``Q`` of the affinity ``W``.
 
     Parameters
     ----------
     regularizer : str or callable
         A name of the ``fastgssl.regularizers`` registry group (``"L"``, ``"L_norm"``,
-        plugins), built with ``power`` (and ``ridge`` when given); or a callable
-        ``W -> Q`` used as it is.
+        plugins), built with ``power`` (left out for a factory without it while it is 1),
+        ``ridge`` when given and ``params``; or a callable ``W -> Q`` used as it is.
     W : sparse matrix of shape (n, n)
         Symmetric nonnegative affinity.
     power : int >= 1, default=1
     ridge : float or None, default=None
         Passed to the registry factory only when given.
+    params : dict or None, default=None
+        The factory's own arguments (the learners' ``regularizer_params``); ``power`` and
+        ``ridge`` are set by their own arguments, not here.
     require_sparse : bool, default=False
         Refuse a ``Q`` that is not a sparse matrix (callers that factor or precondition it).
     name : str
@@ -36,12 +39,25 @@ def build_regularizer(regularizer, W, *, power=1, ridge=None, require_sparse=Fal
     -------
     Q : scipy.sparse.csr_matrix of float64 or a LinearOperator (``L^p`` with ``p > 2``)
     """
+    params = dict(params or {})
+    for key in ("power", "ridge"):
+        if key in params:
+            raise ValueError(f"{name}_params must not hold {key!r}; set it with {key}= "
+                             f"instead.")
     if isinstance(regularizer, str):
         from fastgssl import registry
 
-        params = {"power": power} if ridge is None else {"power": power, "ridge": ridge}
+        params["power"] = power
+        if ridge is not None:
+            params["ridge"] = ridge
         factory = registry.get("fastgssl.regularizers", regularizer, **params)
     elif callable(regularizer):
+        if params:
+            raise ValueError(
+                f"{name}_params={params!r} needs a registered {name} name; a callable "
+                f"W -> Q is used as it is (bind its arguments yourself, e.g. with "
+                f"functools.partial)."
+            )
         factory = regularizer
     else:
         raise ValueError(
