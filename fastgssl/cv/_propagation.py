@@ -71,6 +71,7 @@ def _system_key(system, S, Y_S):
     alpha = system.alpha if system.kind == "lgc" else None
     return (digest.hexdigest(), W.shape, system.kind, lam, alpha, system.solver, system.rtol)
 
+
 # columns of the indicator block solved together (bounds the n x block work array)
 _MAX_BLOCK_NUMBERS = 1 << 24
 
@@ -79,7 +80,7 @@ def _laplacian(W):
     """L = D - W built as the learners build it (so the fit's solver setup is reused)."""
     from fastgssl.regularizers import laplacian
 
-    return sp.csr_matrix(laplacian(W, kind="L")), None
+    return sp.csr_matrix(laplacian(W, kind="L"))
 
 
 def _column_blocks(l, n):
@@ -110,24 +111,25 @@ def _blocks(system, S, labeled, comp, regular):
     info = {}
     S_in = np.flatnonzero(regular[S])  # positions (in S) of the labeled points in use
     if kind == "harmonic":
-        L, _ = _laplacian(W)
+        L = _laplacian(W)
         U = np.flatnonzero(regular & ~labeled)
         SS = L[S][:, S].toarray()
         core[:] = SS
         if U.size and S_in.size:
             L_UU = L[U][:, U].tocsr()
             L_SU = L[S][:, U].tocsr()
+            L_US = L_SU.T.tocsc()  # L is symmetric
             solver = _solver(L_UU, system, system.rtol, None)
             for cols in _column_blocks(S_in.size, U.size):
                 pos = S_in[cols]
-                rhs = -(L[U][:, S[pos]]).toarray()
+                rhs = -L_US[:, pos].toarray()
                 Z, sinfo = solver.solve(rhs)
                 core[:, pos] += L_SU @ Z
                 colsum[pos] = Z.sum(axis=0)
                 info = sinfo
         return core, colsum, info
     if kind == "ss":
-        L, _ = _laplacian(W)
+        L = _laplacian(W)
         idx = np.flatnonzero(regular)
         pos_of = np.full(n, -1)
         pos_of[idx] = np.arange(idx.size)
@@ -151,7 +153,7 @@ def _blocks(system, S, labeled, comp, regular):
         null = None
     elif kind == "poisson":
         idx = np.flatnonzero(regular)
-        Q = _laplacian(W)[0][idx][:, idx].tocsr()
+        Q = _laplacian(W)[idx][:, idx].tocsr()
         null = "auto"
     else:
         raise ValueError(f"unknown propagation system kind {kind!r}.")
