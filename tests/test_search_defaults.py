@@ -10,8 +10,9 @@ from fastgssl.models import KRR
 
 
 def test_diabetes_default_search_returns_the_exact_cv_winner():
-    # t-FBIF with the margin form (Nystrom right-hand sides) alone picks an interpolating KRR here (criterion ~8, exact CV ~10^4, test MSE
-    # ~8,600); the default (method="auto") scores every candidate by exact CV
+    # t-FBIF in the margin form (Nystrom right-hand sides) alone picks an interpolating KRR
+    # here (criterion ~8, exact CV ~10^4, test MSE ~8,600); the default (method="auto")
+    # scores every candidate by exact CV
     X, y = load_diabetes(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0)
     grid = {"sigma": [0.01, 0.1, 1.0], "lam": [1e-8, 1e-6, 1e-4, 1e-2]}
