@@ -160,7 +160,7 @@ def _search_row(base, grid, t, r, method, verify, X_tr, y_tr, X_te, y_te, task, 
 
 
 def part_a(quick, repeats, ts=(10,), only=None, methods=("fbif", "exact", "sk"),
-           json_path=None):
+           json_path=None, first_split=0):
     """Seed 001's Table 1 protocol (see the module docstring); returns the rows."""
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.model_selection import GridSearchCV, PredefinedSplit
@@ -188,7 +188,7 @@ def part_a(quick, repeats, ts=(10,), only=None, methods=("fbif", "exact", "sk"),
             times = {k: 0.0 for k in methods}
             extra = {"warned": 0, "n_verified": [], "fbif_params": [], "exact_params": []}
             load0 = os.getloadavg()[0]
-            for r in range(repeats):
+            for r in range(first_split, first_split + repeats):
                 X_tr, X_te, y_tr, y_te, scale = split(X, y, r, task)
                 n = X_tr.shape[0]
                 folds = None
@@ -222,9 +222,8 @@ def part_a(quick, repeats, ts=(10,), only=None, methods=("fbif", "exact", "sk"),
                     err = test_error(gs, X_te, y_te, task)
                     res["sk"].append(err * scale**2 if task == "regression" else err)
             row = {"name": name, "task": task, "n": int(X.shape[0]), "t": t,
-                   "splits": repeats, "res": res, "times": times, "load": [load0,
-                                                                        os.getloadavg()[0]],
-                   **extra}
+                   "splits": repeats, "first_split": first_split, "res": res,
+                   "times": times, "load": [load0, os.getloadavg()[0]], **extra}
             rows.append(row)
             print("  " + _row_text(row))
             sys.stdout.flush()
@@ -382,11 +381,14 @@ def main(argv=None):
                     help="part A: t-FBIF, t-FBIF + verify='best', exact t-CV, "
                          "exact-quadratic (KRR), scikit-learn's GridSearchCV")
     ap.add_argument("--json", default=None, help="part A: write the per-split rows here")
+    ap.add_argument("--first-split", type=int, default=0,
+                    help="part A: seed of the first split (runs split seeds first..first+R-1)")
     args = ap.parse_args(argv)
     header()
     if "A" in args.parts:
         part_a(args.quick, args.repeats or (5 if args.quick else PAPER_SPLITS),
-               ts=args.folds, only=args.sets, methods=args.methods, json_path=args.json)
+               ts=args.folds, only=args.sets, methods=args.methods, json_path=args.json,
+               first_split=args.first_split)
     if "B" in args.parts:
         part_b()
     if "C" in args.parts:
