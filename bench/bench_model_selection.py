@@ -236,6 +236,33 @@ def part_a(quick, repeats, ts=(10,), only=None, methods=("fbif", "exact", "sk"),
     return rows
 
 
+def merge_rows(paths):
+    """Rows of several ``--json`` files (split seeds run separately) merged per (set, t):
+    the per-split results concatenated per method; ``splits`` counts t-FBIF's."""
+    import json
+
+    merged = {}
+    for path in paths:
+        with open(path) as fh:
+            for row in json.load(fh):
+                key = (row["name"], row["t"])
+                if key not in merged:
+                    merged[key] = {**row, "res": {k: list(v) for k, v in row["res"].items()},
+                                   "times": dict(row["times"])}
+                    continue
+                m = merged[key]
+                for k, v in row["res"].items():
+                    m["res"].setdefault(k, []).extend(v)
+                    m["times"][k] = m["times"].get(k, 0.0) + row["times"][k]
+                m["warned"] += row["warned"]
+                for k in ("n_verified", "fbif_params", "exact_params"):
+                    m[k] = m.get(k, []) + row.get(k, [])
+    rows = list(merged.values())
+    for row in rows:
+        row["splits"] = len(row["res"].get("fbif", next(iter(row["res"].values()))))
+    return rows
+
+
 def _fmt(v, task):
     mult = 100.0 if task == "classification" else 1.0
     return f"{mult * np.mean(v):.4g} +- {mult * np.std(v):.3g}"
@@ -270,6 +297,7 @@ def table_markdown(rows):
         pf = pc = "-"
         cells = {k: (f"{_fmt(res[k], task)}" if k in res else "-") for k in ("fbif", "exact",
                                                                                "sk")}
+        counts = {k: len(res[k]) for k in cells if k in res}
         if paper:
             pf, pc = (f"{paper[0]:.4g} +- {paper[1]:.3g}", f"{paper[2]:.4g} +- {paper[3]:.3g}")
             if "fbif" in res:
@@ -279,6 +307,9 @@ def table_markdown(rows):
                 if k in res:
                     b = _beyond(res[k], paper[2], paper[3], task)
                     cells[k] = f"{b}{cells[k]}{b}"
+        for k, c in counts.items():  # a method run on fewer splits than the row says
+            if c != row["splits"]:
+                cells[k] += f" ({c} splits)"
         warned = f"{row['warned']}/{row['splits']}" if "fbif" in res else "-"
         lines.append(f"| {row['name']} ({row['n']}) | {row['t']} | {row['splits']} | {pf} | "
                      f"{cells['fbif']} | {warned} | {pc} | {cells['exact']} | {cells['sk']} |")
@@ -381,9 +412,14 @@ def main(argv=None):
                     help="part A: t-FBIF, t-FBIF + verify='best', exact t-CV, "
                          "exact-quadratic (KRR), scikit-learn's GridSearchCV")
     ap.add_argument("--json", default=None, help="part A: write the per-split rows here")
+    ap.add_argument("--merge", nargs="+", default=None,
+                    help="print part A's table from these --json files and exit")
     ap.add_argument("--first-split", type=int, default=0,
                     help="part A: seed of the first split (runs split seeds first..first+R-1)")
     args = ap.parse_args(argv)
+    if args.merge:
+        print(table_markdown(merge_rows(args.merge)))
+        return
     header()
     if "A" in args.parts:
         part_a(args.quick, args.repeats or (5 if args.quick else PAPER_SPLITS),
