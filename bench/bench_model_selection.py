@@ -110,13 +110,17 @@ def test_error(model, X_te, y_te, task):
 
 def load(name):
     """``(X, y, task)`` of a shared set: LIBSVM files, sonar from the UCI file, bodyfat in
-    LIBSVM's layout (target: body density; body fat % is a feature) from the StatLib ARFF."""
+    LIBSVM's layout (target: body density; body fat % is a feature) from the StatLib ARFF.
+    ``"breast-cancer:noid"``: breast-cancer without its feature 1 (the sample id)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bench_svm_selection import load_set
 
+    name, _, variant = name.partition(":")
     task = ("regression" if name in REGRESSION or EXTRA.get(name) == "regression"
             else "classification")
     X, y = load_set(name)
+    if variant == "noid":
+        X = X[:, 1:]
     if name == "bodyfat":  # ARFF: Density, Age, ..., Wrist; class = body fat %
         X, y = np.column_stack([y, X[:, 1:]]), X[:, 0]
     return np.asarray(X, dtype=np.float64), y, task
@@ -160,7 +164,7 @@ def _search_row(base, grid, t, r, method, verify, X_tr, y_tr, X_te, y_te, task, 
 
 
 def part_a(quick, repeats, ts=(10,), only=None, methods=("fbif", "exact", "sk"),
-           json_path=None, first_split=0):
+           json_path=None, first_split=0, fit_intercept=False):
     """Seed 001's Table 1 protocol (see the module docstring); returns the rows."""
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.model_selection import GridSearchCV, PredefinedSplit
@@ -181,8 +185,8 @@ def part_a(quick, repeats, ts=(10,), only=None, methods=("fbif", "exact", "sk"),
             continue
         grid = grid_for(task, quick)
         # the papers' models: no intercept (SVC and KernelRidge keep theirs / have none)
-        base = (SVM(h=0.05, fit_intercept=False) if task == "classification"
-                else KRR(fit_intercept=False))
+        base = (SVM(h=0.05, fit_intercept=fit_intercept) if task == "classification"
+                else KRR(fit_intercept=fit_intercept))
         for t in ts:
             res = {k: [] for k in methods}
             times = {k: 0.0 for k in methods}
@@ -412,6 +416,8 @@ def main(argv=None):
                     help="part A: t-FBIF, t-FBIF + verify='best', exact t-CV, "
                          "exact-quadratic (KRR), scikit-learn's GridSearchCV")
     ap.add_argument("--json", default=None, help="part A: write the per-split rows here")
+    ap.add_argument("--fit-intercept", action="store_true",
+                    help="part A: SVM / KRR with fastgssl's (regularized) intercept")
     ap.add_argument("--merge", nargs="+", default=None,
                     help="print part A's table from these --json files and exit")
     ap.add_argument("--first-split", type=int, default=0,
@@ -424,7 +430,7 @@ def main(argv=None):
     if "A" in args.parts:
         part_a(args.quick, args.repeats or (5 if args.quick else PAPER_SPLITS),
                ts=args.folds, only=args.sets, methods=args.methods, json_path=args.json,
-               first_split=args.first_split)
+               first_split=args.first_split, fit_intercept=args.fit_intercept)
     if "B" in args.parts:
         part_b()
     if "C" in args.parts:
