@@ -297,7 +297,7 @@ def table_markdown(rows):
              "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         task, res = row["task"], row["res"]
-        paper = PAPER.get(row["name"], {}).get(row["t"])
+        paper = PAPER.get(row["name"].partition(":")[0], {}).get(row["t"])
         pf = pc = "-"
         cells = {k: (f"{_fmt(res[k], task)}" if k in res else "-") for k in ("fbif", "exact",
                                                                                "sk")}
