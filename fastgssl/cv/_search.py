@@ -613,7 +613,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         approximation with ``verify="best"``: one Newton step per fold for smooth losses
         (logistic), t-FBIF for piecewise-quadratic ones (the SVM's Huber hinge); so a default
         search never returns an unverified approximate winner. Or a name of the
-        ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``, ``"fbif"``, ``"bif"``,
+        ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``, ``"fbif"`` (seed 001's
+        t-FBIF as written), ``"fbif-margin"`` (the margin-masked form), ``"bif"``,
         ``"newton"`` or a plugin (plugins run through their ``run``).
     protocol : {None, "transductive", "inductive"}
         ``"transductive"``: a fold's labels are hidden, every point stays in the graph;
@@ -621,7 +622,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         computes it (``protocol_`` says which). A protocol the named method does not compute
         is an error.
     n_components : int or None
-        Nystrom columns of FBIF (default ``min(n, 300)``).
+        Nystrom columns of FBIF (default: seed 001's c = n / 10 for ``"fbif"`` without a
+        graph, ``min(n, 300)`` with a graph and for ``"fbif-margin"``).
     n_jobs : int or None
         Groups of candidates (one per kernel width and graph) evaluated in parallel (joblib).
     refit : bool, default=True
@@ -652,7 +654,10 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         before the first-ranked candidate was verified).  Each verification costs t refits;
         in the worst case (every criterion optimistic) ``"best"`` verifies the whole grid,
         i.e. runs the exact search.  Exact methods (``exact``, ``exact-quadratic``) are
-        never re-scored.
+        never re-scored.  Without verification an approximate search breaks ties of the
+        criterion toward the largest ``lam`` / ``gamma_a`` (then grid order) and warns
+        (:class:`fastgssl.OptimisticCriterionWarning`) when the winner's criterion is no
+        larger than its training error.
 
     Attributes
     ----------
