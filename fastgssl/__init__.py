@@ -33,7 +33,8 @@ _SUBMODULES = (
 )
 
 __all__ = list(_SUBMODULES) + ["CVObjective", "CVState", "ClassShareWarning",
-                                "PropagationSystem", "__version__"]
+                                "OptimisticCriterionWarning", "PropagationSystem",
+                                "__version__"]
 
 
 def __getattr__(name):
@@ -43,10 +44,10 @@ def __getattr__(name):
         from fastgssl import _protocol
 
         return getattr(_protocol, name)
-    if name == "ClassShareWarning":
+    if name in ("ClassShareWarning", "OptimisticCriterionWarning"):
         from fastgssl import _warnings
 
-        return _warnings.ClassShareWarning
+        return getattr(_warnings, name)
     raise AttributeError(f"module 'fastgssl' has no attribute {name!r}")
 
 

@@ -1,6 +1,6 @@
 """Warnings shared by several subpackages."""
 
-__all__ = ["ClassShareWarning", "UnlabeledComponentWarning"]
+__all__ = ["ClassShareWarning", "OptimisticCriterionWarning", "UnlabeledComponentWarning"]
 
 
 class UnlabeledComponentWarning(UserWarning):
@@ -17,3 +17,11 @@ class ClassShareWarning(UserWarning):
     it (``q_c < p_c / 4``). Typical of Laplace learning (the harmonic solution) at one or two
     labels per class; :class:`fastgssl.models.PoissonLearning` or class mass normalization
     avoid it."""
+
+
+class OptimisticCriterionWarning(UserWarning):
+    """An unverified first-order CV criterion (t-BIF / t-FBIF, ``verify=None``) selected a
+    candidate whose criterion equals its training error: the expansion did not move the
+    held-out predictions, typical of nearly interpolating models (small lam and sigma), and
+    the selection is then uninformative. ``verify="best"`` re-scores the winner by exact
+    CV."""

@@ -81,6 +81,7 @@ _BUILTINS: dict[str, dict[str, str]] = {
         "exact-quadratic": "fastgssl.cv._quadratic:ExactQuadraticCV",
         "bif": "fastgssl.cv._influence:BIF",
         "fbif": "fastgssl.cv._influence:FBIF",
+        "fbif-margin": "fastgssl.cv._influence:MarginFBIF",
         "newton": "fastgssl.cv._newton:NewtonCV",
     },
 }

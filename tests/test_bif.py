@@ -16,6 +16,7 @@ from fastgssl.cv._bif import (
     bif_wspace,
     fbif_dense,
     fold_epsilons,
+    paper_curvature,
     woodbury_solve,
 )
 from fastgssl.cv._folds import make_folds
@@ -261,6 +262,56 @@ def test_fbif_low_rank_is_close_but_not_equal():
         V = nystrom_from_gram(K, c, random_state=c).features_
         errs.append(rel_err(fbif_dense(V, f, g, h, labeled, folds, 5, 0.05), B))
     assert errs[0] > errs[1] > errs[2] > 1e-12
+
+
+@given(seed=st.integers(0, 10_000), c=st.integers(3, 20), t=st.sampled_from([3, 5]))
+def test_paper_fbif_equals_seed_001_printed_formula(seed, c, t):
+    """Seed 001, section 4, Huber hinge: B~[:, i] = L~^{-1} r_i with the printed Woodbury form
+    L~^{-1} = (I - V (4 n lam h I + V^T V)^{-1} V^T) / (2 lam) (no margin mask) and
+    r_i = -(1/m) K[:, S_i] V'[S_i] - 2 lam f with the exact kernel (Theorem 1's sign)."""
+    from fastgssl.losses import get_loss
+
+    h, lam = 0.5, 0.05
+    X, y, labeled, folds, _, _ = make_problem(seed, n=30, loss="huber_hinge", t=t)
+    loss = RefLoss("huber_hinge", h=h)
+    K = rbf(X, 0.5)
+    n = len(y)
+    f = solve_contaminated(K, y, labeled, loss, lam, 0.0, None)
+    g, hh = derivatives(loss, y, f, labeled)
+    V = nystrom_from_gram(K, c, random_state=seed).features_
+    curv = paper_curvature(get_loss("huber_hinge", h=h), hh, labeled)
+    assert np.all(curv == 1.0 / (2 * h))
+    B = fbif_dense(V, f, g, curv, labeled, folds, t, lam, K_rhs=K)
+    Linv = (np.eye(n) - V @ np.linalg.solve(4 * n * lam * h * np.eye(c) + V.T @ V, V.T)) / (
+        2 * lam)
+    for i in range(t):
+        Si = folds == i
+        r = -K[:, Si] @ g[Si] / Si.sum() - 2 * lam * f
+        assert rel_err(B[:, i], Linv @ r) < 1e-9
+
+
+def test_paper_curvature_drops_the_margin_mask_of_piecewise_losses_only():
+    from fastgssl.losses import get_loss
+
+    labeled = np.array([True, True, False])
+    h = np.array([0.0, 0.3, 0.0])
+    assert paper_curvature(get_loss("huber_hinge", h=0.1), h, labeled).tolist() == [5.0, 5.0,
+                                                                                    0.0]
+    assert paper_curvature(get_loss("squared_hinge"), h, labeled).tolist() == [2.0, 2.0, 0.0]
+    for smooth in ("square", "logistic"):
+        assert paper_curvature(get_loss(smooth), h, labeled) is h
+
+
+@given(seed=st.integers(0, 10_000))
+def test_paper_fbif_with_all_columns_is_the_bif_for_the_square_loss(seed):
+    X, y, labeled, folds, _, _ = make_problem(seed, n=30, loss="square", t=3)
+    loss = RefLoss("square")
+    K = rbf(X, 0.5)
+    f = solve_contaminated(K, y, labeled, loss, 0.05, 0.0, None)
+    g, h = derivatives(loss, y, f, labeled)
+    V = nystrom_from_gram(K, len(y), random_state=seed).features_
+    B = bif_dense(K, f, g, h, labeled, folds, 3, 0.05)
+    assert rel_err(fbif_dense(V, f, g, h, labeled, folds, 3, 0.05, K_rhs=K), B) < 1e-8
 
 
 # ----------------------------------------------------------------------------- w-space BIF

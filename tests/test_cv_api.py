@@ -11,6 +11,7 @@ from fastgssl import registry
 from fastgssl.cv import (
     FBIF,
     CVResult,
+    MarginFBIF,
     bif_matrix,
     cv_predictions,
     cv_result,
@@ -124,9 +125,11 @@ def test_huber_fbif_uses_exact_margin_woodbury():
     X, y = data(60, seed=4)
     est = SVM(lam=0.01, sigma=1.0, h=0.05).fit(X, y)
     folds = make_folds(y, 5, random_state=0)
-    res = FBIF(n_components=30).run(SVM(lam=0.01, sigma=1.0, h=0.05), X, y, folds)
+    res = MarginFBIF(n_components=30).run(SVM(lam=0.01, sigma=1.0, h=0.05), X, y, folds)
     assert res.info["form"] == ["exact-active-set"]
-    assert np.allclose(bif_matrix(est, folds, "fbif", n_components=30),
+    assert FBIF(n_components=30).run(SVM(lam=0.01, sigma=1.0, h=0.05), X, y,
+                                     folds).info["form"] == ["paper-nystrom"]
+    assert np.allclose(bif_matrix(est, folds, "fbif-margin", n_components=30),
                        bif_matrix(est, folds, "bif"), rtol=1e-9, atol=1e-12)
 
 
@@ -237,7 +240,7 @@ def test_bad_input_errors():
         cv_score(SVM(), X, y, 1, method="bif")
     with pytest.raises(ValueError, match="not fitted"):
         bif_matrix(SVM(), folds)
-    with pytest.raises(ValueError, match="'bif' or 'fbif'"):
+    with pytest.raises(ValueError, match="'bif', 'fbif' or 'fbif-margin'"):
         bif_matrix(SVM().fit(X, y), folds, method="exact")
     with pytest.raises(ValueError, match="smallest class count"):
         cv_score(SVM(), X, y, 25, method="bif")

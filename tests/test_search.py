@@ -5,7 +5,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from fastgssl.cv import ApproxGridSearchCV, cv_score, make_folds
+from fastgssl.cv import ApproxGridSearchCV, cv_result, cv_score, make_folds
 from fastgssl.models import KRR, SVM, LapRLS
 
 
@@ -23,12 +23,12 @@ def regression_data(n=60, seed=0):
     return X, np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
 
 
-@pytest.mark.parametrize("method", ["exact-quadratic", "bif", "fbif", "exact"])
+@pytest.mark.parametrize("method", ["exact-quadratic", "bif", "fbif", "fbif-margin", "exact"])
 def test_krr_search_equals_brute_force(method):
     X, y = regression_data()
     grid = {"sigma": [0.5, 2.0], "lam": [1e-4, 1e-2, 1.0]}
     folds = make_folds(y, 5, classification=False, random_state=0)
-    opts = {"n_components": 25, "random_state": 0} if method == "fbif" else {}
+    opts = {"n_components": 25, "random_state": 0} if "fbif" in method else {}
     params, errors = brute_force(KRR(), grid, X, y, folds, method, **opts)
     search = ApproxGridSearchCV(KRR(), grid, cv=folds, method=method,
                                 n_components=opts.get("n_components"), random_state=0).fit(X, y)
@@ -39,7 +39,7 @@ def test_krr_search_equals_brute_force(method):
     assert search.best_estimator_.get_params()["lam"] == search.best_params_["lam"]
 
 
-@pytest.mark.parametrize("method", ["fbif", "exact"])
+@pytest.mark.parametrize("method", ["fbif", "fbif-margin", "exact"])
 def test_svm_search_equals_brute_force_and_parallel(method):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 2))
@@ -202,3 +202,96 @@ def test_krr_search_many_lams_uses_the_eigendecomposition_path():
     params, errors = brute_force(KRR(), grid, X, y, folds, "exact-quadratic")
     search = ApproxGridSearchCV(KRR(), grid, cv=folds, method="exact-quadratic").fit(X, y)
     assert np.allclose(search.cv_results_["mean_cv_error"], errors, rtol=1e-7, atol=1e-12)
+
+
+# ------------------------------------------------- t-FBIF at the interpolating corner (issue 28)
+
+
+def corner_data(n=40, seed=3):
+    """Two overlapping classes in 2-D: at sigma = 1e-6 the RBF kernel matrix is the identity
+    (exactly: exp(-d^2 / 2e-6) underflows to 0 for every pair)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def test_paper_fbif_collapses_to_the_training_error_at_the_interpolating_corner():
+    """K = I, every point in the Huber band: the fit has y_j f_j = z* = (1+h) / (1 + 4 h n lam)
+    (training error 0); seed 001's t-FBIF with c = n predicts y_j z* / (1 + 4 h n lam) > 0
+    for every held-out point (criterion 0), while the refits without fold i predict exactly 0
+    at its points (no kernel mass reaches them), i.e. every held-out point of class +1 is
+    misclassified under the `f > 0` rule."""
+    X, y = corner_data()
+    n, h, lam, t = len(y), 0.05, 1e-3, 5
+    est = SVM(sigma=1e-6, lam=lam, h=h, fit_intercept=False)
+    fitted = clone(est).fit(X, y)
+    assert np.array_equal(fitted.kernel_train_, np.eye(n))
+    ys = 2.0 * y - 1.0
+    z = (1 + h) / (1 + 4 * h * n * lam)
+    assert np.allclose(ys * fitted.decision_train_, z, rtol=1e-7)
+    folds = make_folds(y, t, random_state=0)
+    res = cv_result(est, X, y, folds, method="fbif", n_components=n)
+    assert np.allclose(ys * res.predictions, z / (1 + 4 * h * n * lam), rtol=1e-6)
+    assert res.score == 0.0
+    # truth: brute-force refits without each fold
+    pred = np.empty(n)
+    for i in range(t):
+        out = folds == i
+        refit = clone(est).fit(X[~out], y[~out])
+        pred[out] = refit.decision_function(X[out])
+    assert np.all(pred == 0.0)
+    exact = cv_score(est, X, y, folds, method="exact")
+    assert exact == pytest.approx(np.mean(y == 1))
+    assert exact > 0.3
+
+
+def test_unverified_fbif_warns_and_breaks_ties_toward_the_largest_lam():
+    from fastgssl import OptimisticCriterionWarning
+
+    X, y = corner_data()
+    n = len(y)
+    grid = {"sigma": [1e-6], "lam": [1e-5, 1e-4, 1e-3]}
+    with pytest.warns(OptimisticCriterionWarning, match="training error") as record:
+        s = ApproxGridSearchCV(SVM(fit_intercept=False), grid, cv=5, method="fbif",
+                               n_components=n, verify=None, random_state=0).fit(X, y)
+    assert "verify='best'" in str(record[0].message)
+    errors = s.cv_results_["mean_cv_error"]
+    assert np.all(errors == 0.0)  # a three-way tie at the training error
+    assert s.best_params_ == {"lam": 1e-3, "sigma": 1e-6}  # the most regularized, not the first
+    assert s.best_index_ == 2 and s.cv_results_["rank_test_score"].tolist() == [1, 1, 1]
+
+
+def test_tie_break_against_the_ranking_rule():
+    """A mixed grid: the winner is the largest lam among the candidates of minimal criterion."""
+    X, y = corner_data(60, seed=5)
+    grid = {"sigma": [1e-6, 0.5, 2.0], "lam": [1e-5, 1e-4, 1e-1]}
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = ApproxGridSearchCV(SVM(fit_intercept=False), grid, cv=4, method="bif",
+                               random_state=0).fit(X, y)
+    err = s.cv_results_["mean_cv_error"]
+    tied = np.flatnonzero(err == err.min())
+    lams = np.array([s.cv_results_["params"][i]["lam"] for i in tied])
+    assert s.best_index_ == tied[np.flatnonzero(lams == lams.max())[0]]
+    assert len(tied) > 1 and s.best_index_ != tied[0]
+
+
+def test_verified_search_does_not_warn_and_keeps_its_winner():
+    import warnings
+
+    from fastgssl import OptimisticCriterionWarning
+
+    X, y = corner_data()
+    grid = {"sigma": [1e-6, 1.0], "lam": [1e-4, 1e-2]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OptimisticCriterionWarning)
+        s = ApproxGridSearchCV(SVM(fit_intercept=False), grid, cv=5, method="fbif",
+                               verify="best", random_state=0).fit(X, y)
+    assert s.cv_results_["verified"][s.best_index_]
+    exact = cv_score(SVM(fit_intercept=False, **s.best_params_), X, y, s.folds_,
+                     method="exact")
+    assert s.best_cv_error_ == pytest.approx(exact)
+    assert s.best_params_["sigma"] == 1.0  # the corner's exact CV error is the class share

@@ -29,7 +29,9 @@ Methods (registry group ``fastgssl.cv``)
 - :class:`ExactCV`           ``"exact"``: transductive (deformed-kernel reduction, label
   propagation re-solves) or inductive (t refits, graph rebuilt or induced)
 - :class:`BIF`               ``"bif"``: Liu et al. 2019
-- :class:`FBIF`              ``"fbif"``: Liu et al. 2018 (Nystrom + Woodbury; w-space for nystrom)
+- :class:`FBIF`              ``"fbif"``: Liu et al. 2018 as written (Nystrom Hessian without the
+  margin mask, c = n / 10, Woodbury; w-space for nystrom)
+- :class:`MarginFBIF`        ``"fbif-margin"``: the same with the margin mask (DESIGN 3.3)
 - :class:`ExactQuadraticCV`  ``"exact-quadratic"``: the block identity, sum-of-losses form
 - :class:`NewtonCV`          ``"newton"``: one Newton step per fold from the full fit (exact
   for quadratic objectives, second order otherwise; not in the seeds)
@@ -43,7 +45,7 @@ from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
 from fastgssl.cv._base import CVMethod
 from fastgssl.cv._exact import ExactCV
 from fastgssl.cv._folds import check_folds, make_folds
-from fastgssl.cv._influence import BIF, FBIF
+from fastgssl.cv._influence import BIF, FBIF, MarginFBIF
 from fastgssl.cv._newton import NewtonCV
 from fastgssl.cv._quadratic import ExactQuadraticCV
 from fastgssl.cv._result import CVResult
@@ -57,6 +59,7 @@ __all__ = [
     "ExactCV",
     "ExactQuadraticCV",
     "FBIF",
+    "MarginFBIF",
     "NewtonCV",
     "bif_matrix",
     "check_folds",

@@ -202,10 +202,12 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
     fitted_estimator : fitted KRR, SVM, LapRLS or LapSVM
     folds : array-like of int of shape (n,)
         Fold id of every training point (labeled and unlabeled).
-    method : {"bif", "fbif"}
-        Exact dense BIF, or t-FBIF (Nystrom + Woodbury) with ``n_components`` sampled
-        kernel columns (default ``min(n, 300)``).  The nystrom backend always returns its
-        exact w-space BIF.
+    method : {"bif", "fbif", "fbif-margin"}
+        Exact dense BIF, seed 001's t-FBIF as written (Nystrom Hessian without the margin
+        mask, ``n_components`` sampled kernel columns, default n / 10 without a graph), or
+        the margin-masked t-FBIF (default ``min(n, 300)`` columns; see
+        :class:`fastgssl.cv.FBIF` and :class:`fastgssl.cv.MarginFBIF`).  The nystrom
+        backend always returns its exact w-space BIF.
     n_components : int or None
     random_state : int, RandomState or None
         Landmark sampling of ``fbif``.
@@ -226,8 +228,8 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
     from fastgssl.cv._base import _check_fitted
     from fastgssl.cv._influence import bif_of_fitted
 
-    if method not in ("bif", "fbif"):
-        raise ValueError(f"method must be 'bif' or 'fbif', got {method!r}.")
+    if method not in ("bif", "fbif", "fbif-margin"):
+        raise ValueError(f"method must be 'bif', 'fbif' or 'fbif-margin', got {method!r}.")
     state = _check_fitted(fitted_estimator)
     if state.sample_weight is not None:
         from fastgssl.cv._base import _unweighted_only

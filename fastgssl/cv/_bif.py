@@ -35,6 +35,7 @@ __all__ = [
     "fbif_dense",
     "fold_epsilons",
     "fold_rhs_weights",
+    "paper_curvature",
     "woodbury_solve",
 ]
 
@@ -188,8 +189,42 @@ def woodbury_solve(shift, X, Z, R):
     return (R - X @ inner) / shift
 
 
+def paper_curvature(loss, h, labeled):
+    """Loss curvature of seed 001's t-FBIF: ``ell''`` with the margin mask dropped.
+
+    Seed 001 (section 4) writes ``L~ = 2 lam I + (1/(2 h n)) K~`` for the Huber hinge: the
+    curvature ``1/(2h)`` of the quadratic piece on *every* point, where its exact operator
+    (section 3.3) keeps it on the margin points only.  For a piecewise-quadratic loss (not
+    ``spec.smooth``, with ``spec.kinks``) this returns the largest curvature of its pieces
+    on every labeled point (``1/(2h)`` for ``huber_hinge``, 2 for ``squared_hinge``); for a
+    smooth loss (square, logistic) the actual ``h`` (the square loss's constant 2 is the
+    paper's ``lam I + K / n`` up to the factor 2).
+
+    Parameters
+    ----------
+    loss : fastgssl.losses.Loss
+    h : ndarray of shape (n,)
+        ``ell''`` at the fitted values.
+    labeled : ndarray of bool of shape (n,)
+    """
+    spec = getattr(loss, "spec", None)
+    kinks = getattr(spec, "kinks", None)
+    if spec is None or spec.smooth or kinks is None:
+        return h
+    knots = sorted(float(k) for k in kinks(loss.params))
+    # one margin (or residual) inside each piece between and beyond the kinks
+    probes = ([knots[0] - 1.0] + [(a + b) / 2 for a, b in zip(knots, knots[1:])]
+              + [knots[-1] + 1.0])
+    probes = np.asarray(probes, dtype=np.float64)
+    if spec.y_domain == "binary":  # margins z = y f with y = +1
+        curv = loss.d2(np.ones_like(probes), probes)
+    else:  # residuals f - y with y = 0
+        curv = loss.d2(np.zeros_like(probes), probes)
+    return np.where(labeled, float(np.max(curv)), 0.0)
+
+
 def fbif_dense(V, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None,
-               fold_regularizers=None, K_labeled=None):
+               fold_regularizers=None, K_labeled=None, K_rhs=None):
     """t-FBIF matrix (n x t): the BIF with K replaced by a Nystrom factor V V^T (Liu et al. 2018).
 
     Parameters
@@ -201,6 +236,10 @@ def fbif_dense(V, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None
         semi-supervised form of Liu et al. (2019)) the loss term of H and of the right-hand sides
         is exact and only the Laplacian term is low rank: rank q = l_h + c, with l_h the
         labeled points of non-zero curvature; otherwise (Liu et al. (2018), supervised) q = c.
+    K_rhs : ndarray of shape (n, n), optional
+        Supervised only: the exact kernel matrix for the right-hand sides, as seed 001
+        writes them (``(K o C_i) / m``: only H is replaced by its Nystrom form); otherwise
+        the right-hand sides use ``V V^T`` too.
     Other parameters : as :func:`bif_dense`.
 
     Notes
@@ -225,6 +264,10 @@ def fbif_dense(V, f, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None
     if K_labeled is not None:
         lab_idx = np.flatnonzero(labeled)
         KG = K_labeled @ G_loss[lab_idx] + V @ (V.T @ G_lap)
+    elif K_rhs is not None:
+        if s > 0:
+            raise ValueError("K_rhs is the supervised form (gamma_i = 0) only.")
+        KG = K_rhs @ G_loss
     else:
         KG = V @ (V.T @ (G_loss + G_lap))
     R = -2.0 * gamma_a * f[:, None] - KG

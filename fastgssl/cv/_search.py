@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from fastgssl._protocol import learner_objective
 from fastgssl._threads import small_blas
 from fastgssl._validation import check_n_jobs, shared_checks
+from fastgssl._warnings import OptimisticCriterionWarning
 from fastgssl.cv._base import _prepare, weight_kw
 from fastgssl.cv._bif import bif_predictions, fbif_dense
 from fastgssl.cv._folds import check_folds, make_folds
@@ -52,7 +53,8 @@ _SPECTRAL_MIN_RATIOS = 24
 # little on problems this small and costs the fit on all of L per candidate (measured at
 # l = 40, 5 folds: 4 ms of 80 per 12-candidate selection)
 _WARM_MIN_LABELED = 200
-_BUILTIN_METHODS = ("exact", "bif", "fbif", "exact-quadratic", "newton")
+_BUILTIN_METHODS = ("exact", "bif", "fbif", "fbif-margin", "exact-quadratic", "newton")
+_FBIF = ("fbif", "fbif-margin")
 
 
 def _freeze(value):
@@ -67,13 +69,19 @@ def _group_key(params, keys):
     return tuple((k, _freeze(params[k])) for k in keys if k in params)
 
 
-def _record(search, pred, targets, fold_of_labeled, n_folds, classification, seconds):
-    """One candidate's record: the criterion per fold, and the scorer's when one is set."""
+def _record(search, pred, targets, fold_of_labeled, n_folds, classification, seconds,
+            fitted_values=None):
+    """One candidate's record: the criterion per fold, and the scorer's when one is set.
+    ``fitted_values`` (the full fit's values at the labeled points, one-fit methods) gives
+    the training error that :meth:`ApproxGridSearchCV._store_results` compares with."""
     per_fold, mean = _fold_losses(pred, targets, fold_of_labeled, n_folds, classification)
     # the out-of-fold values are kept until the best candidate is known: its refit can
     # calibrate probabilities on them (see ApproxGridSearchCV.fit)
     rec = {"error": mean, "fold_errors": per_fold, "time": seconds, "oof": pred,
            "targets": targets}
+    if fitted_values is not None:
+        rec["train_error"] = float(np.mean(validation_loss(fitted_values, targets,
+                                                           classification)))
     if search._scorer is not None:
         from fastgssl.cv._scoring import fold_scores
 
@@ -92,7 +100,7 @@ def _fold_losses(pred, targets, fold_of_labeled, n_folds, classification):
 def _square_fast_path_ok(est, method):
     p = est.get_params()
     return (
-        method in ("bif", "fbif", "exact-quadratic")
+        method in ("bif", *_FBIF, "exact-quadratic")
         and p.get("loss") == "square"
         and p.get("backend", "dense") == "dense"
         and float(p.get("gamma_i", 0) or 0) == 0
@@ -101,18 +109,20 @@ def _square_fast_path_ok(est, method):
 
 
 class _SharedFactor:
-    """Nystrom factor of one group's Gram matrix, sampled on first use and then shared."""
+    """Nystrom factor of one group's Gram matrix, sampled on first use and then shared
+    (rank: :func:`fastgssl.cv._influence.fbif_rank` of the FBIF form)."""
 
-    def __init__(self, K, n_components, random_state):
+    def __init__(self, K, n_components, random_state, paper=False):
         self.K, self.n_components, self.random_state = K, n_components, random_state
+        self.paper = paper
         self._V = None
 
     def __call__(self):
         if self._V is None:
+            from fastgssl.cv._influence import fbif_rank
             from fastgssl.kernels._nystrom import nystrom_from_gram
 
-            n = self.K.shape[0]
-            c = min(n, 300 if self.n_components is None else int(self.n_components))
+            c = fbif_rank(self.K.shape[0], self.n_components, paper=self.paper)
             self._V = nystrom_from_gram(self.K, c, random_state=self.random_state).features_
         return self._V
 
@@ -420,9 +430,7 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
     p = first.get_params()
     records = []
     t0 = time.perf_counter()
-    options = {"n_components": search.n_components} if method == "fbif" else {}
-    if method == "fbif":
-        options["random_state"] = search.random_state if search.random_state is not None else 0
+    options = search._method_options(method)
     approx = registry.get("fastgssl.cv", method, **options)
     dense = p.get("backend", "dense") == "dense"
     precomputed = p.get("kernel", "rbf") == "precomputed"
@@ -445,8 +453,9 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
         return records
 
     V = None
-    if method == "fbif" and K is not None:
-        V = _SharedFactor(K, search.n_components, options["random_state"])
+    if method in _FBIF and K is not None:
+        paper = method == "fbif" and float(p.get("gamma_i", 0) or 0) == 0
+        V = _SharedFactor(K, search.n_components, options["random_state"], paper=paper)
     share = setup / len(group.indices)
     # One fit per candidate: on the dense path, walk the group from the strongest to the
     # weakest regularization and warm-start each Newton fit from the previous solution.
@@ -479,12 +488,23 @@ def _evaluate_group(search, X, y, folds, n_folds, labeled, classification, group
                 est.set_params(graph=W)
             fitted = est.fit(Xin, y, **weight_kw(search._sample_weight))
             previous = fitted if warm else None
-            kw = {"V": V} if method == "fbif" and V is not None else {}
+            kw = {"V": V} if method in _FBIF and V is not None else {}
             res = approx.run_fitted(fitted, folds, n_folds, **kw)
+        fitted_values = None if method == "exact" else _labeled_values(fitted, res.predictions)
         records.append((idx, _record(search, res.predictions, res.targets, fold_of_labeled,
                                      n_folds, classification,
-                                     time.perf_counter() - t1 + share)))
+                                     time.perf_counter() - t1 + share, fitted_values)))
     return records
+
+
+def _labeled_values(fitted, like):
+    """The full fit's values at the labeled points, shaped as the out-of-fold ``like``."""
+    from fastgssl.cv._base import as_state
+
+    state = as_state(fitted)
+    _, F, _ = state.columns()
+    F = F[np.asarray(state.labeled, dtype=bool)]
+    return F[:, 0] if like.ndim == 1 else F
 
 
 def _square_path(search, K, y, folds, n_folds, labeled, classification, group, candidates,
@@ -521,9 +541,9 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     else:
         spectrum()
     V = None
-    if method == "fbif":
-        rs = search.random_state if search.random_state is not None else 0
-        V = _SharedFactor(K, search.n_components, rs)()
+    if method in _FBIF:
+        V = _SharedFactor(K, search.n_components, search._method_options(method)["random_state"],
+                          paper=method == "fbif")()
     share = (setup + time.perf_counter() - t0) / len(group.indices)
     lab_idx = np.flatnonzero(labeled)
     fold_of_labeled = folds[lab_idx]
@@ -558,13 +578,17 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
                     # H = (2/l)(K + mu I): B = (l/2) U diag(d) U^T (-2 lam f - K Gm)
                     R = -2.0 * lam * F[:, [k]] - evecs @ (evals[:, None] * (evecs.T @ Gm))
                     B = 0.5 * l * (evecs @ (d[:, None] * (evecs.T @ R)))
-                else:
+                else:  # seed 001's form: exact kernel in the right-hand sides
                     B = fbif_dense(V, F[:, k], G[:, k], np.full(n, 2.0), labeled, folds,
-                                   n_folds, lam)
+                                   n_folds, lam, K_rhs=K if method == "fbif" else None)
                 pred[:, k] = bif_predictions(F[:, k], B, labeled, folds, n_folds)
         pred = pred[:, 0] if y_enc.ndim == 1 else pred
+        fitted_values = None
+        if method != "exact-quadratic":
+            fitted_values = F[:, 0] if y_enc.ndim == 1 else F
         records.append((idx, _record(search, pred, y_enc, fold_of_labeled, n_folds,
-                                     classification, time.perf_counter() - t1 + share)))
+                                     classification, time.perf_counter() - t1 + share,
+                                     fitted_values)))
     return records
 
 
@@ -592,7 +616,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``verify="best"``: one Newton step per fold for smooth losses (logistic), t-FBIF
         for piecewise-quadratic ones (the Huber hinge); so a default search never returns
         an unverified approximate winner. Or a name of the
-        ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``, ``"fbif"``, ``"bif"``,
+        ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``, ``"fbif"`` (seed 001's
+        t-FBIF as written), ``"fbif-margin"`` (the margin-masked form), ``"bif"``,
         ``"newton"`` or a plugin (plugins run through their ``run``).
     protocol : {None, "transductive", "inductive"}
         ``"transductive"``: a fold's labels are hidden, every point stays in the graph;
@@ -600,7 +625,8 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         computes it (``protocol_`` says which). A protocol the named method does not compute
         is an error.
     n_components : int or None
-        Nystrom columns of FBIF (default ``min(n, 300)``).
+        Nystrom columns of FBIF (default: seed 001's c = n / 10 for ``"fbif"`` without a
+        graph, ``min(n, 300)`` with a graph and for ``"fbif-margin"``).
     n_jobs : int or None
         Groups of candidates (one per kernel width and graph) evaluated in parallel (joblib).
     refit : bool, default=True
@@ -631,7 +657,10 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         before the first-ranked candidate was verified).  Each verification costs t refits;
         in the worst case (every criterion optimistic) ``"best"`` verifies the whole grid,
         i.e. runs the exact search.  Exact methods (``exact``, ``exact-quadratic``) are
-        never re-scored.
+        never re-scored.  Without verification an approximate search breaks ties of the
+        criterion toward the largest ``lam`` / ``gamma_a`` (then grid order) and warns
+        (:class:`fastgssl.OptimisticCriterionWarning`) when the winner's criterion is no
+        larger than its training error.
 
     Attributes
     ----------
@@ -731,7 +760,7 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return not getattr(_method(method, self._method_options(method)), "is_exact", False)
 
     def _method_options(self, method):
-        if method != "fbif":
+        if method not in _FBIF:
             return {}
         return {"n_components": self.n_components,
                 "random_state": self.random_state if self.random_state is not None else 0}
@@ -1046,10 +1075,43 @@ class ApproxGridSearchCV(MetaEstimatorMixin, BaseEstimator):
             out["exact_cv_error"] = np.where(verified, errors, np.nan)
         out["cost_seconds"] = np.array([results[i]["time"] for i in range(len(candidates))])
         self.cv_results_ = out
-        self.best_index_ = int(order[0])
+        best = int(order[0])
+        unverified = self._approximate() and self.verify_ in (None, False)
+        if unverified:
+            best = self._most_regularized_tie(candidates, loss, best)
+        self.best_index_ = best
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = float(scores[self.best_index_])
         self.best_cv_error_ = float(errors[self.best_index_])
+        if unverified:
+            self._warn_training_error(candidates, results)
+
+    @staticmethod
+    def _most_regularized_tie(candidates, loss, first):
+        """Among the candidates tied with the best criterion, the one with the largest
+        ``lam`` / ``gamma_a`` (the first in grid order among equals): a first-order
+        criterion ties at the training error in the interpolating corner, and the
+        strongest regularization is the least overfit of the tied models."""
+        tied = np.flatnonzero(loss == loss[first])
+        strength = np.array([_regularization_strength(candidates[i]) for i in tied])
+        return int(tied[np.flatnonzero(strength == strength.max())[0]])
+
+    def _warn_training_error(self, candidates, results):
+        """Warn when the unverified winner's criterion fell to its training error."""
+        rec = results[self.best_index_]
+        train = rec.get("train_error")
+        if train is None or not rec["error"] <= train + 1e-12 * max(1.0, abs(train)):
+            return
+        warnings.warn(
+            f"the selected candidate {candidates[self.best_index_]} has a {self.method_} "
+            f"criterion ({rec['error']:.4g}) equal to its training error ({train:.4g}): the "
+            f"first-order expansion barely moved its held-out predictions, which happens for "
+            f"nearly interpolating models (small lam and sigma), so the criterion cannot tell "
+            f"this candidate from an overfit one. Use verify='best' (exact CV of the winner, "
+            f"what method='auto' does) or method='exact'.",
+            OptimisticCriterionWarning,
+            stacklevel=3,
+        )
 
     # ---- delegation to the refitted best estimator ----------------------------------------
     def _check_refit(self):
