@@ -122,3 +122,14 @@ def test_bad_graph():
         laplacian(np.triu(np.ones((3, 3)), 1))
     with pytest.raises(ValueError, match="negative"):
         laplacian(-np.ones((3, 3)))
+
+
+def test_laplacian_without_validation_equals_the_checked_one():
+    from fastgssl.graphs import check_adjacency, knn_graph
+
+    X = np.random.default_rng(2).normal(size=(120, 3))
+    W = check_adjacency(knn_graph(X, 6, weight="gaussian"))
+    a = laplacian(W)
+    b = laplacian(W, validate=False)
+    assert (a != b).nnz == 0
+    np.testing.assert_array_equal(a.indices, b.indices)

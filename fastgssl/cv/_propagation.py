@@ -80,7 +80,7 @@ def _laplacian(W):
     """L = D - W built as the learners build it (so the fit's solver setup is reused)."""
     from fastgssl.regularizers import laplacian
 
-    return sp.csr_matrix(laplacian(W, kind="L"))
+    return sp.csr_matrix(laplacian(W, kind="L", validate=False))
 
 
 def _column_blocks(l, n):

@@ -95,7 +95,7 @@ def _infer_gaussian_sigma(W, X, max_edges=2000):
 def _laplacian(W):
     from fastgssl.regularizers import laplacian
 
-    return sp.csr_matrix(laplacian(W, kind="L"))
+    return sp.csr_matrix(laplacian(W, kind="L", validate=False))
 
 
 def _reached_by_labels(W, labeled):
