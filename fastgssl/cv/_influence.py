@@ -54,7 +54,7 @@ def bif_of_fitted(fitted, folds, n_folds, method="bif", n_components=None, rando
     exact kernel in the right-hand sides; with a graph, seed 000's form (labeled columns
     exact, Laplacian term low rank, default ``min(n, 300)`` columns).
     ``method="fbif-margin"``: the margin-masked form (DESIGN 3.3): an output whose loss has
-    at most c points of non-zero curvature (Huber margin points) gets the exact rank-|M|
+    at most c points of non-zero curvature (Huber margin points) gets the exact rank-``|M|``
     Woodbury BIF, others the masked Nystrom Hessian (default ``min(n, 300)`` columns).
     ``V``: a given factor (an array, or a callable returning it, called only when a factor
     is needed).  Nystrom backend: the w-space BIF for every method.  ``info`` (a dict)
@@ -226,7 +226,7 @@ class MarginFBIF(FBIF):
     -----
     Supervised (gamma_I = 0): ``H~ = 2 gamma_A I + V Z`` with ``Z = (1/l) V^T diag(h)``, h
     non-zero only on margin points for the Huber hinge; when those are at most c the exact
-    rank-|M| Woodbury update (the exact BIF) is used instead.  The right-hand sides use
+    rank-``|M|`` Woodbury update (the exact BIF) is used instead.  The right-hand sides use
     ``V V^T``.  Semi-supervised: as :class:`FBIF`.  This was ``"fbif"`` before seed 001's
     form was implemented as written; it ranks like :class:`BIF` at the cost of a rank-c
     update, and like every first-order criterion it is optimistic for nearly interpolating
