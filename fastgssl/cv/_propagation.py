@@ -163,8 +163,6 @@ def _blocks(system, S, labeled, comp, regular):
     if S_act.size == 0:  # no component where the algebra runs: every fold is refitted
         return core, colsum, info
     solver = _solver(Q, system, system.rtol, null)
-    if kind == "poisson":
-        _, sub_comp = connected_components(Q, directed=False)
     sd = np.sqrt(d[idx])
     for cols in _column_blocks(S_act.size, idx.size):
         pos = S_act[cols]
@@ -177,7 +175,7 @@ def _blocks(system, S, labeled, comp, regular):
             from fastgssl.regularizers import degree_centered
 
             G, info = solver.solve(E)
-            G = degree_centered(G, sub_comp, d[idx])
+            G = degree_centered(G, comp[idx], d[idx])  # idx: whole components of W
         core[np.ix_(S_act, pos)] = G[pos_of[S[S_act]]]
         colsum[pos] = G.sum(axis=0)
     return core, colsum, info

@@ -95,8 +95,7 @@ def solve_poisson(W, labeled, Y, solver, rtol):
         d = np.asarray(W.sum(axis=1)).ravel()[idx]
         sol, info = reused_solver(L, method=solver, rtol=rtol, null_space="auto").solve(
             B[idx])
-        _, sub_comp = connected_components(L, directed=False)
-        U[idx] = degree_centered(np.asarray(sol).reshape(idx.size, -1), sub_comp, d)
+        U[idx] = degree_centered(np.asarray(sol).reshape(idx.size, -1), comp[idx], d)
     one = np.flatnonzero(single[comp] >= 0)
     U[one, single[comp[one]]] = 1.0
     return U, reached, info
@@ -232,7 +231,48 @@ _GRAPH_DOC = """    graph : str, callable or sparse matrix, default="knn"
 """
 
 
-class PoissonLearning(_PropagationClassifier):
+class _PoissonBase(_PropagationClassifier):
+    """The graph, solver and class-prior parameters of Poisson learning and Poisson MBO, the
+    Poisson solve and the prior-weighted decision."""
+
+    _parameter_constraints = {
+        **_GraphPropagation._parameter_constraints,
+        "class_priors": ["array-like", None],
+    }
+
+    def __init__(self, class_priors=None, *, graph="knn", n_neighbors=10,
+                 graph_weight="gaussian", sigma_w=None, unlabeled_policy="abstain",
+                 solver="auto", rtol=1e-6, n_jobs=None):
+        self.class_priors = class_priors
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.sigma_w = sigma_w
+        self.unlabeled_policy = unlabeled_policy
+        self.solver = solver
+        self.rtol = rtol
+        self.n_jobs = n_jobs
+
+    def _poisson_solution(self, W, labeled, Y):
+        """Poisson learning's u, the reached mask and the solve's info; sets
+        ``class_priors_``."""
+        if self.class_priors is not None:
+            self.class_priors_ = check_class_priors(self.class_priors, Y.shape[1])
+        else:
+            counts = Y[labeled].sum(axis=0)
+            self.class_priors_ = counts / counts.sum()
+        return solve_poisson(W, labeled, Y, self.solver, self.rtol)
+
+    def _scores(self, F, mass, counts):
+        """Prior-weighted scores p_c u_ic (p from the labels' counts unless given)."""
+        if self.class_priors is not None:
+            p = check_class_priors(self.class_priors, F.shape[1])
+        else:
+            p = counts / counts.sum()
+        return prior_weighted(F, p)
+
+
+class PoissonLearning(_PoissonBase):
     __doc__ = """Poisson learning (Calder, Cook, Thorpe & Slepcev 2020): graph propagation by
     sources and sinks, accurate at one label per class where Laplace learning degenerates.
 
@@ -302,24 +342,6 @@ class PoissonLearning(_PropagationClassifier):
     True
     """
 
-    _parameter_constraints = {
-        **_GraphPropagation._parameter_constraints,
-        "class_priors": ["array-like", None],
-    }
-
-    def __init__(self, class_priors=None, *, graph="knn", n_neighbors=10,
-                 graph_weight="gaussian", sigma_w=None, unlabeled_policy="abstain",
-                 solver="auto", rtol=1e-6, n_jobs=None):
-        self.class_priors = class_priors
-        self.graph = graph
-        self.n_neighbors = n_neighbors
-        self.graph_weight = graph_weight
-        self.sigma_w = sigma_w
-        self.unlabeled_policy = unlabeled_policy
-        self.solver = solver
-        self.rtol = rtol
-        self.n_jobs = n_jobs
-
     _share_hint = ("Check the graph (n_neighbors, connectivity) or give class_priors; "
                    "PoissonMBO enforces class sizes.")
 
@@ -327,20 +349,7 @@ class PoissonLearning(_PropagationClassifier):
         return "poisson"
 
     def _solve_full(self, W, labeled, Y):
-        if self.class_priors is not None:
-            self.class_priors_ = check_class_priors(self.class_priors, Y.shape[1])
-        else:
-            counts = Y[labeled].sum(axis=0)
-            self.class_priors_ = counts / counts.sum()
-        return solve_poisson(W, labeled, Y, self.solver, self.rtol)
-
-    def _scores(self, F, mass, counts):
-        """Prior-weighted scores p_c u_ic (p from the labels' counts unless given)."""
-        if self.class_priors is not None:
-            p = check_class_priors(self.class_priors, F.shape[1])
-        else:
-            p = counts / counts.sum()
-        return prior_weighted(F, p)
+        return self._poisson_solution(W, labeled, Y)
 
     @property
     def scores_(self):
@@ -349,7 +358,7 @@ class PoissonLearning(_PropagationClassifier):
         return self._F
 
 
-class PoissonMBO(_PropagationClassifier):
+class PoissonMBO(_PoissonBase):
     __doc__ = """Poisson MBO (Calder, Cook, Thorpe & Slepcev 2020, section 4): Poisson
     learning refined by volume-constrained graph MBO steps whose class sizes follow the priors.
 
@@ -403,8 +412,7 @@ class PoissonMBO(_PropagationClassifier):
     """
 
     _parameter_constraints = {
-        **_GraphPropagation._parameter_constraints,
-        "class_priors": ["array-like", None],
+        **_PoissonBase._parameter_constraints,
         "n_mbo_iter": [Interval(Integral, 0, None, closed="left")],
         "n_diffusion_steps": [Interval(Integral, 1, None, closed="left")],
         "fidelity": [Interval(Real, 0, None, closed="left")],
@@ -414,24 +422,18 @@ class PoissonMBO(_PropagationClassifier):
                  fidelity=1.0, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, unlabeled_policy="abstain", solver="auto", rtol=1e-6,
                  n_jobs=None):
-        self.class_priors = class_priors
+        super().__init__(class_priors, graph=graph, n_neighbors=n_neighbors,
+                         graph_weight=graph_weight, sigma_w=sigma_w,
+                         unlabeled_policy=unlabeled_policy, solver=solver, rtol=rtol,
+                         n_jobs=n_jobs)
         self.n_mbo_iter = n_mbo_iter
         self.n_diffusion_steps = n_diffusion_steps
         self.fidelity = fidelity
-        self.graph = graph
-        self.n_neighbors = n_neighbors
-        self.graph_weight = graph_weight
-        self.sigma_w = sigma_w
-        self.unlabeled_policy = unlabeled_policy
-        self.solver = solver
-        self.rtol = rtol
-        self.n_jobs = n_jobs
 
     _share_hint = "Check the graph (n_neighbors, connectivity) and class_priors."
-    _scores = PoissonLearning._scores
 
     def _solve_full(self, W, labeled, Y):
-        U, reached, info = PoissonLearning._solve_full(self, W, labeled, Y)
+        U, reached, info = self._poisson_solution(W, labeled, Y)
         S = self._scores(U, None, Y[labeled].sum(axis=0))
         self.poisson_scores_ = S
         k = Y.shape[1]
