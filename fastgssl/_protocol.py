@@ -30,8 +30,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["PROTOCOLS", "CVObjective", "CVState", "PropagationSystem", "learner_objective"]
+from fastgssl._digest import content_digest
+
+__all__ = ["PROTOCOLS", "CVObjective", "CVState", "PropagationSystem", "learner_objective",
+           "sharing_key"]
 
 PROTOCOLS = ("transductive", "inductive")
 
@@ -89,22 +93,49 @@ class CVObjective:
         has no such path (exact CV then calls :attr:`solve` per fold). The same minimizers
         as :attr:`solve`, to round-off.
 
-    Sharing declarations of graph learners (what a grid search may build once for several
-    candidates; all None when the learner declares nothing, and the search then fits each
-    candidate on its own):
+    Sharing declarations (what a grid search may build once for several candidates; the
+    search reads these and no parameter of the learner; all None when the learner declares
+    nothing, and the search then fits each candidate on its own):
 
+    kernel_key : hashable or None
+        Candidates whose objectives have equal keys have the same kernel: ``build_kernel``
+        (or ``build_factor``) of one serves all of them.
+    build_kernel : callable or None
+        ``build_kernel(X) -> ndarray (n, n)``: the Gram matrix the learner fits on (an
+        intercept's constant included), for learners on a dense Gram matrix.
+    build_factor : callable or None
+        ``build_factor(X) -> ndarray (n, c)``: features ``V`` with ``V V^T`` the learner's
+        kernel, for learners on a low-rank factor (Nystrom).
+    precomputed : bool
+        ``X`` is the Gram matrix itself (no coordinates: no graph can be built from it).
     graph_key : hashable or None
         Candidates whose objectives have equal keys build the same affinity W from the
         same X.
     build_graph : callable or None
         ``build_graph(X) -> W``: the learner's graph of the training data.
     knn_k : int or None
-        The k of the exact kNN search ``build_graph`` runs (None: no kNN search, or one
-        that cannot reuse another's): graphs of one data set that differ only in k share
-        one search at the largest k (:func:`fastgssl.graphs.reuse_neighbors`).
+        The k of the exact kNN search ``build_graph`` runs, when the learner's graph is
+        used (None: no kNN search, or one that cannot reuse another's): graphs of one data
+        set that differ only in k share one search at the largest k
+        (:func:`fastgssl.graphs.reuse_neighbors`).
     with_graph : callable or None
         ``with_graph(W) -> estimator``: an unfitted copy of the learner that uses the
         precomputed W (built by ``build_graph`` from the same X) and is otherwise the same.
+    regularizer_key : hashable or None
+        Candidates with equal graph and regularizer keys have the same regularizer
+        ``Q = regularizer_factory(W)``.
+    estimator_for : callable or None
+        ``estimator_for(gram=False, graph=None, warm=None) -> estimator``: an unfitted copy
+        of the learner, otherwise the same, that takes the matrix of ``build_kernel`` as its
+        ``X`` (``gram=True``), the affinity ``graph`` (when given), and starts its solver
+        from the fitted copy ``warm`` (same learner, other regularization; the start
+        changes the number of iterations, not the minimizer).
+    refit_calibrated : callable or None
+        ``refit_calibrated(X, y, oof, targets, sample_weight=None) -> fitted estimator``:
+        for a learner asked for class probabilities, the fit whose probabilities are
+        calibrated on given out-of-fold decision values ``oof`` (of the labeled points,
+        with their encoded ``targets``) instead of the learner's own internal CV. None:
+        the learner computes no probabilities, or only its own way.
     """
 
     task: str
@@ -120,14 +151,43 @@ class CVObjective:
     weights_for: object = None
     decode: object = None
     solve_folds: object = None
+    kernel_key: object = None
+    build_kernel: object = None
+    build_factor: object = None
+    precomputed: bool = False
     graph_key: object = None
     build_graph: object = None
     knn_k: int | None = None
     with_graph: object = None
+    regularizer_key: object = None
+    estimator_for: object = None
+    refit_calibrated: object = None
 
     @property
     def classification(self):
         return self.task == "classification"
+
+    @property
+    def shares_kernel(self):
+        """Whether the learner declares a kernel the search can build once per key."""
+        return self.kernel_key is not None and (self.build_kernel is not None
+                                                or self.build_factor is not None)
+
+
+def sharing_key(*values):
+    """A hashable key of parameter values for :class:`CVObjective`'s ``*_key`` fields
+    (arrays and sparse matrices by their contents, other unhashable values, e.g. dicts, by
+    their ``repr``)."""
+    def freeze(value):
+        if isinstance(value, np.ndarray) or sp.issparse(value):
+            return content_digest(value)
+        try:
+            hash(value)
+            return value
+        except TypeError:
+            return repr(value)
+
+    return tuple(freeze(v) for v in values)
 
 
 def learner_objective(estimator, y, sample_weight=None):

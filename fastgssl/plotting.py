@@ -1,6 +1,6 @@
 """Figures for semi-supervised learning and model selection (matplotlib, optional).
 
-- :func:`plot_cv_surface`   the CV criterion of a fitted :class:`~fastgssl.cv.ApproxGridSearchCV`
+- :func:`plot_cv_surface`   the CV criterion of a fitted :class:`~fastgssl.cv.GridSearchCV`
   over two grid parameters: the approximate criterion beside the exact t-fold CV error, the
   selected point marked;
 - :func:`plot_graph`        a graph drawn over 2-D coordinates, points coloured by labels
@@ -119,7 +119,7 @@ def plot_cv_surface(search, x=None, y=None, *, exact=None, axes=None, cmap="viri
 
     Parameters
     ----------
-    search : ApproxGridSearchCV
+    search : GridSearchCV
         A fitted search.  Its approximate criterion is ``cv_results_["approx_cv_error"]``
         when the search ran with ``verify`` (the criterion before exact re-scoring), else
         ``cv_results_["mean_cv_error"]``.
@@ -127,7 +127,7 @@ def plot_cv_surface(search, x=None, y=None, *, exact=None, axes=None, cmap="viri
         The grid parameters on the horizontal and vertical axes (default: the two parameters
         with the most distinct values).  Other parameters are held at their values in
         ``search.best_params_`` (the slice through the selected point).
-    exact : ApproxGridSearchCV or dict, optional
+    exact : GridSearchCV or dict, optional
         A search over the same grid with an exact method (``method="exact"`` or
         ``"exact-quadratic"``), or its ``cv_results_``; its ``mean_cv_error`` fills the right
         panel.  Without it the right panel shows ``cv_results_["exact_cv_error"]`` (the

@@ -314,7 +314,7 @@ def test_search_over_regularizers_equals_cv_result_per_candidate(search_matches_
 
 
 def test_search_spectral_route_for_many_ratios(monkeypatch):
-    import fastgssl.cv._search as search_mod
+    import fastgssl.cv._grid_groups as search_mod
 
     monkeypatch.setattr(search_mod, "_SPECTRAL_MIN_RATIOS", 2)
     X, _, y_semi = _semi(n=120)

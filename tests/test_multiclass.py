@@ -142,7 +142,7 @@ def test_search_over_multi_class_equals_cv_result_per_candidate(monkeypatch, war
                                                                  search_matches_cv):
     """Warm-started along the group (each candidate's fit on all of L from the previous
     one's, one start per coding) or cold: the same CV as per-candidate exact CV."""
-    import fastgssl.cv._search as search_mod
+    import fastgssl.cv._grid_groups as search_mod
 
     monkeypatch.setattr(search_mod, "_WARM_MIN_LABELED", warm_min)
     X, _, y_semi = _semi()

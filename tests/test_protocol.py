@@ -269,3 +269,76 @@ def test_supervised_pipeline_in_the_search_equals_gridsearchcv():
     assert np.allclose(ours.cv_results_["mean_cv_error"], 1 - ref.cv_results_["mean_test_score"],
                        atol=1e-12)
     assert ours.best_params_ == ref.best_params_
+
+
+class DeclaredKernelRidgeClassifier(MeanFormKernelRidgeClassifier):
+    """The same learner declaring what a grid search may share (``CVObjective.kernel_key``,
+    ``build_kernel``, ``estimator_for``), with parameter names of its own (``gamma``, not
+    fastgssl's ``sigma``) and a precomputed mode the search may hand its Gram matrix to."""
+
+    builds = 0
+
+    def __init__(self, lam=1e-2, gamma=1.0, gram_given=False):
+        super().__init__(lam=lam, gamma=gamma)
+        self.gram_given = gram_given
+
+    def _gram(self, X):
+        type(self).builds += 1
+        X = np.asarray(X, dtype=float)
+        return self._kernel(X, X)
+
+    def fit(self, X, y, init_coef=None):
+        if not self.gram_given:
+            return super().fit(X, y)
+        K = np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        self.classes_ = np.unique(y)
+        self.y_enc_ = np.where(y == self.classes_[1], 1.0, -1.0)
+        n = len(y)
+        self.alpha_ = sla.solve(K + n * self.lam * np.eye(n), self.y_enc_, assume_a="pos")
+        self.K_, self.f_ = K, K @ self.alpha_
+        from fastgssl.losses import get_loss
+
+        self.loss_ = get_loss("square")
+        return self
+
+    def decision_function(self, X):
+        if self.gram_given:
+            return np.asarray(X, dtype=float) @ self.alpha_
+        return super().decision_function(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.gram_given
+        return tags
+
+    def cv_objective(self, y):
+        from dataclasses import replace
+
+        return replace(super().cv_objective(y), kernel_key=(self.gamma,),
+                       build_kernel=self._gram, precomputed=self.gram_given,
+                       estimator_for=self._estimator_for)
+
+    def _estimator_for(self, gram=False, graph=None, warm=None):
+        return clone(self).set_params(gram_given=True) if gram else clone(self)
+
+
+@pytest.mark.parametrize("method", ["exact", "exact-quadratic", "bif"])
+def test_third_party_learner_declaring_its_kernel_gets_the_shared_work(method):
+    """One Gram matrix per kernel key, whatever the learner calls its parameters, and the
+    same CV errors as the learner that declares nothing (exact: brute-force refits)."""
+    X, y = _data()
+    grid = {"lam": [1e-3, 1e-2, 1e-1], "gamma": [0.5, 2.0]}
+    DeclaredKernelRidgeClassifier.builds = 0
+    shared = ApproxGridSearchCV(DeclaredKernelRidgeClassifier(), grid, cv=4, method=method,
+                                random_state=0).fit(X, y)
+    assert DeclaredKernelRidgeClassifier.builds == 2  # one per gamma, not one per candidate
+    plain = ApproxGridSearchCV(MeanFormKernelRidgeClassifier(), grid, cv=4, method=method,
+                               random_state=0).fit(X, y)
+    assert np.allclose(shared.cv_results_["mean_cv_error"], plain.cv_results_["mean_cv_error"],
+                       rtol=0, atol=1e-12)
+    if method == "exact":
+        for i, params in enumerate(shared.cv_results_["params"]):
+            ref = _brute_mean_form(MeanFormKernelRidgeClassifier(**params), X, y, shared.folds_)
+            err = np.mean(np.sign(ref) != np.where(y == 1, 1.0, -1.0))
+            assert shared.cv_results_["mean_cv_error"][i] == pytest.approx(err, abs=1e-12)

@@ -21,8 +21,9 @@ Protocols
 in the graph; ``protocol="inductive"``: the points of fold i are removed. Learners expose
 their fitted state through ``cv_state()`` (:class:`fastgssl.CVState`); methods subclass
 :class:`CVMethod` (``run``, ``protocols``, ``is_exact``). ``method="auto"`` (the default of
-:func:`cv_score`, :func:`cv_result` and :class:`ApproxGridSearchCV`) picks exact CV where it
-costs about one fit and otherwise t-FBIF with the winner verified by exact CV.
+:func:`cv_score`, :func:`cv_result` and :class:`GridSearchCV`) has one meaning
+(:mod:`fastgssl.cv._auto`): exact CV where it costs about what an approximation plus the
+exact verification of its winner costs, otherwise the approximation with its winner verified.
 
 Methods (registry group ``fastgssl.cv``)
 ----------------------------------------
@@ -38,7 +39,9 @@ Methods (registry group ``fastgssl.cv``)
 
 Model selection
 ---------------
-- :class:`ApproxGridSearchCV`  GridSearchCV interface, work shared across the grid
+- :class:`GridSearchCV`  scikit-learn's GridSearchCV interface, exact CV by default, work
+  shared across the grid as the learners declare it (``ApproxGridSearchCV``: its former
+  name, a deprecated alias)
 """
 
 from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
@@ -49,7 +52,7 @@ from fastgssl.cv._influence import BIF, FBIF, MarginFBIF
 from fastgssl.cv._newton import NewtonCV
 from fastgssl.cv._quadratic import ExactQuadraticCV
 from fastgssl.cv._result import CVResult
-from fastgssl.cv._search import ApproxGridSearchCV
+from fastgssl.cv._search import ApproxGridSearchCV, GridSearchCV
 
 __all__ = [
     "ApproxGridSearchCV",
@@ -59,6 +62,7 @@ __all__ = [
     "ExactCV",
     "ExactQuadraticCV",
     "FBIF",
+    "GridSearchCV",
     "MarginFBIF",
     "NewtonCV",
     "bif_matrix",

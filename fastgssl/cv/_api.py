@@ -13,6 +13,7 @@ import numbers
 
 import numpy as np
 
+from fastgssl.cv._auto import choose_method
 from fastgssl.cv._folds import check_folds, make_folds
 
 __all__ = ["bif_matrix", "cv_predictions", "cv_result", "cv_score"]
@@ -59,14 +60,11 @@ def _run(method_obj, estimator, X, y, folds, protocol, sample_weight=None):
 
 
 def resolve_auto(estimator, protocol=None):
-    """The method ``method="auto"`` picks for ``estimator`` under ``protocol``.
-
-    Exact CV wherever it costs about one fit, which for :func:`cv_score` is every learner:
-    under the transductive protocol (the default) kernel machines use the deformed-kernel
-    reduction (one fit plus t refits of size about l) and label propagation re-solves on
-    one graph; under the inductive protocol exact refits. Returns ``(name, options)``.
-    """
-    return "exact", {}
+    """The method ``method="auto"`` picks for ``estimator`` under ``protocol`` when one
+    candidate is scored: exact CV (:mod:`fastgssl.cv._auto`, the rule the grid search
+    applies too). Returns ``(name, options)``."""
+    method, _, _ = choose_method(None, protocol, n_candidates=1)
+    return method, {}
 
 
 def _resolve_folds(estimator, X, y, folds, random_state):

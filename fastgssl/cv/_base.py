@@ -135,7 +135,7 @@ class CVMethod:
     """Base class of the cross-validation methods of the ``fastgssl.cv`` registry group.
 
     A method is a factory ``(**options) -> method``; :func:`fastgssl.cv.cv_result` and
-    :class:`fastgssl.cv.ApproxGridSearchCV` call :meth:`run` on it. Subclasses set the class
+    :class:`fastgssl.cv.GridSearchCV` call :meth:`run` on it. Subclasses set the class
     attributes and implement :meth:`run` (or, for one-fit methods, ``_predict``).
 
     Attributes

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.utils import get_tags
 
 from fastgssl._validation import check_n_jobs
 from fastgssl.cv._base import CVMethod, _prepare, weight_kw
@@ -198,7 +199,9 @@ class ExactCV(CVMethod):
             )
         y_arr, labeled, classification = _prepare(estimator, X, y, folds)
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
-        precomputed = getattr(estimator, "kernel", None) == "precomputed"
+        # X is a Gram matrix (kernel="precomputed", or a third-party learner tagged
+        # pairwise): the refits slice it on both axes
+        precomputed = get_tags(estimator).input_tags.pairwise
         if precomputed and sp.issparse(X):
             X = X.toarray()
         t0 = time.perf_counter()

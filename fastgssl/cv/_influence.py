@@ -180,7 +180,7 @@ class FBIF(BIF):
 
     Like every first-order criterion it collapses to the training error for nearly
     interpolating models (small lam and sigma): see the user guide ("Why t-FBIF selects
-    the interpolating corner") and :class:`fastgssl.cv.ApproxGridSearchCV` (``verify``).
+    the interpolating corner") and :class:`fastgssl.cv.GridSearchCV` (``verify``).
 
     Semi-supervised: seed 000's form (labeled columns exact, the Laplacian term low rank:
     rank l_h + c).  The nystrom backend uses its exact w-space BIF.  ``kernel="precomputed"``

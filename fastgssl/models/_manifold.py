@@ -18,19 +18,21 @@ Two backends: ``"dense"`` (``f = K alpha`` over the n training points, exact, O(
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.utils import ClassifierTags, RegressorTags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from fastgssl._protocol import CVObjective, CVState, sharing_key
 from fastgssl._validation import (
     as_label_array,
     check_bounded_int,
@@ -690,7 +692,7 @@ class _KernelMachine(BaseEstimator):
         """Fit the Platt sigmoids of :meth:`predict_proba` on given out-of-fold values.
 
         ``fit(probability=True)`` calls this with the out-of-fold decision values of its own
-        exact transductive CV; :class:`fastgssl.cv.ApproxGridSearchCV` calls it with the exact
+        exact transductive CV; :class:`fastgssl.cv.GridSearchCV` calls it with the exact
         CV it already ran for the selected candidate, so the refit costs one fit only.
 
         Parameters
@@ -739,7 +741,7 @@ class _KernelMachine(BaseEstimator):
         the labeled points, seeded by ``random_state``): for the kernel machines that is t
         extra refits of size about l on the Gram matrix of the fit (closed forms for the
         square loss), as SVC's ``probability=True`` runs an internal CV; or by
-        :meth:`calibrate` (a fitted :class:`fastgssl.cv.ApproxGridSearchCV` hands its own
+        :meth:`calibrate` (a fitted :class:`fastgssl.cv.GridSearchCV` hands its own
         exact CV of the selected candidate to it, so its refit adds no CV). One-vs-rest
         models normalize the per-class probabilities.
 
@@ -768,8 +770,6 @@ class _KernelMachine(BaseEstimator):
     def _objective(self, y, n, sample_weight=None):
         from functools import partial
 
-        from fastgssl._protocol import CVObjective
-
         gamma_a, gamma_i = self._regularization()
         task = self._task(y)
         y_enc, labeled, classes = self._targets(y, n, task)
@@ -795,6 +795,60 @@ class _KernelMachine(BaseEstimator):
                                fold_refits, loss=loss, gamma_a=gamma_a, tol=self.tol,
                                max_iter=self.max_iter, solver=self.solver))
 
+    def _sharing(self, gamma_i, task):
+        """The sharing declarations of :class:`fastgssl.CVObjective` (what a grid search
+        builds once for the candidates with equal keys)."""
+        dense = self.backend == "dense"
+        kernel_params = (self.kernel, self.sigma, self.kernel_params, self.fit_intercept,
+                         self.intercept_scaling)
+        declared = {
+            "kernel_key": sharing_key(self.backend, *kernel_params, *(
+                () if dense else (self.n_components, self.landmarks, self.random_state))),
+            "build_kernel": self.build_kernel if dense else None,
+            "build_factor": None if dense else self._factor_features,
+            "precomputed": self.kernel == "precomputed",
+            "estimator_for": self._estimator_for,
+            "refit_calibrated": (self._refit_calibrated
+                                 if self.probability and task == "classification" else None),
+        }
+        if self._semi_supervised:
+            by_name = isinstance(self.graph, str)
+            declared.update(
+                graph_key=sharing_key(self.graph, *((self.n_neighbors, self.sigma_w,
+                                                     self.graph_weight, self.graph_params)
+                                                    if by_name else ())),
+                build_graph=self.build_graph,
+                with_graph=lambda W: self._estimator_for(graph=W),
+                regularizer_key=sharing_key(self.regularizer, self.regularizer_params,
+                                            self.power),
+                knn_k=(int(self.n_neighbors) if by_name and self.graph == "knn" and gamma_i > 0
+                       and isinstance(self.n_neighbors, (int, np.integer)) else None))
+        return declared
+
+    def _factor_features(self, X):
+        return np.asarray(self.build_factor(X).features_, dtype=np.float64)
+
+    def _estimator_for(self, gram=False, graph=None, warm=None):
+        """See :attr:`fastgssl.CVObjective.estimator_for`."""
+        est = clone(self)
+        if gram:  # build_kernel's matrix holds the intercept's constant already
+            est.set_params(kernel="precomputed", fit_intercept=False)
+        if graph is not None:
+            est.set_params(graph=graph)
+        if warm is not None:
+            coef = warm.deformed_coef_ if warm.deformed_coef_ is not None else \
+                warm.__dict__.get("dual_coef_")
+            if coef is not None:
+                est._init_coef = np.asarray(coef, dtype=np.float64)
+        return est
+
+    def _refit_calibrated(self, X, y, oof, targets, sample_weight=None):
+        """See :attr:`fastgssl.CVObjective.refit_calibrated`."""
+        est = clone(self).set_params(probability=False)
+        est.fit(X, y, **({} if sample_weight is None else {"sample_weight": sample_weight}))
+        est.calibrate(oof, targets)
+        return est.set_params(probability=True)
+
     def cv_objective(self, y, sample_weight=None):
         """What the parameters and the targets ``y`` define, without fitting
         (:class:`fastgssl.CVObjective`).
@@ -817,7 +871,9 @@ class _KernelMachine(BaseEstimator):
         """
         self._check_common_params()
         n = 0 if y is None else (y.shape[0] if sp.issparse(y) else len(np.asarray(y)))
-        return self._objective(y, n, sample_weight)
+        objective = self._objective(y, n, sample_weight)
+        return dataclasses.replace(objective, **self._sharing(objective.gamma_i,
+                                                              objective.task))
 
     def cv_state(self):
         """The fitted state that :mod:`fastgssl.cv` reads (:class:`fastgssl.CVState`).
@@ -829,8 +885,6 @@ class _KernelMachine(BaseEstimator):
             Nystrom features, the graph and regularizer, and the deformed kernel of the fit.
         """
         from functools import partial
-
-        from fastgssl._protocol import CVState
 
         check_is_fitted(self, "decision_train_")
         Q = self.laplacian_
@@ -1068,7 +1122,7 @@ class KRR(_KernelMachine):
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
-        over decreasing regularization (what :class:`fastgssl.cv.ApproxGridSearchCV` does)
+        over decreasing regularization (what :class:`fastgssl.cv.GridSearchCV` does)
         then needs fewer Newton steps and skips the O(n^3) square-loss start.
 
     Attributes
@@ -1251,7 +1305,7 @@ class SVM(_KernelMachine):
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
-        over decreasing regularization (what :class:`fastgssl.cv.ApproxGridSearchCV` does)
+        over decreasing regularization (what :class:`fastgssl.cv.GridSearchCV` does)
         then needs fewer Newton steps and skips the O(n^3) square-loss start.
 
     Attributes
@@ -1460,7 +1514,7 @@ class LapRLS(_KernelMachine):
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
-        over decreasing regularization (what :class:`fastgssl.cv.ApproxGridSearchCV` does)
+        over decreasing regularization (what :class:`fastgssl.cv.GridSearchCV` does)
         then needs fewer Newton steps and skips the O(n^3) square-loss start.
 
     Attributes
@@ -1696,7 +1750,7 @@ class LapSVM(_KernelMachine):
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
-        over decreasing regularization (what :class:`fastgssl.cv.ApproxGridSearchCV` does)
+        over decreasing regularization (what :class:`fastgssl.cv.GridSearchCV` does)
         then needs fewer Newton steps and skips the O(n^3) square-loss start.
 
     Attributes

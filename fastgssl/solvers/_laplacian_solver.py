@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._digest import content_digest
+
 __all__ = ["LaplacianSolver", "SolveInfo", "reused_solver"]
 
 DIRECT_MAX_N = 2000
@@ -478,13 +480,8 @@ _RECENT_SIZE = 4
 
 
 def _matrix_digest(Q):
-    import hashlib
-
     Q = _as_csr(Q)
-    digest = hashlib.blake2b(digest_size=16)
-    for part in (Q.indptr, Q.indices, Q.data):
-        digest.update(np.ascontiguousarray(part).tobytes())
-    return Q, (digest.hexdigest(), Q.shape)
+    return Q, content_digest(Q)
 
 
 def reused_solver(Q, method="auto", rtol=1e-8, null_space="auto"):
