@@ -31,10 +31,10 @@ Classes are imported on first access.
 from fastgssl._lazy import lazy_exports
 
 _LOCATIONS = {
-    "KRR": "fastgssl.models._manifold",
-    "SVM": "fastgssl.models._manifold",
-    "LapRLS": "fastgssl.models._manifold",
-    "LapSVM": "fastgssl.models._manifold",
+    "KRR": "fastgssl.models._supervised",
+    "SVM": "fastgssl.models._supervised",
+    "LapRLS": "fastgssl.models._laplacian_machines",
+    "LapSVM": "fastgssl.models._laplacian_machines",
     "UnlabeledComponentWarning": "fastgssl._warnings",
     "DisconnectedGraphWarning": "fastgssl.models._label_propagation",
     "LabelPropagation": "fastgssl.models._label_propagation",

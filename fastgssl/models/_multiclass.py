@@ -30,6 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastgssl._indexing import take_block
+from fastgssl.models._kernel_solvers import fit_dense
+
 __all__ = ["MULTI_CLASS", "fit_pairs", "ovo_decision", "ovo_pairs"]
 
 MULTI_CLASS = ("ovr", "ovo")
@@ -102,3 +105,31 @@ def fit_pairs(fit_column, Y, labeled, weights=None, init=None):
         raise ValueError("no class pair has a labeled point of positive weight.")
     coef = np.column_stack([np.zeros(size) if c is None else c for c in columns])
     return coef, infos
+
+
+def solve_gram(K, Y, init=None, return_info=False, sample_weight=None, *, loss, gamma_a, tol,
+                max_iter, solver, ovo=False):
+    """The supervised kernel machine on the Gram matrix ``K`` of its m points (every point
+    labeled): ``beta`` minimizing ``(1/m) sum loss(Y, K beta) + gamma_a beta^T K beta``
+    (weighted mean with ``sample_weight``; with ``return_info``: ``(beta, per-column solver
+    info)``). ``ovo``: ``Y`` holds one-vs-rest columns and ``beta`` one column per class pair,
+    each pair solved on the Gram block of its points (:mod:`fastgssl.models._multiclass`)."""
+    options = {"tol": tol, "max_iter": max_iter, "solver": solver, "return_info": True}
+    m = K.shape[0]
+    if not ovo:
+        out = fit_dense(K, Y, np.ones(m, dtype=bool), None, loss, gamma_a, 0.0, init=init,
+                        sample_weight=sample_weight, **options)
+        return out if return_info else out[0]
+
+    def pair(y, in_pair, scale, init_col):
+        idx = np.flatnonzero(in_pair)
+        coef = np.zeros(m)
+        coef[idx], info = fit_dense(
+            take_block(K, idx), y[idx], np.ones(idx.size, dtype=bool), None, loss,
+            gamma_a * scale, 0.0, init=None if init_col is None else init_col[idx],
+            sample_weight=None if sample_weight is None else sample_weight[idx], **options)
+        return coef, info
+
+    beta, info = fit_pairs(pair, np.asarray(Y, dtype=np.float64), np.ones(m, dtype=bool),
+                           sample_weight, init)
+    return (beta, info) if return_info else beta
