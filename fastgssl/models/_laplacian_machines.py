@@ -15,23 +15,17 @@ from fastgssl.models._kernel_machine import (
     _TASKS,
     _check_choice,
     _KernelMachine,
+    _store_params,
 )
 
 __all__ = ["LapRLS", "LapSVM"]
 
 
-class LapRLS(_KernelMachine):
-    """Laplacian regularized least squares (Liu et al. (2019); Belkin et al. 2006).
+# The parameters, attributes and notes of LapRLS and LapSVM, written once: each class fills in
+# its summary, its loss, its see-also entries, its notes and its references.
+_DOCSTRING = """{summary}
 
-    Minimizes the papers' objective with the square loss::
-
-        (1/l) sum_{j in L} (y_j - f(x_j))^2 + gamma_a ||f||_K^2 + gamma_i / n^2 f^T Q f,
-
-    closed form (dense backend) ``alpha = (J K + gamma_a l I + gamma_i l / n^2 Q K)^{-1} J y``.
-    Unlabeled points: ``-1`` (classification) or ``NaN`` (regression). With every point
-    labeled the model is the supervised one plus the graph term; with ``gamma_i = 0`` it is
-    :class:`KRR` on the labeled points.
-
+    Minimizes the papers' objective{intro}
     Parameters
     ----------
 
@@ -51,48 +45,42 @@ class LapRLS(_KernelMachine):
     sigma_w : float > 0 or None, default=None
         Width of the Gaussian edge weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))`` (papers'
         convention); None lets the builder choose its heuristic.
-    graph_weight : {"gaussian", "binary", "distance"}, default="gaussian"
+    graph_weight : {{"gaussian", "binary", "distance"}}, default="gaussian"
         Edge weights of the kNN graph: Gaussian as in Liu et al. (2019), whose grid searches
         ``sigma_w``.
     graph_params : dict, optional
         Extra keyword arguments of the graph builder.
-    regularizer : {"L", "L_norm"} or a registered name, default="L"
-        ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, via ``fastgssl.regularizers``
+    regularizer : {{"L", "L_norm"}} or a registered name, default="L"
+        ``L = D - W`` or ``L_norm = I - D^{{-1/2}} W D^{{-1/2}}``, via ``fastgssl.regularizers``
         (a plugin's factory: see the plugin guide), or a callable ``W -> Q``.
     regularizer_params : dict, optional
         Arguments of a registered regularizer's factory beyond ``power`` (a plugin's own
-        parameters); searchable as any parameter (``{"regularizer_params": [{...}, ...]}``).
+        parameters); searchable as any parameter (``{{"regularizer_params": [{{...}}, ...]}}``).
     power : int >= 1, default=1
         Iterated regularizer ``Q^p`` (passed to a factory that takes ``power``; a factory
         without it accepts only 1).
-    formulation : {"deformed", "full"}, default="deformed"
+    formulation : {{"deformed", "full"}}, default="deformed"
         ``"deformed"``: solve the equivalent supervised problem on the l labeled points with
         the deformed kernel ``K~`` (Sindhwani, Niyogi & Belkin 2005; see
         :class:`fastgssl.kernels.DeformedKernel`): one O(n^3) (dense) or O(n c^2) (nystrom)
-        formation of ``K~_{S,L}``, then an l-point fit (closed form or Newton). ``"full"``:
+        formation of ``K~_{{S,L}}``, then an l-point fit (closed form or Newton). ``"full"``:
         the n-space problem (the reference). Both give the same minimizer, the same
         ``dual_coef_`` / ``coef_`` and predictions (to round-off).
 
-    loss : str or Loss, default="square"
-    task : {"auto", "classification", "regression"}, default="auto"
-        ``"auto"``: regression when y is floating point and contains NaN or non-integral
-        values, classification otherwise (integer-valued regression targets need
-        ``task="regression"``).
-
-    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
+{loss}    kernel : {{"rbf", "linear", "poly", "precomputed"}} or callable, default="rbf"
         ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"linear"``: ``<x, x'>``; ``"poly"``:
         ``(<x, x'> / sigma + coef0) ** degree``; a callable ``(X, Z, **kernel_params) -> K``;
         ``"precomputed"``: X is the Gram matrix in ``fit`` and the kernel between new and
         training points in ``predict`` (as scikit-learn's SVC).
     kernel_params : dict, optional
         ``degree`` (3) and ``coef0`` (1.0) of ``"poly"``; keyword arguments of a callable.
-    backend : {"dense", "nystrom"}, default="dense"
+    backend : {{"dense", "nystrom"}}, default="dense"
         ``"dense"``: exact, ``f = K alpha`` over the training points (O(n^2) memory, O(n^3)
         time). ``"nystrom"``: ``f = V w`` in ``n_components`` Nystrom features (O(n c) memory,
         O(n c^2) time), never an n x n matrix.
     n_components : int, default=300
         Number of Nystrom landmarks (nystrom backend).
-    landmarks : {"uniform", "kmeans++"}, default="uniform"
+    landmarks : {{"uniform", "kmeans++"}}, default="uniform"
         Landmark sampling of the nystrom backend.
     loss_params : dict, optional
         Extra parameters of the loss.
@@ -113,9 +101,9 @@ class LapRLS(_KernelMachine):
         As in :class:`KRR`.
     class_weight : dict, "balanced" or None, default=None
         Loss weights per class, as in :class:`KRR`.
-    multi_class : {"ovr", "ovo"}, default="ovr"
+    multi_class : {{"ovr", "ovo"}}, default="ovr"
         One-vs-rest or one-vs-one for more than two classes, as in :class:`KRR`.
-    solver : {"auto", "newton", "active-set"}, default="auto"
+    solver : {{"auto", "newton", "active-set"}}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
         search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
@@ -138,7 +126,7 @@ class LapRLS(_KernelMachine):
         Encoded targets: +-1 (binary; +1 is ``classes_[1]``), one +-1 column per class
         (multi-class one-vs-rest) or real values (regression); 0 at unlabeled points.
     classes_ : ndarray (classification only)
-    task_ : {"classification", "regression"}
+    task_ : {{"classification", "regression"}}
     loss_ : fastgssl.losses.Loss
     kernel_train_ : ndarray of shape (n, n) or None
         Kernel matrix of the training points (dense backend), None for nystrom.
@@ -158,10 +146,10 @@ class LapRLS(_KernelMachine):
     deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
         The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
     deformed_coef_ : ndarray of shape (l,), (l, n_classes) or (l, n_pairs), or None
-        ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
+        ``beta`` of ``f = sum_{{j in L}} beta_j K~(., x_j)`` (``formulation="deformed"``).
     gamma_a_, gamma_i_ : float
         The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
-    multi_class_ : {"ovr", "ovo"}
+    multi_class_ : {{"ovr", "ovo"}}
         The coding fitted: ``"ovo"`` for ``multi_class="ovo"`` with more than two
         classes (coefficients: one column per class pair, ``n_pairs = k (k - 1) / 2``),
         else ``"ovr"``.
@@ -170,26 +158,69 @@ class LapRLS(_KernelMachine):
 
     See Also
     --------
-    LapSVM : the Huber-hinge counterpart.
-    KRR : the supervised case (``gamma_i = 0``).
-    fastgssl.kernels.DeformedKernel : the kernel of ``formulation="deformed"``.
+{see_also}    fastgssl.kernels.DeformedKernel : the kernel of ``formulation="deformed"``.
 
     Notes
     -----
+{notes}
+    References
+    ----------
+{references}"""
+
+
+class _LaplacianMachine(_KernelMachine):
+    """Shared base of :class:`LapRLS` and :class:`LapSVM`: the graph term, the regularization
+    ``(gamma_a, gamma_i)`` and the deformed / full formulation."""
+
+    _semi_supervised = True
+
+    def _regularization(self):
+        return (check_positive(self.gamma_a, "gamma_a"),
+                check_positive(self.gamma_i, "gamma_i", strict=False))
+
+    def _formulation(self):
+        return _check_choice(self.formulation, "formulation", _FORMULATIONS)
+
+
+class LapRLS(_LaplacianMachine):
+    __doc__ = _DOCSTRING.format(
+        summary="Laplacian regularized least squares (Liu et al. (2019); Belkin et al. 2006).",
+        intro="""\
+ with the square loss::
+
+        (1/l) sum_{j in L} (y_j - f(x_j))^2 + gamma_a ||f||_K^2 + gamma_i / n^2 f^T Q f,
+
+    closed form (dense backend) ``alpha = (J K + gamma_a l I + gamma_i l / n^2 Q K)^{-1} J y``.
+    Unlabeled points: ``-1`` (classification) or ``NaN`` (regression). With every point
+    labeled the model is the supervised one plus the graph term; with ``gamma_i = 0`` it is
+    :class:`KRR` on the labeled points.
+""",
+        loss="""\
+    loss : str or Loss, default="square"
+    task : {"auto", "classification", "regression"}, default="auto"
+        ``"auto"``: regression when y is floating point and contains NaN or non-integral
+        values, classification otherwise (integer-valued regression targets need
+        ``task="regression"``).
+
+""",
+        see_also="""\
+    LapSVM : the Huber-hinge counterpart.
+    KRR : the supervised case (``gamma_i = 0``).
+""",
+        notes="""\
     Graph components without a labeled point raise an ``UnlabeledComponentWarning``: the
     intrinsic term is constant on them, so only the kernel term decides there. The dense
     backend factorizes the n x n matrix (LU, O(n^3)); the nystrom backend solves a c x c
     system after one product ``V^T Q V``.
-
-    References
-    ----------
+""",
+        references="""\
     Belkin, M., Niyogi, P., Sindhwani, V. (2006). Manifold regularization: a geometric
     framework for learning from labeled and unlabeled examples. JMLR 7.
     Sindhwani, V., Niyogi, P., Belkin, M. (2005). Beyond the point cloud: from
     transductive to semi-supervised learning. ICML.
-    """
+    """,
+    )
 
-    _semi_supervised = True
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
@@ -205,43 +236,7 @@ class LapRLS(_KernelMachine):
                  random_state=None, warm_start=False, solver="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
                  class_weight=None, multi_class="ovr", regularizer_params=None):
-        self.sigma = sigma
-        self.gamma_a = gamma_a
-        self.gamma_i = gamma_i
-        self.graph = graph
-        self.n_neighbors = n_neighbors
-        self.sigma_w = sigma_w
-        self.graph_weight = graph_weight
-        self.graph_params = graph_params
-        self.regularizer = regularizer
-        self.regularizer_params = regularizer_params
-        self.power = power
-        self.loss = loss
-        self.loss_params = loss_params
-        self.task = task
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.backend = backend
-        self.formulation = formulation
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.solver = solver
-        self.probability = probability
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.multi_class = multi_class
-
-    def _regularization(self):
-        return (check_positive(self.gamma_a, "gamma_a"),
-                check_positive(self.gamma_i, "gamma_i", strict=False))
-
-    def _formulation(self):
-        return _check_choice(self.formulation, "formulation", _FORMULATIONS)
+        _store_params(self, locals())
 
     def _task(self, y):
         task = _check_choice(self.task, "task", ("auto",) + _TASKS)
@@ -258,10 +253,11 @@ class LapRLS(_KernelMachine):
         return self.task if self.task in _TASKS else None
 
 
-class LapSVM(_KernelMachine):
-    """Laplacian SVM with the Huber-smoothed hinge (Liu et al. (2019)).
-
-    Minimizes the papers' objective with the Huber hinge ``ell_h`` (half-width ``h``)::
+class LapSVM(_LaplacianMachine):
+    __doc__ = _DOCSTRING.format(
+        summary="Laplacian SVM with the Huber-smoothed hinge (Liu et al. (2019)).",
+        intro="""\
+ with the Huber hinge ``ell_h`` (half-width ``h``)::
 
         (1/l) sum_{j in L} ell_h(y_j f(x_j)) + gamma_a ||f||_K^2 + gamma_i / n^2 f^T Q f
 
@@ -269,149 +265,18 @@ class LapSVM(_KernelMachine):
     Unlabeled points are marked ``-1`` (so ``-1`` cannot be a class label); two labels of any
     other values are encoded +-1, more labels one-vs-rest sharing the kernel, graph and
     regularizer.
-
-    Parameters
-    ----------
-
-    gamma_a : float > 0, default=1e-2
-        Weight of the RKHS norm (ambient regularization).
-    gamma_i : float >= 0, default=1e-2
-        Weight of the intrinsic (graph) term; the penalty is ``gamma_i / n^2 f^T Q f``.
-        ``gamma_i = 0`` skips the graph altogether.
-    sigma : float > 0, default=1.0
-        RBF width in the papers' convention ``exp(-||x - x'||^2 / (2 sigma))``: a squared distance.
-    graph : str or sparse matrix, default="knn"
-        A registered builder of ``fastgssl.graphs`` (``"knn"`` takes ``n_neighbors``,
-        ``graph_weight`` and ``sigma_w``; other builders take ``graph_params``), or a
-        precomputed symmetric nonnegative affinity W (n, n) over all training points.
-    n_neighbors : int, default=10
-        k of the kNN graph.
-    sigma_w : float > 0 or None, default=None
-        Width of the Gaussian edge weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))`` (papers'
-        convention); None lets the builder choose its heuristic.
-    graph_weight : {"gaussian", "binary", "distance"}, default="gaussian"
-        Edge weights of the kNN graph: Gaussian as in Liu et al. (2019), whose grid searches
-        ``sigma_w``.
-    graph_params : dict, optional
-        Extra keyword arguments of the graph builder.
-    regularizer : {"L", "L_norm"} or a registered name, default="L"
-        ``L = D - W`` or ``L_norm = I - D^{-1/2} W D^{-1/2}``, via ``fastgssl.regularizers``
-        (a plugin's factory: see the plugin guide), or a callable ``W -> Q``.
-    regularizer_params : dict, optional
-        Arguments of a registered regularizer's factory beyond ``power`` (a plugin's own
-        parameters); searchable as any parameter (``{"regularizer_params": [{...}, ...]}``).
-    power : int >= 1, default=1
-        Iterated regularizer ``Q^p`` (passed to a factory that takes ``power``; a factory
-        without it accepts only 1).
-    formulation : {"deformed", "full"}, default="deformed"
-        ``"deformed"``: solve the equivalent supervised problem on the l labeled points with
-        the deformed kernel ``K~`` (Sindhwani, Niyogi & Belkin 2005; see
-        :class:`fastgssl.kernels.DeformedKernel`): one O(n^3) (dense) or O(n c^2) (nystrom)
-        formation of ``K~_{S,L}``, then an l-point fit (closed form or Newton). ``"full"``:
-        the n-space problem (the reference). Both give the same minimizer, the same
-        ``dual_coef_`` / ``coef_`` and predictions (to round-off).
-
+""",
+        loss="""\
     h : float > 0, default=0.01
         Half-width of the Huber zone (Liu et al. (2019) uses 0.01).
     loss : str or Loss, default="huber_hinge"
 
-    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
-        ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"linear"``: ``<x, x'>``; ``"poly"``:
-        ``(<x, x'> / sigma + coef0) ** degree``; a callable ``(X, Z, **kernel_params) -> K``;
-        ``"precomputed"``: X is the Gram matrix in ``fit`` and the kernel between new and
-        training points in ``predict`` (as scikit-learn's SVC).
-    kernel_params : dict, optional
-        ``degree`` (3) and ``coef0`` (1.0) of ``"poly"``; keyword arguments of a callable.
-    backend : {"dense", "nystrom"}, default="dense"
-        ``"dense"``: exact, ``f = K alpha`` over the training points (O(n^2) memory, O(n^3)
-        time). ``"nystrom"``: ``f = V w`` in ``n_components`` Nystrom features (O(n c) memory,
-        O(n c^2) time), never an n x n matrix.
-    n_components : int, default=300
-        Number of Nystrom landmarks (nystrom backend).
-    landmarks : {"uniform", "kmeans++"}, default="uniform"
-        Landmark sampling of the nystrom backend.
-    loss_params : dict, optional
-        Extra parameters of the loss.
-    tol : float, default=1e-10
-        Newton stops when the largest coefficient change is below ``tol`` times the largest
-        coefficient (closed forms ignore it).
-    max_iter : int, default=100
-        Newton iterations per output column; a ConvergenceWarning gives the numbers otherwise.
-    random_state : int, RandomState or None
-        Seeds the Nystrom landmarks.
-    probability : bool, default=False
-        Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
-        decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
-        of size about l; see :meth:`predict_proba`).
-    fit_intercept : bool, default=False
-        An intercept as the weight of a constant feature (the papers' form); see :class:`KRR`.
-    intercept_scaling : float > 0, default=1.0
-        As in :class:`KRR`.
-    class_weight : dict, "balanced" or None, default=None
-        Loss weights per class, as in :class:`KRR`.
-    multi_class : {"ovr", "ovo"}, default="ovr"
-        One-vs-rest or one-vs-one for more than two classes, as in :class:`KRR`.
-    solver : {"auto", "newton", "active-set"}, default="auto"
-        Optimizer for losses without a closed form (dense backend and the l-point problem
-        of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
-        search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
-        box-constrained active-set method whose m free points solve an m x m system) or
-        ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
-        minimizer to round-off.
-    warm_start : bool, default=False
-        Dense backend, non-quadratic losses: start Newton from the previous fit's
-        ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
-        over decreasing regularization (what :class:`fastgssl.cv.GridSearchCV` does)
-        then needs fewer Newton steps and skips the O(n^3) square-loss start.
-
-    Attributes
-    ----------
-    X_fit_ : ndarray or sparse matrix
-        Training points, or the Gram matrix when ``kernel="precomputed"``.
-    n_features_in_ : int
-    labeled_mask_ : ndarray of bool, shape (n,)
-    y_train_ : ndarray of shape (n,) or (n, n_classes)
-        Encoded targets: +-1 (binary; +1 is ``classes_[1]``), one +-1 column per class
-        (multi-class one-vs-rest) or real values (regression); 0 at unlabeled points.
-    classes_ : ndarray (classification only)
-    task_ : {"classification", "regression"}
-    loss_ : fastgssl.losses.Loss
-    kernel_train_ : ndarray of shape (n, n) or None
-        Kernel matrix of the training points (dense backend), None for nystrom.
-    nystrom_ : fastgssl.kernels.NystromFactor or None
-        The factor ``V`` (``nystrom_.features_``) for the nystrom backend, else None.
-    graph_ : scipy.sparse.csr_matrix or None
-        Affinity W over all training points (None when ``gamma_i == 0``).
-    laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
-        The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
-        ``power >= 3`` (None when ``gamma_i == 0``).
-    dual_coef_ : ndarray of shape (n,), (n, n_classes) or (n, n_pairs)
-        Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
-    coef_ : ndarray of shape (r,), (r, n_classes) or (r, n_pairs)
-        Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
-    decision_train_ : ndarray, shape of ``y_train_``
-        f at the n training points.
-    deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
-        The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
-    deformed_coef_ : ndarray of shape (l,), (l, n_classes) or (l, n_pairs), or None
-        ``beta`` of ``f = sum_{j in L} beta_j K~(., x_j)`` (``formulation="deformed"``).
-    gamma_a_, gamma_i_ : float
-        The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
-    multi_class_ : {"ovr", "ovo"}
-        The coding fitted: ``"ovo"`` for ``multi_class="ovo"`` with more than two
-        classes (coefficients: one column per class pair, ``n_pairs = k (k - 1) / 2``),
-        else ``"ovr"``.
-    n_iter_ : int
-        Newton iterations (largest over output columns; 1 for a closed form: one solve).
-
-    See Also
-    --------
+""",
+        see_also="""\
     LapRLS : the square-loss counterpart.
     SVM : the supervised case (``gamma_i = 0``).
-    fastgssl.kernels.DeformedKernel : the kernel of ``formulation="deformed"``.
-
-    Notes
-    -----
+""",
+        notes="""\
     Dense Newton step: ``(2 gamma_a I + (D + 2 s Q) K) d = -r`` with ``D = diag(ell'')/l`` on
     the labeled points: ``B = 2 gamma_a I + 2 s Q K`` is factorized once per fit (LU, O(n^3),
     shared by all classes) and each step is a Woodbury update of rank m = number of margin
@@ -419,18 +284,17 @@ class LapSVM(_KernelMachine):
     ``H_w = (1/l) V_L^T diag(ell'') V_L + 2 gamma_a I + 2 s V^T Q V`` (c x c Cholesky,
     O(l c^2 + c^3) per step after one O(nnz(Q) c + n c^2) product), never an n x n matrix.
     With every point labeled and ``gamma_i = 0`` the model is :class:`SVM`.
-
-    References
-    ----------
+""",
+        references="""\
     Belkin, M., Niyogi, P., Sindhwani, V. (2006). Manifold regularization: a geometric
     framework for learning from labeled and unlabeled examples. JMLR 7.
     Sindhwani, V., Niyogi, P., Belkin, M. (2005). Beyond the point cloud: from
     transductive to semi-supervised learning. ICML.
     Melacci, S., Belkin, M. (2011). Laplacian support vector machines trained in the
     primal. JMLR 12.
-    """
+    """,
+    )
 
-    _semi_supervised = True
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, **_GRAPH_CONSTRAINTS, "h": [_POSITIVE]}
 
@@ -442,39 +306,7 @@ class LapSVM(_KernelMachine):
                  random_state=None, warm_start=False, solver="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
                  class_weight=None, multi_class="ovr", regularizer_params=None):
-        self.sigma = sigma
-        self.gamma_a = gamma_a
-        self.gamma_i = gamma_i
-        self.h = h
-        self.graph = graph
-        self.n_neighbors = n_neighbors
-        self.sigma_w = sigma_w
-        self.graph_weight = graph_weight
-        self.graph_params = graph_params
-        self.regularizer = regularizer
-        self.regularizer_params = regularizer_params
-        self.power = power
-        self.loss = loss
-        self.loss_params = loss_params
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.backend = backend
-        self.formulation = formulation
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.solver = solver
-        self.probability = probability
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.multi_class = multi_class
-
-    _regularization = LapRLS._regularization
-    _formulation = LapRLS._formulation
+        _store_params(self, locals())
 
     def _task(self, y):
         return "classification"
