@@ -58,6 +58,9 @@ GROUPS = (
     "fastgssl.cv",
 )
 
+# The type an entry of a group must have when it is not a factory ("module:attribute").
+_ENTRY_TYPES = {"fastgssl.losses": "fastgssl.losses:LossSpec"}
+
 # Built-in table: name -> "module:attribute". Never triggers a metadata scan or an import.
 _BUILTINS: dict[str, dict[str, str]] = {
     "fastgssl.losses": {
@@ -261,11 +264,11 @@ def _import_value(value):
 
 def _check_type(group, obj):
     """Return an error message if ``obj`` cannot serve in ``group``, else None."""
-    if group == "fastgssl.losses":
-        from fastgssl.losses._spec import LossSpec
-
-        if not isinstance(obj, LossSpec):
-            return f"expected a fastgssl.losses.LossSpec, got {type(obj).__name__}"
+    kind = _ENTRY_TYPES.get(group)
+    if kind is not None:  # named like the built-ins: the registry imports no group statically
+        expected = _import_value(kind)
+        if not isinstance(obj, expected):
+            return f"expected a {kind.replace(':', '.')}, got {type(obj).__name__}"
         return None
     if not callable(obj):
         return f"expected a callable factory, got {type(obj).__name__}"

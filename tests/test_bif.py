@@ -19,7 +19,7 @@ from fastgssl.cv._bif import (
     paper_curvature,
     woodbury_solve,
 )
-from fastgssl.cv._folds import make_folds
+from fastgssl._folds import make_folds
 from fastgssl.cv._quadratic import (
     exact_quadratic_eigh,
     exact_quadratic_predictions,

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fastgssl.cv import check_folds, make_folds
-from fastgssl.cv._folds import labeled_mask_from_y
+from fastgssl._folds import labeled_mask_from_y
 
 
 @given(

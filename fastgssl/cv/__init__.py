@@ -44,10 +44,10 @@ Model selection
   name, a deprecated alias)
 """
 
+from fastgssl._folds import check_folds, make_folds
 from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
 from fastgssl.cv._base import CVMethod
 from fastgssl.cv._exact import ExactCV
-from fastgssl.cv._folds import check_folds, make_folds
 from fastgssl.cv._influence import BIF, FBIF, MarginFBIF
 from fastgssl.cv._newton import NewtonCV
 from fastgssl.cv._quadratic import ExactQuadraticCV

@@ -13,8 +13,8 @@ import numbers
 
 import numpy as np
 
+from fastgssl._folds import check_folds, make_folds
 from fastgssl.cv._auto import choose_method
-from fastgssl.cv._folds import check_folds, make_folds
 
 __all__ = ["bif_matrix", "cv_predictions", "cv_result", "cv_score"]
 

@@ -13,8 +13,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone, is_regressor
 
+from fastgssl._folds import check_folds, labeled_mask_from_y
 from fastgssl._validation import check_target
-from fastgssl.cv._folds import check_folds, labeled_mask_from_y
 from fastgssl.cv._result import _result
 
 __all__ = ["CVMethod", "as_state", "task_and_labeled"]
@@ -90,7 +90,7 @@ def _check_fitted(state):
 
 def _landmark_factor(state, K, n_components, random_state):
     """Nystrom factor V of the training kernel, sampling columns of K (Liu et al. 2018)."""
-    from fastgssl.kernels._nystrom import nystrom_from_gram
+    from fastgssl.kernels import nystrom_from_gram
 
     n = K.shape[0]
     c = n if n_components is None else int(n_components)

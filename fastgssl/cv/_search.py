@@ -22,13 +22,13 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from fastgssl._folds import check_folds, make_folds
 from fastgssl._protocol import learner_objective
 from fastgssl._validation import check_n_jobs, check_sample_weight, check_X, shared_checks
 from fastgssl._warnings import OptimisticCriterionWarning
 from fastgssl.cv._api import _method
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _one_vs_rest_only, _prepare, _unweighted_only, weight_kw
-from fastgssl.cv._folds import check_folds, make_folds
 from fastgssl.cv._grid_groups import (
     BUILTIN_METHODS,
     FBIF_METHODS,

@@ -24,4 +24,10 @@ _LOCATIONS = {
     "pairwise_kernel": "fastgssl.kernels._pairwise",
 }
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
+# what the other packages import from this one (package-internal, not in __all__)
+_INTERNAL = {
+    "check_kernel": "fastgssl.kernels._pairwise",
+    "warn_if_ill_conditioned": "fastgssl.kernels._deformed",
+}
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _INTERNAL)

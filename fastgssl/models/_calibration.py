@@ -23,6 +23,9 @@ from scipy.optimize import minimize
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from fastgssl import registry
+from fastgssl._folds import make_folds
+
 __all__ = ["platt_fit", "platt_probabilities"]
 
 # folds of the internal CV that calibrates predict_proba (probability=True)
@@ -91,7 +94,8 @@ class _PlattCalibration:
 
     def _fit_platt(self, X, y):
         """Platt sigmoids on the out-of-fold decision values of exact transductive CV."""
-        from fastgssl.cv import ExactCV, make_folds
+        # exact CV through the registry: models sit below fastgssl.cv and do not import it
+        exact = registry.get("fastgssl.cv", "exact")
 
         if self.task_ != "classification":
             raise ValueError("probability=True needs a classifier (task='classification').")
@@ -107,7 +111,7 @@ class _PlattCalibration:
             )
         codes = np.where(labeled, y_lab, -1)
         folds = make_folds(codes, n_folds, labeled=labeled, random_state=self.random_state)
-        res = ExactCV().run_transductive(self, X, y, folds, fitted=self)
+        res = exact.run_transductive(self, X, y, folds, fitted=self)
         self.calibrate(res.predictions, res.targets)
 
     def calibrate(self, decision_values, targets):

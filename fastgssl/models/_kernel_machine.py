@@ -190,7 +190,7 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
         return "full"
 
     def _check_common_params(self):
-        from fastgssl.kernels._pairwise import check_kernel
+        from fastgssl.kernels import check_kernel
 
         validate_params_once(self)
         check_kernel(self.kernel, self.kernel_params)
@@ -493,8 +493,7 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
             fac = self.build_factor(X)
         if deformed:
             # Sindhwani et al. (2005): the supervised learner on L with the deformed kernel
-            from fastgssl.kernels import DeformedKernel
-            from fastgssl.kernels._deformed import warn_if_ill_conditioned
+            from fastgssl.kernels import DeformedKernel, warn_if_ill_conditioned
 
             dk = DeformedKernel(self.kernel, sigma=self.sigma, kernel_params=self.kernel_params,
                                 route="nystrom" if fac is not None else "dense")

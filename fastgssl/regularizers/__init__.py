@@ -21,6 +21,9 @@ from ._laplacian import (
     laplacian,
     laplacian_null_space,
 )
+from ._laplacian import (
+    component_basis as component_basis,  # package-internal (the solvers), not in __all__
+)
 from ._resolve import build_regularizer
 
 __all__ = [

@@ -163,7 +163,7 @@ def laplacian(W, kind="L", power=1, ridge=0.0, *, operator="auto", validate=True
            [-1.,  3., -2.],
            [ 0., -2.,  2.]])
     """
-    from fastgssl.graphs._builders import check_adjacency
+    from fastgssl.graphs import check_adjacency
 
     power, ridge = _check_kind_power_ridge(kind, power, ridge)
     if not isinstance(operator, str) or operator not in ("auto", "sparse", "linear_operator"):
@@ -203,7 +203,7 @@ def laplacian_null_space(W, kind="L"):
         Column c is ``1_c / sqrt(|c|)`` (``kind="L"``) or ``D^{1/2} 1_c / ||.||``
         (``kind="L_norm"``; ``e_i`` for an isolated vertex).
     """
-    from fastgssl.graphs._builders import check_adjacency
+    from fastgssl.graphs import check_adjacency
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}.")

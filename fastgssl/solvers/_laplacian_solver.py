@@ -173,7 +173,7 @@ class LaplacianSolver:
                  null_space="auto", switch_iterations=SWITCH_ITERATIONS, block_size=None,
                  amg_options=None):
         from fastgssl._validation import MAX_POWER, check_bounded_int, check_positive
-        from fastgssl.regularizers._laplacian import LaplacianPower, component_basis
+        from fastgssl.regularizers import LaplacianPower, component_basis
 
         t0 = time.perf_counter()
         if not isinstance(method, str) or method not in METHODS:
