@@ -80,12 +80,12 @@ _BUILTINS: dict[str, dict[str, str]] = {
         "nndescent": "fastgssl.graphs:NNDescentGraph",
     },
     "fastgssl.cv": {
-        "exact": "fastgssl.cv._exact:ExactCV",
-        "exact-quadratic": "fastgssl.cv._quadratic:ExactQuadraticCV",
-        "bif": "fastgssl.cv._influence:BIF",
-        "fbif": "fastgssl.cv._influence:FBIF",
-        "fbif-margin": "fastgssl.cv._influence:MarginFBIF",
-        "newton": "fastgssl.cv._newton:NewtonCV",
+        "exact": "fastgssl.cv._exact:ExactMethod",
+        "exact-quadratic": "fastgssl.cv._quadratic:ExactQuadraticMethod",
+        "bif": "fastgssl.cv._influence:BIFMethod",
+        "fbif": "fastgssl.cv._influence:FBIFMethod",
+        "fbif-margin": "fastgssl.cv._influence:MarginFBIFMethod",
+        "newton": "fastgssl.cv._newton:NewtonStepMethod",
     },
 }
 

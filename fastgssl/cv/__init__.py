@@ -27,15 +27,18 @@ exact verification of its winner costs, otherwise the approximation with its win
 
 Methods (registry group ``fastgssl.cv``)
 ----------------------------------------
-- :class:`ExactCV`           ``"exact"``: transductive (deformed-kernel reduction, label
+- :class:`ExactMethod`           ``"exact"``: transductive (deformed-kernel reduction, label
   propagation re-solves) or inductive (t refits, graph rebuilt or induced)
-- :class:`BIF`               ``"bif"``: Liu et al. 2019
-- :class:`FBIF`              ``"fbif"``: Liu et al. 2018 as written (Nystrom Hessian without the
-  margin mask, c = n / 10, Woodbury; w-space for nystrom)
-- :class:`MarginFBIF`        ``"fbif-margin"``: the same with the margin mask (DESIGN 3.3)
-- :class:`ExactQuadraticCV`  ``"exact-quadratic"``: the block identity, sum-of-losses form
-- :class:`NewtonCV`          ``"newton"``: one Newton step per fold from the full fit (exact
+- :class:`BIFMethod`             ``"bif"``: Liu et al. 2019
+- :class:`FBIFMethod`            ``"fbif"``: Liu et al. 2018 as written (Nystrom Hessian without
+  the margin mask, c = n / 10, Woodbury; w-space for nystrom)
+- :class:`MarginFBIFMethod`      ``"fbif-margin"``: the same with the margin mask (DESIGN 3.3)
+- :class:`ExactQuadraticMethod`  ``"exact-quadratic"``: the block identity, sum-of-losses form
+- :class:`NewtonStepMethod`      ``"newton"``: one Newton step per fold from the full fit (exact
   for quadratic objectives, second order otherwise; not in the seeds)
+
+Their former names (``ExactCV``, ``BIF``, ``FBIF``, ``MarginFBIF``, ``ExactQuadraticCV``,
+``NewtonCV``) stay as aliases of the same classes.
 
 Model selection
 ---------------
@@ -47,24 +50,34 @@ Model selection
 from fastgssl._folds import check_folds, make_folds
 from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
 from fastgssl.cv._base import CVMethod
-from fastgssl.cv._exact import ExactCV
-from fastgssl.cv._influence import BIF, FBIF, MarginFBIF
-from fastgssl.cv._newton import NewtonCV
-from fastgssl.cv._quadratic import ExactQuadraticCV
+from fastgssl.cv._exact import ExactMethod
+from fastgssl.cv._influence import BIFMethod, FBIFMethod, MarginFBIFMethod
+from fastgssl.cv._newton import NewtonStepMethod
+from fastgssl.cv._quadratic import ExactQuadraticMethod
 from fastgssl.cv._result import CVResult
 from fastgssl.cv._search import ApproxGridSearchCV, GridSearchCV
 
+# former names of the method classes (a "CV" suffix read like scikit-learn's self-tuning
+# estimators, RidgeCV): aliases of the same classes, importable, not in __all__ (the API
+# page documents each class once)
+ExactCV = ExactMethod
+BIF = BIFMethod
+FBIF = FBIFMethod
+MarginFBIF = MarginFBIFMethod
+ExactQuadraticCV = ExactQuadraticMethod
+NewtonCV = NewtonStepMethod
+
 __all__ = [
     "ApproxGridSearchCV",
-    "BIF",
+    "BIFMethod",
     "CVMethod",
     "CVResult",
-    "ExactCV",
-    "ExactQuadraticCV",
-    "FBIF",
+    "ExactMethod",
+    "ExactQuadraticMethod",
+    "FBIFMethod",
     "GridSearchCV",
-    "MarginFBIF",
-    "NewtonCV",
+    "MarginFBIFMethod",
+    "NewtonStepMethod",
     "bif_matrix",
     "check_folds",
     "cv_predictions",

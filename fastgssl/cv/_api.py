@@ -204,7 +204,7 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
         Exact dense BIF, seed 001's t-FBIF as written (Nystrom Hessian without the margin
         mask, ``n_components`` sampled kernel columns, default n / 10 without a graph), or
         the margin-masked t-FBIF (default ``min(n, 300)`` columns; see
-        :class:`fastgssl.cv.FBIF` and :class:`fastgssl.cv.MarginFBIF`).  The nystrom
+        :class:`fastgssl.cv.FBIF` and :class:`fastgssl.cv.MarginFBIFMethod`).  The nystrom
         backend always returns its exact w-space BIF.
     n_components : int or None
     random_state : int, RandomState or None

@@ -1,4 +1,4 @@
-"""Exact t-fold CV under the transductive or the inductive protocol (:class:`ExactCV`)."""
+"""Exact t-fold CV under the transductive or the inductive protocol (:class:`ExactMethod`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from fastgssl._validation import check_n_jobs
 from fastgssl.cv._base import CVMethod, _prepare, weight_kw
 from fastgssl.cv._result import _encode_targets, _result
 
-__all__ = ["ExactCV"]
+__all__ = ["ExactMethod"]
 
 
 def _fit_fold(estimator, X, y_fit, train, val, precomputed, graph=None, init=None,
@@ -32,7 +32,7 @@ def _fit_fold(estimator, X, y_fit, train, val, precomputed, graph=None, init=Non
     return _decision(est, X[val], classes)
 
 
-class ExactCV(CVMethod):
+class ExactMethod(CVMethod):
     """Exact t-fold CV under either protocol.
 
     ``protocol="transductive"`` (the default): the labels of fold i are hidden and every

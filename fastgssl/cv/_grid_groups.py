@@ -137,7 +137,7 @@ def _graph_group(search, X, y, folds, n_folds, classification, group, candidates
     :func:`_shared_neighbors`), each candidate on that W; candidates whose systems coincide
     (class balancing, priors) share one block solve (:func:`fastgssl.cv._propagation
     .shared_blocks`)."""
-    from fastgssl.cv._exact import ExactCV
+    from fastgssl.cv._exact import ExactMethod
     from fastgssl.cv._propagation import shared_blocks
 
     objectives = search._graph_objectives
@@ -145,7 +145,7 @@ def _graph_group(search, X, y, folds, n_folds, classification, group, candidates
     t0 = time.perf_counter()
     W = objectives[group.indices[0]].build_graph(X)
     share = (time.perf_counter() - t0) / len(group.indices)
-    exact = ExactCV()
+    exact = ExactMethod()
     records = []
     with shared_blocks(), warnings.catch_warnings():
         # per-candidate reports of the fits (collapsed shares, components without labels)

@@ -27,7 +27,7 @@ from fastgssl.cv._bif import (
     paper_curvature,
 )
 
-__all__ = ["BIF", "FBIF", "MarginFBIF", "bif_of_fitted", "fbif_rank"]
+__all__ = ["BIFMethod", "FBIFMethod", "MarginFBIFMethod", "bif_of_fitted", "fbif_rank"]
 
 _FBIF_METHODS = ("fbif", "fbif-margin")
 
@@ -125,7 +125,7 @@ def bif_of_fitted(fitted, folds, n_folds, method="bif", n_components=None, rando
     return out[0] if one_d else np.stack(out, axis=2)
 
 
-class BIF(_OneFitMethod):
+class BIFMethod(_OneFitMethod):
     """t-fold CV by the Bouligand influence function from one fit (Liu et al. 2019).
 
     Parameters
@@ -154,7 +154,7 @@ class BIF(_OneFitMethod):
         return bif_predictions(f, B, labeled, folds, n_folds), {"backend": backend}, {}
 
 
-class FBIF(BIF):
+class FBIFMethod(BIFMethod):
     """t-FBIF of seed 001 (Liu et al. 2018, section 4) as written: the BIF with the Nystrom
     kernel in its Hessian, solved by the Woodbury identity.
 
@@ -176,7 +176,7 @@ class FBIF(BIF):
     (the paper replaces only L).  The sign of the loss term is Theorem 1's; the paper's
     hinge formula prints ``+``, which contradicts its Theorem 1 and its own square-loss case
     (DESIGN 3.2).  With c = n and the square loss this is the exact BIF; with the Huber
-    hinge it is not (no mask): :class:`MarginFBIF` is the masked form.
+    hinge it is not (no mask): :class:`MarginFBIFMethod` is the masked form.
 
     Like every first-order criterion it collapses to the training error for nearly
     interpolating models (small lam and sigma): see the user guide ("Why t-FBIF selects
@@ -211,14 +211,14 @@ class FBIF(BIF):
         return bif_predictions(f, B, labeled, folds, n_folds), info, {}
 
 
-class MarginFBIF(FBIF):
+class MarginFBIFMethod(FBIFMethod):
     """t-FBIF with the margin mask (DESIGN 3.3): a closer approximation of the BIF.
 
     Parameters
     ----------
     n_components : int or None
         Number of sampled kernel columns c (default ``min(n, 300)``); with c = n the result
-        equals :class:`BIF` to round-off.
+        equals :class:`BIFMethod` to round-off.
     random_state : int, RandomState or None
         Landmark sampling.
 
@@ -227,8 +227,8 @@ class MarginFBIF(FBIF):
     Supervised (gamma_I = 0): ``H~ = 2 gamma_A I + V Z`` with ``Z = (1/l) V^T diag(h)``, h
     non-zero only on margin points for the Huber hinge; when those are at most c the exact
     rank-``|M|`` Woodbury update (the exact BIF) is used instead.  The right-hand sides use
-    ``V V^T``.  Semi-supervised: as :class:`FBIF`.  This was ``"fbif"`` before seed 001's
-    form was implemented as written; it ranks like :class:`BIF` at the cost of a rank-c
+    ``V V^T``.  Semi-supervised: as :class:`FBIFMethod`.  This was ``"fbif"`` before seed 001's
+    form was implemented as written; it ranks like :class:`BIFMethod` at the cost of a rank-c
     update, and like every first-order criterion it is optimistic for nearly interpolating
     models.
     """

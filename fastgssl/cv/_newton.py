@@ -15,7 +15,7 @@ from fastgssl.cv._base import (
 )
 from fastgssl.cv._bif import _as_operator, _solve_checked
 
-__all__ = ["NewtonCV", "newton_step_predictions"]
+__all__ = ["NewtonStepMethod", "newton_step_predictions"]
 
 
 
@@ -98,7 +98,7 @@ def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, ga
     return out
 
 
-class NewtonCV(_OneFitMethod):
+class NewtonStepMethod(_OneFitMethod):
     """Leave-fold-out by one Newton step of each fold's objective from the full fit.
 
     Not in the source papers: the second-order companion of the BIF (approximate CV by a Newton

@@ -8,7 +8,7 @@ import scipy.linalg as sla
 from fastgssl.cv._base import _kernel_matrix, _OneFitMethod
 from fastgssl.cv._bif import _as_operator, _solve_checked, _warn_ill_conditioned
 
-__all__ = ["ExactQuadraticCV", "exact_quadratic_cholesky", "exact_quadratic_eigh",
+__all__ = ["ExactQuadraticMethod", "exact_quadratic_cholesky", "exact_quadratic_eigh",
            "exact_quadratic_predictions", "exact_quadratic_wspace"]
 
 
@@ -210,7 +210,7 @@ def exact_quadratic_cholesky(K, y, folds, n_folds, mu, work=None):
     return out, y - mu * alpha
 
 
-class ExactQuadraticCV(_OneFitMethod):
+class ExactQuadraticMethod(_OneFitMethod):
     """Exact t-fold CV of the square loss at the cost of one fit (the block identity).
 
     Notes
