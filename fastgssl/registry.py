@@ -64,10 +64,10 @@ _ENTRY_TYPES = {"fastgssl.losses": "fastgssl.losses:LossSpec"}
 # Built-in table: name -> "module:attribute". Never triggers a metadata scan or an import.
 _BUILTINS: dict[str, dict[str, str]] = {
     "fastgssl.losses": {
-        "square": "fastgssl.losses._builtin:SQUARE",
-        "huber_hinge": "fastgssl.losses._builtin:HUBER_HINGE",
-        "squared_hinge": "fastgssl.losses._builtin:SQUARED_HINGE",
-        "logistic": "fastgssl.losses._builtin:LOGISTIC",
+        "square": "fastgssl.losses._builtin_specs:SQUARE",
+        "huber_hinge": "fastgssl.losses._builtin_specs:HUBER_HINGE",
+        "squared_hinge": "fastgssl.losses._builtin_specs:SQUARED_HINGE",
+        "logistic": "fastgssl.losses._builtin_specs:LOGISTIC",
     },
     "fastgssl.regularizers": {
         "L": "fastgssl.regularizers:LaplacianRegularizer",

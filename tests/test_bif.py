@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from fastgssl._folds import make_folds
 from fastgssl.cv._bif import (
     bif_dense,
     bif_predictions,
@@ -19,7 +20,6 @@ from fastgssl.cv._bif import (
     paper_curvature,
     woodbury_solve,
 )
-from fastgssl._folds import make_folds
 from fastgssl.cv._quadratic import (
     exact_quadratic_eigh,
     exact_quadratic_predictions,

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fastgssl.cv import check_folds, make_folds
 from fastgssl._folds import labeled_mask_from_y
+from fastgssl.cv import check_folds, make_folds
 
 
 @given(

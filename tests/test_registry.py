@@ -11,7 +11,7 @@ import pytest
 
 from fastgssl import registry
 from fastgssl.losses import LossSpec, get_loss
-from fastgssl.losses._builtin import SQUARE
+from fastgssl.losses._builtin_specs import SQUARE
 from fastgssl.registry import PluginWarning
 
 GROUP = "fastgssl.losses"

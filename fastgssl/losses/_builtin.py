@@ -27,9 +27,7 @@ import math
 
 import numba
 
-from fastgssl.losses._spec import LossSpec
-
-__all__ = ["HUBER_HINGE", "LOGISTIC", "SQUARE", "SQUARED_HINGE", "apply_builtin"]
+__all__ = ["PARALLEL_MIN_SIZE", "apply_builtin"]
 
 # error_model="numpy": IEEE semantics (x / 0 gives inf, never raises), which lets the
 # dispatching loop run without per-element exception checks (measured 5x faster).
@@ -183,57 +181,3 @@ def apply_builtin(code, order, y, f, p, out):
         _apply_builtin_parallel(code, order, y, f, p, out)
     else:
         _apply_builtin_serial(code, order, y, f, p, out)
-
-
-SQUARE = LossSpec(
-    name="square",
-    value=square_value,
-    d1=square_d1,
-    d2=square_d2,
-    y_domain="real",
-    convex=True,
-    smooth=True,
-    description="(y - f)^2",
-    _builtin_code=0,
-)
-
-HUBER_HINGE = LossSpec(
-    name="huber_hinge",
-    value=huber_hinge_value,
-    d1=huber_hinge_d1,
-    d2=huber_hinge_d2,
-    param_names=("h",),
-    defaults={"h": 0.05},
-    constraints={"h": "positive"},
-    y_domain="binary",
-    convex=True,
-    smooth=False,
-    kinks=lambda params: (1.0 - params["h"], 1.0 + params["h"]),
-    description="Huber-smoothed hinge: 0 / (1+h-yf)^2/(4h) / 1-yf",
-    _builtin_code=1,
-)
-
-SQUARED_HINGE = LossSpec(
-    name="squared_hinge",
-    value=squared_hinge_value,
-    d1=squared_hinge_d1,
-    d2=squared_hinge_d2,
-    y_domain="binary",
-    convex=True,
-    smooth=False,
-    kinks=lambda params: (1.0,),
-    description="max(0, 1 - y f)^2",
-    _builtin_code=2,
-)
-
-LOGISTIC = LossSpec(
-    name="logistic",
-    value=logistic_value,
-    d1=logistic_d1,
-    d2=logistic_d2,
-    y_domain="binary",
-    convex=True,
-    smooth=True,
-    description="log(1 + exp(-y f))",
-    _builtin_code=3,
-)

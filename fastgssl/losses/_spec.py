@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastgssl.losses._builtin import PARALLEL_MIN_SIZE, apply_builtin
+
 __all__ = ["Loss", "LossSpec"]
 
 API_VERSION = 1
@@ -152,8 +154,6 @@ class Loss:
             fv = np.ascontiguousarray(f).ravel()
         out = np.empty(yv.shape[0], dtype=np.float64)
         if self.spec._builtin_code is not None:
-            from fastgssl.losses._builtin import apply_builtin
-
             apply_builtin(self.spec._builtin_code, order, yv, fv, self.p, out)
         else:
             _plugin_loop(self.spec, order)(yv, fv, self.p, out)
@@ -191,9 +191,9 @@ def _plain_vectors(y, f):
 
 
 def _rebuild_loss(name, params):
-    from fastgssl.losses import get_loss
+    from fastgssl import registry
 
-    return get_loss(name, **params)
+    return registry.get("fastgssl.losses", name, **params)
 
 
 _PLUGIN_LOOPS: dict = {}
@@ -205,8 +205,6 @@ def _plugin_loop(spec, order):
     loop = _PLUGIN_LOOPS.get(key)
     if loop is None:
         import numba
-
-        from fastgssl.losses._builtin import PARALLEL_MIN_SIZE
 
         scalar = (spec.value, spec.d1, spec.d2)[order]
 
