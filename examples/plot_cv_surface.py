@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from fastgssl.cv import ApproxGridSearchCV
+from fastgssl.cv import GridSearchCV
 from fastgssl.datasets import load_default
 from fastgssl.models import SVM
 from fastgssl.plotting import plot_cv_surface
@@ -30,11 +30,11 @@ grid = {"sigma": [10.0, 40.0, 160.0, 640.0, 2560.0],
         "lam": [1e-8, 1e-6, 1e-4, 1e-2, 1.0]}
 
 t0 = time.perf_counter()
-fbif = ApproxGridSearchCV(SVM(), grid, cv=5, method="fbif", verify="best",
+fbif = GridSearchCV(SVM(), grid, cv=5, method="fbif", verify="best",
                           random_state=0).fit(X, y)
 t_fbif = time.perf_counter() - t0
 t0 = time.perf_counter()
-exact = ApproxGridSearchCV(SVM(), grid, cv=5, method="exact", random_state=0).fit(X, y)
+exact = GridSearchCV(SVM(), grid, cv=5, method="exact", random_state=0).fit(X, y)
 t_exact = time.perf_counter() - t0
 
 # %%

@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from fastgssl import registry
-from fastgssl.cv import ApproxGridSearchCV, cv_score
+from fastgssl.cv import GridSearchCV, cv_score
 from fastgssl.models import KRR
 
 rows = {row["name"]: row for row in registry.available("fastgssl.losses")}
@@ -54,7 +54,7 @@ for name, model in [("square", square), ("pseudo_huber", robust)]:
 
 # %%
 # And model selection over the kernel width and the regularization, verified.
-search = ApproxGridSearchCV(
+search = GridSearchCV(
     KRR(loss="pseudo_huber", loss_params={"delta": 0.2}),
     {"sigma": [0.1, 0.5, 2.0], "lam": [1e-5, 1e-3, 1e-1]},
     cv=10, method="fbif", verify="best", random_state=0,

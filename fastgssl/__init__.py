@@ -34,13 +34,13 @@ _SUBMODULES = (
 
 __all__ = list(_SUBMODULES) + ["CVObjective", "CVState", "ClassShareWarning",
                                 "OptimisticCriterionWarning", "PropagationSystem",
-                                "__version__"]
+                                "__version__", "sharing_key"]
 
 
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"fastgssl.{name}")
-    if name in ("CVObjective", "CVState", "PropagationSystem"):  # the protocol of fastgssl.cv
+    if name in ("CVObjective", "CVState", "PropagationSystem", "sharing_key"):  # the CV protocol
         from fastgssl import _protocol
 
         return getattr(_protocol, name)
