@@ -16,14 +16,16 @@ from fastgssl.models._kernel_machine import (
     _check_choice,
     _KernelMachine,
     _store_params,
-)
+    )
+from fastgssl.models._machine_docs import machine_docstring
 
 __all__ = ["LapRLS", "LapSVM"]
 
 
-# The parameters, attributes and notes of LapRLS and LapSVM, written once: each class fills in
-# its summary, its loss, its see-also entries, its notes and its references.
-_DOCSTRING = """{summary}
+# What LapRLS and LapSVM say alike beyond the kernel machines' shared parameters and
+# attributes: each class fills in its summary, its loss, its see-also entries, notes and
+# references.
+_HEAD = """{summary}
 
     Minimizes the papers' objective{intro}
     Parameters
@@ -67,96 +69,8 @@ _DOCSTRING = """{summary}
         the n-space problem (the reference). Both give the same minimizer, the same
         ``dual_coef_`` / ``coef_`` and predictions (to round-off).
 
-{loss}    kernel : {{"rbf", "linear", "poly", "precomputed"}} or callable, default="rbf"
-        ``"rbf"``: ``exp(-||x - x'||^2 / (2 sigma))``; ``"linear"``: ``<x, x'>``; ``"poly"``:
-        ``(<x, x'> / sigma + coef0) ** degree``; a callable ``(X, Z, **kernel_params) -> K``;
-        ``"precomputed"``: X is the Gram matrix in ``fit`` and the kernel between new and
-        training points in ``predict`` (as scikit-learn's SVC).
-    kernel_params : dict, optional
-        ``degree`` (3) and ``coef0`` (1.0) of ``"poly"``; keyword arguments of a callable.
-    backend : {{"dense", "nystrom"}}, default="dense"
-        ``"dense"``: exact, ``f = K alpha`` over the training points (O(n^2) memory, O(n^3)
-        time). ``"nystrom"``: ``f = V w`` in ``n_components`` Nystrom features (O(n c) memory,
-        O(n c^2) time), never an n x n matrix.
-    n_components : int, default=300
-        Number of Nystrom landmarks (nystrom backend).
-    landmarks : {{"uniform", "kmeans++"}}, default="uniform"
-        Landmark sampling of the nystrom backend.
-    loss_params : dict, optional
-        Extra parameters of the loss.
-    tol : float, default=1e-10
-        Newton stops when the largest coefficient change is below ``tol`` times the largest
-        coefficient (closed forms ignore it).
-    max_iter : int, default=100
-        Newton iterations per output column; a ConvergenceWarning gives the numbers otherwise.
-    random_state : int, RandomState or None
-        Seeds the Nystrom landmarks.
-    probability : bool, default=False
-        Classifiers: calibrate :meth:`predict_proba` by Platt scaling on the out-of-fold
-        decision values of exact transductive 5-fold CV run inside ``fit`` (t extra refits
-        of size about l; see :meth:`predict_proba`).
-    fit_intercept : bool, default=False
-        An intercept as the weight of a constant feature (the papers' form); see :class:`KRR`.
-    intercept_scaling : float > 0, default=1.0
-        As in :class:`KRR`.
-    class_weight : dict, "balanced" or None, default=None
-        Loss weights per class, as in :class:`KRR`.
-    multi_class : {{"ovr", "ovo"}}, default="ovr"
-        One-vs-rest or one-vs-one for more than two classes, as in :class:`KRR`.
-    solver : {{"auto", "newton", "active-set"}}, default="auto"
-        Optimizer for losses without a closed form (dense backend and the l-point problem
-        of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
-        search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
-        box-constrained active-set method whose m free points solve an m x m system) or
-        ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
-        minimizer to round-off.
-    warm_start : bool, default=False
-        Dense backend, non-quadratic losses: start Newton from the previous fit's
-        ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path
-        over decreasing regularization (what :class:`fastgssl.cv.GridSearchCV` does)
-        then needs fewer Newton steps and skips the O(n^3) square-loss start.
-
-    Attributes
-    ----------
-    X_fit_ : ndarray or sparse matrix
-        Training points, or the Gram matrix when ``kernel="precomputed"``.
-    n_features_in_ : int
-    labeled_mask_ : ndarray of bool, shape (n,)
-    y_train_ : ndarray of shape (n,) or (n, n_classes)
-        Encoded targets: +-1 (binary; +1 is ``classes_[1]``), one +-1 column per class
-        (multi-class one-vs-rest) or real values (regression); 0 at unlabeled points.
-    classes_ : ndarray (classification only)
-    task_ : {{"classification", "regression"}}
-    loss_ : fastgssl.losses.Loss
-    kernel_train_ : ndarray of shape (n, n) or None
-        Kernel matrix of the training points (dense backend), None for nystrom.
-    nystrom_ : fastgssl.kernels.NystromFactor or None
-        The factor ``V`` (``nystrom_.features_``) for the nystrom backend, else None.
-    graph_ : scipy.sparse.csr_matrix or None
-        Affinity W over all training points (None when ``gamma_i == 0``).
-    laplacian_ : scipy.sparse.csr_matrix, LinearOperator or None
-        The regularizer Q = regularizer(W): CSR, or the registry's matrix-free operator for
-        ``power >= 3`` (None when ``gamma_i == 0``).
-    dual_coef_ : ndarray of shape (n,), (n, n_classes) or (n, n_pairs)
-        Expansion coefficients alpha, ``f = K alpha`` (dense backend only).
-    coef_ : ndarray of shape (r,), (r, n_classes) or (r, n_pairs)
-        Weights w of the Nystrom features, ``f = V w`` (nystrom backend only).
-    decision_train_ : ndarray, shape of ``y_train_``
-        f at the n training points.
-    deformed_kernel_ : fastgssl.kernels.DeformedKernel or None
-        The deformed kernel of the fit (``formulation="deformed"`` with a graph), else None.
-    deformed_coef_ : ndarray of shape (l,), (l, n_classes) or (l, n_pairs), or None
-        ``beta`` of ``f = sum_{{j in L}} beta_j K~(., x_j)`` (``formulation="deformed"``).
-    gamma_a_, gamma_i_ : float
-        The regularization of the papers' objective that was fitted (KRR / SVM: ``lam`` and 0).
-    multi_class_ : {{"ovr", "ovo"}}
-        The coding fitted: ``"ovo"`` for ``multi_class="ovo"`` with more than two
-        classes (coefficients: one column per class pair, ``n_pairs = k (k - 1) / 2``),
-        else ``"ovr"``.
-    n_iter_ : int
-        Newton iterations (largest over output columns; 1 for a closed form: one solve).
-
-    See Also
+{loss}"""
+_TAIL = """    See Also
     --------
 {see_also}    fastgssl.kernels.DeformedKernel : the kernel of ``formulation="deformed"``.
 
@@ -167,6 +81,11 @@ _DOCSTRING = """{summary}
     ----------
 {references}"""
 
+
+
+def _laplacian_docstring(**parts):
+    """LapRLS's or LapSVM's docstring from its ``parts`` (see ``_HEAD`` and ``_TAIL``)."""
+    return machine_docstring(_HEAD.format(**parts), _TAIL.format(**parts), "False")
 
 class _LaplacianMachine(_KernelMachine):
     """Shared base of :class:`LapRLS` and :class:`LapSVM`: the graph term, the regularization
@@ -183,7 +102,7 @@ class _LaplacianMachine(_KernelMachine):
 
 
 class LapRLS(_LaplacianMachine):
-    __doc__ = _DOCSTRING.format(
+    __doc__ = _laplacian_docstring(
         summary="Laplacian regularized least squares (Liu et al. (2019); Belkin et al. 2006).",
         intro="""\
  with the square loss::
@@ -254,7 +173,7 @@ class LapRLS(_LaplacianMachine):
 
 
 class LapSVM(_LaplacianMachine):
-    __doc__ = _DOCSTRING.format(
+    __doc__ = _laplacian_docstring(
         summary="Laplacian SVM with the Huber-smoothed hinge (Liu et al. (2019)).",
         intro="""\
  with the Huber hinge ``ell_h`` (half-width ``h``)::
