@@ -12,6 +12,7 @@ from fastgssl.models._kernel_machine import (
     _TASKS,
     _check_choice,
     _KernelMachine,
+    _store_params,
     )
 from fastgssl.models._machine_docs import machine_docstring
 
