@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastgssl.losses import Loss
+
 __all__ = ["check_loss"]
 
 
@@ -57,7 +59,6 @@ def check_loss(spec, *, max_examples=200, kink_margin=1e-3, rtol=1e-5, atol=1e-7
         raise ImportError(
             "fastgssl.testing.check_loss needs hypothesis: pip install 'fastgssl[test]'."
         ) from exc
-    from fastgssl.losses import Loss
 
     loss = spec if isinstance(spec, Loss) else spec.bind(**params)
     spec = loss.spec

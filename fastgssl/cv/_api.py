@@ -9,19 +9,22 @@ Liu et al. (2018, *Fast Cross-Validation*; supervised t-FBIF), with corrected fo
 
 from __future__ import annotations
 
+import inspect
 import numbers
 
 import numpy as np
 
+from fastgssl import registry
 from fastgssl._folds import check_folds, make_folds
+from fastgssl._validation import check_target, check_X
 from fastgssl.cv._auto import choose_method
+from fastgssl.cv._base import _check_fitted
+from fastgssl.cv._influence import bif_of_fitted
 
 __all__ = ["bif_matrix", "cv_predictions", "cv_result", "cv_score"]
 
 
 def _method(method, options):
-    from fastgssl import registry
-
     if not isinstance(method, str):
         if hasattr(method, "run"):
             if options:
@@ -34,8 +37,6 @@ def _method(method, options):
 def _run(method_obj, estimator, X, y, folds, protocol, sample_weight=None):
     """Call ``run`` with the protocol when the method takes one (plugins may not), and with
     ``sample_weight`` when given (a method without that keyword is then an error)."""
-    import inspect
-
     try:
         params = inspect.signature(method_obj.run).parameters
     except (TypeError, ValueError):
@@ -122,8 +123,6 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
     -------
     CVResult
     """
-    from fastgssl._validation import check_X
-
     X = check_X(X, "X", accept_sparse=True)
     y = _check_y(y, X.shape[0])
     folds = _resolve_folds(estimator, X, y, folds, random_state)
@@ -144,8 +143,6 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
 
 def _check_y(y, n):
     """y as scikit-learn takes it (a column vector is raveled with its warning)."""
-    from fastgssl._validation import check_target
-
     return check_target(y, n, "y")
 
 
@@ -223,9 +220,6 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
     ``r_i = -2 gamma_A f - (1/m_i) K[:, L_i] g[L_i] - 2 s_i K[:, S_i] L_{S_i} f[S_i]``,
     ``B[:, i] = H^{-1} r_i`` (the source papers``J K F`` order and hinge sign are corrected).
     """
-    from fastgssl.cv._base import _check_fitted
-    from fastgssl.cv._influence import bif_of_fitted
-
     if method not in ("bif", "fbif", "fbif-margin"):
         raise ValueError(f"method must be 'bif', 'fbif' or 'fbif-margin', got {method!r}.")
     state = _check_fitted(fitted_estimator)

@@ -14,16 +14,16 @@ import scipy.sparse as sp
 from sklearn.base import clone, is_regressor
 
 from fastgssl._folds import check_folds, labeled_mask_from_y
+from fastgssl._protocol import PROTOCOLS, CVState, learner_objective
 from fastgssl._validation import check_target
 from fastgssl.cv._result import _result
+from fastgssl.kernels import nystrom_from_gram
 
 __all__ = ["CVMethod", "as_state", "task_and_labeled"]
 
 
 def as_state(fitted):
     """The :class:`fastgssl.CVState` of a fitted learner (or the state itself)."""
-    from fastgssl._protocol import CVState
-
     if isinstance(fitted, CVState):
         return fitted
     if not hasattr(fitted, "cv_state"):
@@ -90,8 +90,6 @@ def _check_fitted(state):
 
 def _landmark_factor(state, K, n_components, random_state):
     """Nystrom factor V of the training kernel, sampling columns of K (Liu et al. 2018)."""
-    from fastgssl.kernels import nystrom_from_gram
-
     n = K.shape[0]
     c = n if n_components is None else int(n_components)
     if c < 1:
@@ -104,8 +102,6 @@ def task_and_labeled(estimator, y):
     """``(classification, labeled)``: the task and the labeled points as the learner sees
     ``y``, from its :class:`fastgssl.CVObjective` when it implements the protocol; else
     scikit-learn's estimator type and the ``-1`` / ``NaN`` marks of unlabeled points."""
-    from fastgssl._protocol import learner_objective
-
     objective = learner_objective(estimator, y)
     if objective is not None:
         return objective.classification, np.asarray(objective.labeled, dtype=bool)
@@ -159,8 +155,6 @@ class CVMethod:
 
     def check_protocol(self, protocol):
         """Validate ``protocol`` for this method (None: :meth:`default_protocol`)."""
-        from fastgssl._protocol import PROTOCOLS
-
         if protocol is None:
             return self.default_protocol()
         if protocol not in PROTOCOLS:

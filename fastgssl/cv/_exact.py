@@ -7,12 +7,15 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import get_tags
 
+from fastgssl._protocol import learner_objective
 from fastgssl._validation import check_n_jobs
 from fastgssl.cv._base import CVMethod, _prepare, weight_kw
 from fastgssl.cv._result import _encode_targets, _result
+from fastgssl.cv._transductive import transductive_predictions
 
 __all__ = ["ExactMethod"]
 
@@ -86,8 +89,6 @@ class ExactMethod(CVMethod):
 
     def run_transductive(self, estimator, X, y, folds, fitted=None, sample_weight=None):
         """Transductive protocol: one fit, then the reduction (or hidden-label refits)."""
-        from fastgssl.cv._transductive import transductive_predictions
-
         y_arr, labeled, classification = _prepare(estimator, X, y, folds)
         folds, n_folds = self._folds(folds, labeled, y_arr, classification)
         t0 = time.perf_counter()
@@ -141,8 +142,6 @@ class ExactMethod(CVMethod):
         """Expansion coefficients of the fit on all of S (warm starts of Newton refits
         through ``fit(..., init_coef=)``), or None when not useful: no protocol, a closed
         form (square loss), or Nystrom features (no dense expansion)."""
-        from fastgssl._protocol import learner_objective
-
         if not self.warm_start:
             return None
         objective = learner_objective(estimator, y)
@@ -190,8 +189,6 @@ class ExactMethod(CVMethod):
 
     def _run_inductive(self, estimator, X, y, folds, sample_weight=None):
         """Refit on every training complement and score the held-out labeled points."""
-        from joblib import Parallel, delayed
-
         graph_mode_option = "rebuild" if self.graph_mode is None else self.graph_mode
         if graph_mode_option not in ("rebuild", "induced"):
             raise ValueError(

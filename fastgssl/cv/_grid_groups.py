@@ -24,16 +24,23 @@ from dataclasses import replace
 import numpy as np
 from sklearn.base import clone
 
+from fastgssl import registry
 from fastgssl._memory import check_dense_memory
 from fastgssl._protocol import CVState, learner_objective
 from fastgssl._threads import small_blas
 from fastgssl._warnings import ClassShareWarning, UnlabeledComponentWarning
+from fastgssl.cv._api import _method, _run
 from fastgssl.cv._base import as_state, weight_kw
 from fastgssl.cv._bif import bif_predictions, fbif_dense
+from fastgssl.cv._exact import ExactMethod
 from fastgssl.cv._influence import fbif_rank
+from fastgssl.cv._propagation import shared_blocks
 from fastgssl.cv._quadratic import exact_quadratic_cholesky, exact_quadratic_eigh
 from fastgssl.cv._result import validation_loss
 from fastgssl.cv._scoring import fold_scores
+from fastgssl.cv._transductive import transductive_predictions
+from fastgssl.graphs import reuse_neighbors
+from fastgssl.kernels import DeformedKernel
 
 _CHOLESKY_MAX_LAMS = 15
 # two eigendecompositions cost about as much as this many LU factorizations (measured at
@@ -117,8 +124,6 @@ def _generic_group(search, X, y, folds, n_folds, classification, group, candidat
                    protocol):
     """Candidates the one-fit paths cannot see through (a Pipeline, an unknown estimator,
     label propagation, a plugin method): the method's documented ``run`` per candidate."""
-    from fastgssl.cv._api import _method, _run
-
     approx = _method(method, search._method_options(method))
     fold_of_labeled = folds[np.flatnonzero(search._labeled)]
     records = []
@@ -137,9 +142,6 @@ def _graph_group(search, X, y, folds, n_folds, classification, group, candidates
     :func:`_shared_neighbors`), each candidate on that W; candidates whose systems coincide
     (class balancing, priors) share one block solve (:func:`fastgssl.cv._propagation
     .shared_blocks`)."""
-    from fastgssl.cv._exact import ExactMethod
-    from fastgssl.cv._propagation import shared_blocks
-
     objectives = search._graph_objectives
     fold_of_labeled = folds[np.flatnonzero(search._labeled)]
     t0 = time.perf_counter()
@@ -172,9 +174,6 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     candidate the t supervised refits of size about l
     (:func:`fastgssl.cv._transductive.transductive_predictions`).
     """
-    from fastgssl.cv._transductive import transductive_predictions
-    from fastgssl.kernels import DeformedKernel
-
     t0 = time.perf_counter()
     first = candidate_estimator(search, candidates[group.indices[0]])
     n = X.shape[0]
@@ -333,7 +332,6 @@ def shared_neighbors(objectives, X):
     knn = [o for o in objectives or () if o is not None and o.knn_k is not None]
     if len({o.graph_key for o in knn}) < 2:
         return contextlib.nullcontext()
-    from fastgssl.graphs import reuse_neighbors
 
     return reuse_neighbors(X, max(o.knn_k for o in knn))
 
@@ -347,8 +345,6 @@ def _shared_graph(search, objective, X):
 
 def evaluate_group(search, X, y, folds, n_folds, labeled, classification, group, candidates):
     """Evaluate every candidate of one group; returns a list of (index, record)."""
-    from fastgssl import registry
-
     method, protocol = search._resolved
     if search.__dict__.get("_graph_objectives") is not None and method == "exact" and \
             protocol == "transductive":

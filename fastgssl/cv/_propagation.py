@@ -30,12 +30,16 @@ Leave-one-label-out (each labeled point its own fold) costs the same block solve
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
+
+from fastgssl.regularizers import laplacian
+from fastgssl.solvers import reused_solver
 
 __all__ = ["propagation_predictions", "shared_blocks"]
 
@@ -61,8 +65,6 @@ def shared_blocks():
 def _system_key(system, S, Y_S):
     """The system's identity: a digest of W's entries (a graph equal to another shares its
     block whatever object holds it), the kind and its parameters, the labels."""
-    import hashlib
-
     W = sp.csr_matrix(system.graph)
     digest = hashlib.blake2b(digest_size=16)
     for part in (W.indptr, W.indices, W.data, S, Y_S):
@@ -78,8 +80,6 @@ _MAX_BLOCK_NUMBERS = 1 << 24
 
 def _laplacian(W):
     """L = D - W built as the learners build it (so the fit's solver setup is reused)."""
-    from fastgssl.regularizers import laplacian
-
     return sp.csr_matrix(laplacian(W, kind="L", validate=False))
 
 
@@ -89,8 +89,6 @@ def _column_blocks(l, n):
 
 
 def _solver(Q, system, rtol, null_space):
-    from fastgssl.solvers import reused_solver
-
     # the fit solved with the same matrix: its setup (LU, multigrid) is reused
     return reused_solver(Q, method=system.solver, rtol=rtol, null_space=null_space)
 

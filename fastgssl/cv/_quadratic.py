@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg import lapack
 
 from fastgssl.cv._base import _kernel_matrix, _OneFitMethod
 from fastgssl.cv._bif import _as_operator, _solve_checked, _warn_ill_conditioned
@@ -163,8 +164,6 @@ def exact_quadratic_cholesky(K, y, folds, n_folds, mu, work=None):
     numerically positive definite (the caller falls back to the eigendecomposition,
     which clips round-off negative eigenvalues of K).
     """
-    from scipy.linalg import lapack
-
     n = K.shape[0]
     contiguous = bool(np.all(np.diff(folds) >= 0))
     order = np.arange(n) if contiguous else np.argsort(folds, kind="stable")

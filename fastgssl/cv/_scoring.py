@@ -10,6 +10,8 @@ every scorer works through its public interface, with its own response method an
 from __future__ import annotations
 
 import numpy as np
+from sklearn.metrics import get_scorer
+from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags
 
 __all__ = ["BUILTIN_SCORINGS", "check_scoring", "fold_scores"]
 
@@ -25,8 +27,6 @@ class _OutOfFold:
         self._estimator_type = "regressor" if classes is None else "classifier"
 
     def __sklearn_tags__(self):
-        from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags
-
         tags = Tags(estimator_type=self._estimator_type, target_tags=TargetTags(required=True))
         if self.classes_ is None:
             tags.regressor_tags = RegressorTags()
@@ -57,7 +57,6 @@ def check_scoring(scoring):
         return None
     if callable(scoring):
         return scoring
-    from sklearn.metrics import get_scorer
 
     try:
         return get_scorer(scoring)

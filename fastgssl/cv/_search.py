@@ -22,6 +22,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from fastgssl import registry
 from fastgssl._folds import check_folds, make_folds
 from fastgssl._protocol import learner_objective
 from fastgssl._validation import check_n_jobs, check_sample_weight, check_X, shared_checks
@@ -299,8 +300,6 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _verify(self, X, y, folds, n_folds, labeled, classification, candidates, results, cap):
         """Re-score the first-ranked candidates by exact CV until the winner is verified."""
-        from fastgssl import registry
-
         exact = registry.get("fastgssl.cv", "exact", n_jobs=self.n_jobs,
                              protocol=self.protocol_)
         fold_of_labeled = folds[np.flatnonzero(labeled)]

@@ -30,7 +30,9 @@ import numpy as np
 import scipy.linalg as sla
 
 from fastgssl._indexing import fold_block, fold_split, held_out_values, take_block
+from fastgssl._threads import small_blas
 from fastgssl.cv._base import weight_kw
+from fastgssl.cv._quadratic import exact_quadratic_cholesky
 
 __all__ = ["deformed_gram", "transductive_predictions"]
 
@@ -116,9 +118,6 @@ def _square_refits_kernel(K, Y, fl, n_folds, gamma_a, pred, ok):
 def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
     """Mean-form held-out predictions of the square loss: direct refits in one compiled call
     for small l, else one factorization per fold size."""
-    from fastgssl._threads import small_blas
-    from fastgssl.cv._quadratic import exact_quadratic_cholesky
-
     l = KLL.shape[0]
     pred = np.empty_like(Y)
     if l <= _DIRECT_MAX_L:
@@ -171,7 +170,6 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
         beta_full = np.asarray(state.coef)[np.flatnonzero(state.labeled)]
     if beta_full is not None:  # (l,) + the solve's columns (class pairs for one-vs-one)
         beta_full = np.asarray(beta_full, dtype=np.float64).reshape(Y.shape[0], -1)
-    from fastgssl._threads import small_blas
 
     if beta_full is None and w_full is None and state.decode is None and \
             state.solve_folds is not None:  # every cold refit in one call, when it applies

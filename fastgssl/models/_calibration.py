@@ -132,8 +132,6 @@ class _PlattCalibration:
         -------
         self
         """
-        from fastgssl.models._calibration import platt_fit
-
         check_is_fitted(self, "decision_train_")
         if self.task_ != "classification":
             raise ValueError("calibrate needs a classifier (task='classification').")
@@ -179,8 +177,6 @@ class _PlattCalibration:
         -------
         ndarray of shape (n_new, n_classes)
         """
-        from fastgssl.models._calibration import platt_probabilities
-
         check_is_fitted(self, "probability_sigmoids_")
         if self.probability_sigmoids_ is None:
             raise ValueError("predict_proba needs the model fitted with probability=True "

@@ -24,11 +24,14 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator
+from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import ClassifierTags, RegressorTags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from fastgssl import registry
 from fastgssl._validation import (
     as_label_array,
     check_bounded_int,
@@ -40,11 +43,15 @@ from fastgssl._validation import (
     validate_params_once,
 )
 from fastgssl._warnings import UnlabeledComponentWarning
+from fastgssl.graphs import resolve_graph
+from fastgssl.kernels import check_kernel, nystrom
+from fastgssl.losses import Loss, get_loss
 from fastgssl.models._calibration import _PlattCalibration
 from fastgssl.models._kernel_machine_cv import _CVDeclarations
 from fastgssl.models._kernel_solvers import SOLVERS, fit_dense, fit_nystrom
 from fastgssl.models._multiclass import solve_gram
 from fastgssl.models._targets import check_class_labels, decoder
+from fastgssl.regularizers import build_regularizer
 
 __all__ = []
 
@@ -167,7 +174,6 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
         params = dict(self.loss_params or {})
         if not hasattr(self, "h") or not isinstance(self.loss, str):
             return params
-        from fastgssl import registry
 
         spec = registry.load("fastgssl.losses", self.loss)
         if "h" in spec.param_names:
@@ -190,8 +196,6 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
         return "full"
 
     def _check_common_params(self):
-        from fastgssl.kernels import check_kernel
-
         validate_params_once(self)
         check_kernel(self.kernel, self.kernel_params)
         _check_choice(self.backend, "backend", _BACKENDS)
@@ -211,13 +215,10 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
             _check_choice(self.landmarks, "landmarks", _LANDMARKS)
         check_positive(self.tol, "tol")
         check_bounded_int(self.max_iter, "max_iter", low=1)
-        from fastgssl.models._kernel_solvers import SOLVERS
 
         _check_choice(self.solver, "solver", SOLVERS)
 
     def _make_loss(self, task):
-        from fastgssl.losses import get_loss
-
         loss = get_loss(self.loss, **self._loss_params())
         if task == "regression" and loss.spec.y_domain == "binary":
             raise ValueError(
@@ -329,8 +330,6 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
         -------
         scipy.sparse.csr_matrix of shape (n, n)
         """
-        from fastgssl.graphs import resolve_graph
-
         graph = self.graph
         n = X.shape[0]
         if isinstance(graph, str) and self.kernel == "precomputed":
@@ -385,24 +384,18 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
         -------
         fastgssl.kernels.NystromFactor
         """
-        from fastgssl.kernels import nystrom
-
         fac = nystrom(X, self.n_components, sigma=self.sigma if self.kernel == "rbf" else 1.0,
                       landmarks=self.landmarks, random_state=self.random_state,
                       kernel=self.kernel)
         return _InterceptFactor(fac, self.intercept_scaling) if self.fit_intercept else fac
 
     def _build_regularizer(self, W):
-        from fastgssl.regularizers import build_regularizer
-
         power = check_bounded_int(self.power, "power", low=1)
         return build_regularizer(self.regularizer, W, power=power,
                                  params=self.regularizer_params)
 
     @staticmethod
     def _warn_unlabeled_components(W, labeled):
-        from scipy.sparse.csgraph import connected_components
-
         n_comp, comp = connected_components(W, directed=False)
         if n_comp < 2:
             return
@@ -622,8 +615,6 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
 
         Semi-supervised estimators skip entries marked unlabeled (``-1`` / ``NaN``).
         """
-        from sklearn.metrics import accuracy_score, r2_score
-
         check_is_fitted(self, "decision_train_")
         y = np.asarray(y)
         keep = np.ones(len(y), dtype=bool)
@@ -641,7 +632,6 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
 
     def __getstate__(self):
         # Loss objects hold Numba dispatchers; pickle them by registry name and parameters.
-        from fastgssl.losses import Loss
 
         state = super().__getstate__()
         for key in ("loss", "loss_"):

@@ -12,7 +12,11 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components as _cc
 from scipy.sparse.linalg import LinearOperator
+
+from fastgssl._validation import MAX_POWER, check_bounded_int, check_positive
+from fastgssl.graphs import check_adjacency
 
 KINDS = ("L", "L_norm")
 # "auto" forms L^p explicitly up to this power: nnz(L^2) ~ n k^2 is still affordable,
@@ -29,15 +33,11 @@ def connected_components(W):
     labels : ndarray of shape (n,), int32
         Component of every vertex, numbered from 0 in order of first appearance.
     """
-    from scipy.sparse.csgraph import connected_components as _cc
-
     W = sp.csr_matrix(W)
     return _cc(W, directed=False, return_labels=True)
 
 
 def _check_kind_power_ridge(kind, power, ridge):
-    from fastgssl._validation import MAX_POWER, check_bounded_int, check_positive
-
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}.")
     power = check_bounded_int(
@@ -163,8 +163,6 @@ def laplacian(W, kind="L", power=1, ridge=0.0, *, operator="auto", validate=True
            [-1.,  3., -2.],
            [ 0., -2.,  2.]])
     """
-    from fastgssl.graphs import check_adjacency
-
     power, ridge = _check_kind_power_ridge(kind, power, ridge)
     if not isinstance(operator, str) or operator not in ("auto", "sparse", "linear_operator"):
         raise ValueError(
@@ -203,8 +201,6 @@ def laplacian_null_space(W, kind="L"):
         Column c is ``1_c / sqrt(|c|)`` (``kind="L"``) or ``D^{1/2} 1_c / ||.||``
         (``kind="L_norm"``; ``e_i`` for an isolated vertex).
     """
-    from fastgssl.graphs import check_adjacency
-
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}.")
     W = check_adjacency(W, "W")

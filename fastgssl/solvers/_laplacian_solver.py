@@ -41,8 +41,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.linalg import splu
+from sklearn.exceptions import ConvergenceWarning
 
 from fastgssl._digest import content_digest
+from fastgssl._threads import numba_threads
+from fastgssl._validation import (
+    MAX_POWER,
+    check_bounded_int,
+    check_finite_result,
+    check_no_complex,
+    check_positive,
+)
+from fastgssl.regularizers import LaplacianPower, component_basis
 
 __all__ = ["LaplacianSolver", "SolveInfo", "reused_solver"]
 
@@ -91,8 +102,6 @@ class SolveInfo:
 
 
 def _as_csr(Q):
-    from fastgssl._validation import check_no_complex
-
     check_no_complex(Q, "Q")
     if sp.issparse(Q):
         Q = sp.csr_matrix(Q, dtype=np.float64)
@@ -172,9 +181,6 @@ class LaplacianSolver:
     def __init__(self, Q, method="auto", rtol=1e-8, maxiter=None, power=1, *,
                  null_space="auto", switch_iterations=SWITCH_ITERATIONS, block_size=None,
                  amg_options=None):
-        from fastgssl._validation import MAX_POWER, check_bounded_int, check_positive
-        from fastgssl.regularizers import LaplacianPower, component_basis
-
         t0 = time.perf_counter()
         if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}.")
@@ -287,8 +293,6 @@ class LaplacianSolver:
 
     # ------------------------------------------------------------------ setup
     def _setup_direct(self):
-        from scipy.sparse.linalg import splu
-
         keep = np.ones(self.n_, dtype=bool)
         if self.null_space_ is not None:
             # ground one vertex per null vector: the largest entry of each basis vector
@@ -383,10 +387,6 @@ class LaplacianSolver:
         sklearn.exceptions.ConvergenceWarning
             When some column misses ``rtol`` (numbers given).
         """
-        from sklearn.exceptions import ConvergenceWarning
-
-        from fastgssl._validation import check_finite_result, check_no_complex
-
         t0 = time.perf_counter()
         check_no_complex(B, "B")
         try:
@@ -417,7 +417,6 @@ class LaplacianSolver:
         methods = []
         rhs = X
         width = self.block_size or min(r, max(4, (1 << 21) // self.n_))
-        from fastgssl._threads import numba_threads
 
         # the block kernels run on the cores other jobs leave free (fastgssl._threads)
         with numba_threads(None):
@@ -504,7 +503,6 @@ def reused_solver(Q, method="auto", rtol=1e-8, null_space="auto"):
     _RECENT[key] = solver  # most recent last
     while len(_RECENT) > _RECENT_SIZE:
         _RECENT.pop(next(iter(_RECENT)))
-    from fastgssl._validation import check_positive
 
     solver.rtol = check_positive(rtol, "rtol")
     return solver
