@@ -39,7 +39,7 @@ _LOCATIONS = {
     "DisconnectedGraphWarning": "fastgssl.models._label_propagation",
     "LabelPropagation": "fastgssl.models._label_propagation",
     "LabelPropagationRegressor": "fastgssl.models._label_propagation",
-    "LocalGlobalConsistency": "fastgssl.models._label_propagation",
+    "LocalGlobalConsistency": "fastgssl.models._local_global",
     "PoissonLearning": "fastgssl.models._poisson",
     "PoissonMBO": "fastgssl.models._poisson",
     "ClassShareWarning": "fastgssl.exceptions",
