@@ -467,9 +467,11 @@ def test_dense_backend_that_would_not_fit_is_refused_before_the_search(tmp_path,
 
 def test_dense_backend_that_would_not_finish_is_refused(tmp_path, capsys, monkeypatch):
     import fastgssl.cli
+    import fastgssl.cli._models
 
     data = _libsvm_classes(tmp_path / "two.txt", [80, 80])
-    monkeypatch.setattr(fastgssl.cli, "_DENSE_FLOPS_PER_SECOND", 1.0)  # a very slow machine
+    # a very slow machine (the constant lives in the module of the dense-route plan)
+    monkeypatch.setattr(fastgssl.cli._models, "_DENSE_FLOPS_PER_SECOND", 1.0)
     _no_search(monkeypatch)
     assert main(["select", "--dataset", str(data), "--quick", "--backend", "dense"]) == 1
     err = capsys.readouterr().err
