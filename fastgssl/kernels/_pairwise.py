@@ -24,7 +24,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from fastgssl._validation import check_no_complex
+from fastgssl._validation import check_finite_result, check_no_complex
 
 __all__ = ["BASE_KERNELS", "check_kernel", "pairwise_kernel"]
 
@@ -87,13 +87,8 @@ def _callable_values(K, m, n):
             f"the kernel callable returned shape {K.shape} for {m} and {n} points; it must "
             f"return ({m}, {n})."
         )
-    if not np.isfinite(K).all():
-        n_bad = int(K.size - np.count_nonzero(np.isfinite(K)))
-        raise ValueError(
-            f"the kernel callable returned {n_bad} NaN or infinite value(s); a kernel must "
-            f"return finite values (check its parameters and the scale of X)."
-        )
-    return K
+    return check_finite_result(K, "the kernel callable's result",
+                               hint="check its parameters and the scale of X")
 
 
 def pairwise_kernel(X, Z=None, kernel="rbf", *, sigma=1.0, kernel_params=None):
