@@ -72,8 +72,8 @@ def _grid(k_classes, with_mbo):
 def part_a(X, y, repeats):
     from sklearn.base import clone
 
-    from fastgssl.cv import cv_result
     from fastgssl._folds import check_folds
+    from fastgssl.cv import cv_result
     from fastgssl.cv._transductive import transductive_predictions
     from fastgssl.models import LabelPropagation, LocalGlobalConsistency, PoissonLearning
 

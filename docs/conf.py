@@ -37,7 +37,7 @@ templates_path = ["_templates"]
 # see, so docs/api.rst is written here from each subpackage's __all__ (a build product,
 # ignored by git: edit _write_api_page, not api.rst).
 API_MODULES = ["graphs", "regularizers", "solvers", "kernels", "losses", "models", "cv",
-               "datasets", "registry", "testing", "plotting"]
+               "datasets", "exceptions", "registry", "testing", "plotting"]
 
 
 def _write_api_page():

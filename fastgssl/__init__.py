@@ -12,6 +12,7 @@ no plugin, does not import pyamg and compiles no Numba kernel):
 - :mod:`fastgssl.models`       KRR, SVM, LapRLS, LapSVM, label propagation, kernel k-means
 - :mod:`fastgssl.cv`           folds, exact CV, t-BIF / t-FBIF, model selection
 - :mod:`fastgssl.datasets`     bundled and LIBSVM datasets
+- :mod:`fastgssl.exceptions`   every warning and exception class of the package
 - :mod:`fastgssl.testing`      conformance checks for plugin authors
 """
 
@@ -22,6 +23,7 @@ __version__ = "0.1.0.dev0"
 _SUBMODULES = (
     "cv",
     "datasets",
+    "exceptions",
     "graphs",
     "kernels",
     "losses",
@@ -45,9 +47,9 @@ def __getattr__(name):
 
         return getattr(_protocol, name)
     if name in ("ClassShareWarning", "OptimisticCriterionWarning"):
-        from fastgssl import _warnings
+        from fastgssl import exceptions
 
-        return getattr(_warnings, name)
+        return getattr(exceptions, name)
     raise AttributeError(f"module 'fastgssl' has no attribute {name!r}")
 
 

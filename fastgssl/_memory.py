@@ -23,6 +23,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from fastgssl.exceptions import InsufficientMemoryError
+
 __all__ = [
     "InsufficientMemoryError",
     "available_memory",
@@ -40,26 +42,6 @@ _NO_LIMIT = 1 << 60
 
 DEFAULT_REMEDY = ("use backend='nystrom' (memory O(n m) for m landmark columns instead of "
                   "O(n^2)) or fewer points")
-
-
-class InsufficientMemoryError(MemoryError):
-    """A dense allocation was refused before it started: it would not fit in memory.
-
-    Attributes
-    ----------
-    required : int
-        Estimated bytes of the refused arrays.
-    available : int
-        Bytes this process could still get when it was checked.
-    source : str
-        Where ``available`` was read (``MemAvailable``, ``RLIMIT_AS``, ``cgroup``, ...).
-    """
-
-    def __init__(self, message, *, required, available, source):
-        super().__init__(message)
-        self.required = int(required)
-        self.available = int(available)
-        self.source = source
 
 
 def format_bytes(n):

@@ -41,6 +41,8 @@ import os
 import warnings
 from dataclasses import dataclass, field
 
+from fastgssl.exceptions import PluginWarning
+
 __all__ = [
     "GROUPS",
     "PluginWarning",
@@ -90,10 +92,6 @@ _BUILTINS: dict[str, dict[str, str]] = {
 }
 
 BUILTIN = "built-in"
-
-
-class PluginWarning(UserWarning):
-    """A third-party plugin could not be loaded or was shadowed; it was skipped."""
 
 
 @dataclass

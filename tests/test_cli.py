@@ -140,14 +140,14 @@ def test_json_stdout_stays_clean_with_progress_on_stderr(capsys):
     json.loads(captured.out)  # nothing but the JSON object on stdout
     assert "3-fold fbif search" in captured.err and "candidate" in captured.err
     assert "9/9" in captured.err  # tqdm's bar reached the end
-    assert "[ApproxGridSearchCV]" not in captured.err + captured.out  # lines only with -vv
+    assert "[GridSearchCV]" not in captured.err + captured.out  # lines only with -vv
 
 
 def test_vv_prints_search_lines_and_one_line_per_candidate(capsys):
     assert main(_quick("--json", "-vv")) == 0
     captured = capsys.readouterr()
     json.loads(captured.out)
-    assert "[ApproxGridSearchCV]" in captured.err
+    assert "[GridSearchCV]" in captured.err
     assert "9 candidates, best first" in captured.err
     assert captured.err.count(": CV ") >= 9
 
@@ -441,12 +441,12 @@ def test_labels_per_class_is_checked(capsys):
 # ---- dense routes refused or replaced before they start (issue 27 item 1) --------------------
 def _no_search(monkeypatch):
     """Make any search fail loudly: a refusal must come before it."""
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
 
     def fail(*args, **kwargs):
         raise AssertionError("the search started")
 
-    monkeypatch.setattr(ApproxGridSearchCV, "fit", fail)
+    monkeypatch.setattr(GridSearchCV, "fit", fail)
 
 
 def test_dense_backend_that_would_not_fit_is_refused_before_the_search(tmp_path, capsys,
@@ -467,9 +467,11 @@ def test_dense_backend_that_would_not_fit_is_refused_before_the_search(tmp_path,
 
 def test_dense_backend_that_would_not_finish_is_refused(tmp_path, capsys, monkeypatch):
     import fastgssl.cli
+    import fastgssl.cli._models
 
     data = _libsvm_classes(tmp_path / "two.txt", [80, 80])
-    monkeypatch.setattr(fastgssl.cli, "_DENSE_FLOPS_PER_SECOND", 1.0)  # a very slow machine
+    # a very slow machine (the constant lives in the module of the dense-route plan)
+    monkeypatch.setattr(fastgssl.cli._models, "_DENSE_FLOPS_PER_SECOND", 1.0)
     _no_search(monkeypatch)
     assert main(["select", "--dataset", str(data), "--quick", "--backend", "dense"]) == 1
     err = capsys.readouterr().err

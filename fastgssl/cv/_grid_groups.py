@@ -28,7 +28,6 @@ from fastgssl import registry
 from fastgssl._memory import check_dense_memory
 from fastgssl._protocol import CVState, learner_objective
 from fastgssl._threads import small_blas
-from fastgssl._warnings import ClassShareWarning, UnlabeledComponentWarning
 from fastgssl.cv._api import _method, _run
 from fastgssl.cv._base import as_state, weight_kw
 from fastgssl.cv._bif import bif_predictions, fbif_dense
@@ -39,6 +38,7 @@ from fastgssl.cv._quadratic import exact_quadratic_cholesky, exact_quadratic_eig
 from fastgssl.cv._result import validation_loss
 from fastgssl.cv._scoring import fold_scores
 from fastgssl.cv._transductive import transductive_predictions
+from fastgssl.exceptions import ClassShareWarning, UnlabeledComponentWarning
 from fastgssl.graphs import reuse_neighbors
 from fastgssl.kernels import DeformedKernel
 

@@ -26,7 +26,6 @@ from fastgssl import registry
 from fastgssl._folds import check_folds, make_folds
 from fastgssl._protocol import learner_objective
 from fastgssl._validation import check_n_jobs, check_sample_weight, check_X, shared_checks
-from fastgssl._warnings import OptimisticCriterionWarning
 from fastgssl.cv._api import _method
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _one_vs_rest_only, _prepare, _unweighted_only, weight_kw
@@ -41,6 +40,7 @@ from fastgssl.cv._grid_groups import (
     shared_neighbors,
 )
 from fastgssl.cv._scoring import check_scoring, fold_scores
+from fastgssl.exceptions import OptimisticCriterionWarning
 
 __all__ = ["ApproxGridSearchCV", "GridSearchCV"]
 

@@ -196,14 +196,49 @@ def make_gaussian_mixture(n_samples, n_features, n_classes=10, sep=1.0, random_s
     return means[y] + rng.normal(size=(n_samples, n_features)), y
 
 
-def hide_labels(y, n_labeled_per_class, random_state=0):
-    """Keep ``n_labeled_per_class`` random labels of each class and mark the rest ``-1``."""
+def hide_labels(y, n_labeled_per_class=None, random_state=0, *, fraction=None,
+                task="classification"):
+    """Keep a random part of the labels and mark the rest unlabeled.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels (classes) or real targets.
+    n_labeled_per_class : int or None, default=None
+        Labels kept in each class (all of a smaller class).
+    random_state : int, numpy.random.Generator or None, default=0
+        Seed (or generator) of :func:`numpy.random.default_rng` for the draws.
+    fraction : float or None, default=None
+        Instead of ``n_labeled_per_class``: the share of the labels kept, at least one,
+        per class for a classification task (stratified) and over all points for
+        regression.
+    task : {"classification", "regression"}, default="classification"
+        Regression marks the hidden targets ``NaN`` (and needs ``fraction``).
+
+    Returns
+    -------
+    y_semi : ndarray of shape (n_samples,)
+        ``y`` with the hidden labels set to ``-1`` (an integer array when ``y`` holds
+        integers; NaN and float for regression).
+    """
+    if (n_labeled_per_class is None) == (fraction is None):
+        raise ValueError("give one of n_labeled_per_class and fraction.")
     y = np.asarray(y)
     rng = np.random.default_rng(random_state)
-    keep = np.concatenate([
-        rng.choice(np.flatnonzero(y == c), n_labeled_per_class, replace=False)
-        for c in np.unique(y)
-    ])
+    keep = np.zeros(len(y), dtype=bool)
+    if task == "regression":
+        if fraction is None:
+            raise ValueError("a regression target has no classes: give fraction.")
+        n = len(y)
+        keep[rng.choice(n, max(1, int(round(fraction * n))), replace=False)] = True
+        return np.where(keep, y.astype(float), np.nan)
+    for c in np.unique(y):
+        members = np.flatnonzero(y == c)
+        if fraction is None:
+            k = min(int(n_labeled_per_class), len(members))
+        else:
+            k = max(1, int(round(fraction * len(members))))
+        keep[rng.choice(members, k, replace=False)] = True
     y_semi = np.full(y.shape, -1, dtype=y.dtype if y.dtype.kind in "iu" else np.int64)
     y_semi[keep] = y[keep]
     return y_semi

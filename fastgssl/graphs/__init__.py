@@ -22,7 +22,7 @@ from fastgssl._lazy import lazy_exports
 _LOCATIONS = {
     "EpsilonGraph": "fastgssl.graphs._builders",
     "KNNGraph": "fastgssl.graphs._builders",
-    "LowRecallWarning": "fastgssl.graphs._nndescent",
+    "LowRecallWarning": "fastgssl.exceptions",
     "NNDescentGraph": "fastgssl.graphs._nndescent",
     "PrecomputedGraph": "fastgssl.graphs._builders",
     "check_adjacency": "fastgssl.graphs._builders",

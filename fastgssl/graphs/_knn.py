@@ -456,7 +456,7 @@ def reuse_neighbors(X, n_neighbors):
     exactly the ``k``-nearest lists of a direct search: kNN graphs of one data set that
     differ only in ``k`` (a grid over ``n_neighbors``) share one ``O(n^2 d)`` search.
     Not thread-safe: for one process evaluating a grid (what
-    :class:`fastgssl.cv.ApproxGridSearchCV` does around its in-process evaluation).
+    :class:`fastgssl.cv.GridSearchCV` does around its in-process evaluation).
 
     Parameters
     ----------

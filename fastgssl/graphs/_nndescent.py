@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl.exceptions import LowRecallWarning
+
 from ._builders import _GraphBuilder
 from ._knn import numba_threads, pair_sqdist
 from ._weights import check_weight, default_sigma_w, edge_weights, symmetrize
@@ -200,11 +202,6 @@ class NNDescentGraph(_GraphBuilder):
                 stacklevel=2,
             )
         return symmetrize(A, self.symmetrize)
-
-
-class LowRecallWarning(UserWarning):
-    """An approximate kNN graph whose measured recall against exact search is below the
-    builder's ``min_recall``."""
 
 
 def _float32_safe(X):

@@ -20,7 +20,7 @@ _LOCATIONS = {
     "nystrom_from_gram": "fastgssl.kernels._nystrom",
     "DataDependentKernel": "fastgssl.kernels._data_dependent",
     "DeformedKernel": "fastgssl.kernels._deformed",
-    "IllConditionedKernelWarning": "fastgssl.kernels._deformed",
+    "IllConditionedKernelWarning": "fastgssl.exceptions",
     "pairwise_kernel": "fastgssl.kernels._pairwise",
 }
 

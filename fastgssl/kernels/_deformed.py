@@ -50,15 +50,12 @@ import scipy.sparse as sp
 from scipy.linalg import blas, lapack
 
 from fastgssl._threads import factorization_blas, small_blas
+from fastgssl.exceptions import IllConditionedKernelWarning
 from fastgssl.kernels._pairwise import check_kernel, pairwise_kernel
 
 __all__ = ["DeformedKernel", "IllConditionedKernelWarning", "warn_if_ill_conditioned"]
 
 _ROUTES = ("auto", "dense", "spectral", "nystrom")
-
-
-class IllConditionedKernelWarning(UserWarning):
-    """The deformed Gram matrix is numerically singular or indefinite at round-off."""
 
 
 def _apply(Q, M, rows=None, out=None):

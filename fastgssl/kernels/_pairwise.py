@@ -24,6 +24,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._validation import check_finite_result, check_no_complex
+
 __all__ = ["BASE_KERNELS", "check_kernel", "pairwise_kernel"]
 
 BASE_KERNELS = ("rbf", "linear", "poly", "precomputed")
@@ -75,6 +77,20 @@ def _dense_dot(A, B):
     return np.ascontiguousarray(out, dtype=np.float64)
 
 
+def _callable_values(K, m, n):
+    """A kernel callable's result ``K`` as a finite float64 (m, n) array, or a ValueError
+    saying what is wrong."""
+    check_no_complex(K, "the kernel callable's result")
+    K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+    if K.shape != (m, n):
+        raise ValueError(
+            f"the kernel callable returned shape {K.shape} for {m} and {n} points; it must "
+            f"return ({m}, {n})."
+        )
+    return check_finite_result(K, "the kernel callable's result",
+                               hint="check its parameters and the scale of X")
+
+
 def pairwise_kernel(X, Z=None, kernel="rbf", *, sigma=1.0, kernel_params=None):
     """Kernel matrix ``K[i, j] = k(x_i, z_j)`` of a base kernel.
 
@@ -102,16 +118,7 @@ def pairwise_kernel(X, Z=None, kernel="rbf", *, sigma=1.0, kernel_params=None):
         X = X.copy()
     Zm = X if Z is None else Z
     if callable(kernel):
-        K = kernel(X, Zm, **params)
-        K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
-        if K.shape != (X.shape[0], Zm.shape[0]):
-            raise ValueError(
-                f"the kernel callable returned shape {K.shape}, expected "
-                f"{(X.shape[0], Zm.shape[0])}."
-            )
-        if not np.isfinite(K).all():
-            raise ValueError("the kernel callable returned NaN or infinite values.")
-        return K
+        return _callable_values(kernel(X, Zm, **params), X.shape[0], Zm.shape[0])
     if kernel == "rbf":
         from fastgssl.kernels._rbf import rbf_kernel
 

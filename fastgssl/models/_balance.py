@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from fastgssl._warnings import ClassShareWarning
+from fastgssl.exceptions import ClassShareWarning
 
 __all__ = ["check_class_priors", "check_class_shares", "class_mass_normalize",
            "prior_weighted"]

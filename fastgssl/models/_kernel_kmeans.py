@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._validation import MAX_N_INIT, check_no_complex, check_random_state, check_X
+from fastgssl.kernels import DataDependentKernel, default_sigma, pairwise_kernel, rbf_kernel
 
 __all__ = ["KernelKMeans"]
 
@@ -158,8 +159,6 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         return self
 
     def _train_gram(self, X):
-        from fastgssl.kernels import DataDependentKernel, default_sigma, rbf_kernel
-
         kernel = self.kernel
         self.sigma_ = None
         if isinstance(kernel, str) and kernel == "precomputed":
@@ -180,17 +179,9 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             return kernel.gram(X), X
         # any other callable (the parameter constraints admit nothing else)
         self.kernel_ = kernel
-        G = _callable_values(kernel, X, X)
-        if G.shape != (X.shape[0], X.shape[0]):
-            raise ValueError(
-                f"the kernel callable returned shape {G.shape} for {X.shape[0]} points; "
-                f"it must return the ({X.shape[0]}, {X.shape[0]}) Gram matrix."
-            )
-        return G, X
+        return pairwise_kernel(X, X, kernel), X
 
     def _cross_gram(self, X):
-        from fastgssl.kernels import rbf_kernel
-
         kernel = self.kernel_
         n_train = self._weights.shape[0]
         if isinstance(kernel, str) and kernel == "precomputed":
@@ -214,13 +205,7 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             return rbf_kernel(X, self._X_fit, sigma=self.sigma_)
         if hasattr(kernel, "gram"):
             return kernel.gram(X, self._X_fit)
-        K = _callable_values(kernel, X, self._X_fit)
-        if K.shape != (X.shape[0], n_train):
-            raise ValueError(
-                f"the kernel callable returned shape {K.shape} for {X.shape[0]} new and "
-                f"{n_train} training points; it must return ({X.shape[0]}, {n_train})."
-            )
-        return K
+        return pairwise_kernel(X, self._X_fit, kernel)
 
     def predict(self, X):
         """Nearest cluster mean in feature space for new points.
@@ -238,20 +223,6 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         K = self._cross_gram(X)
         # K(x, x) is the same for every cluster and drops out of the argmin.
         return np.argmin(self._centre_norms[None, :] - 2.0 * (K @ self._weights), axis=1)
-
-
-def _callable_values(kernel, X1, X2):
-    """``kernel(X1, X2)`` as a finite float64 array, or a ValueError saying what is wrong."""
-    K = kernel(X1, X2)
-    check_no_complex(K, "the kernel callable's result")
-    K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
-    if not np.isfinite(K).all():
-        n_bad = int(K.size - np.count_nonzero(np.isfinite(K)))
-        raise ValueError(
-            f"the kernel callable returned {n_bad} NaN or infinite value(s); a kernel must "
-            f"return finite values (check its parameters and the scale of X)."
-        )
-    return K
 
 
 def _check_gram(X):

@@ -42,7 +42,7 @@ from fastgssl._validation import (
     targets_once,
     validate_params_once,
 )
-from fastgssl._warnings import UnlabeledComponentWarning
+from fastgssl.exceptions import UnlabeledComponentWarning
 from fastgssl.graphs import resolve_graph
 from fastgssl.kernels import check_kernel, nystrom
 from fastgssl.losses import Loss, get_loss

@@ -31,16 +31,16 @@ from numbers import Integral, Real
 import numba
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl.models._balance import check_class_priors, prior_weighted
-from fastgssl.models._label_propagation import (
-    _GraphPropagation,
-    _laplacian,
-    _PropagationClassifier,
-)
+from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
+from fastgssl.models._propagation_docs import GRAPH_PARAMS, POLICY_PARAM
+from fastgssl.models._propagation_systems import _laplacian
 from fastgssl.regularizers import degree_centered
+from fastgssl.solvers import reused_solver
 
 __all__ = ["PoissonLearning", "PoissonMBO", "poisson_sources", "volume_assignment"]
 
@@ -76,10 +76,6 @@ def solve_poisson(W, labeled, Y, solver, rtol):
     Returns ``(U, reached, info)``; components whose labels hold one class get that class's
     one-hot row (their sources vanish), unreached rows are 0.
     """
-    from scipy.sparse.csgraph import connected_components
-
-    from fastgssl.solvers import reused_solver
-
     n = W.shape[0]
     _, comp = connected_components(W, directed=False)
     lab = np.flatnonzero(labeled)
@@ -210,17 +206,8 @@ def class_sizes(priors, n):
 # ---------------------------------------------------------------------------------------------
 
 
-_GRAPH_DOC = """    graph : str, callable or sparse matrix, default="knn"
-        The graph, as in :class:`LabelPropagation`: a registered builder name, a builder,
-        ``"precomputed"`` (``X`` is the affinity) or a sparse (n, n) affinity over the rows
-        of ``X``.
-    n_neighbors : int, default=10
-        k of the kNN graph (Calder et al. use 10), and the training neighbours of the
-        induction formula.
-    graph_weight, sigma_w
-        Edge weight and Gaussian bandwidth, as in :class:`LabelPropagation`.
-    unlabeled_policy : {"abstain", "uniform", "nearest"}, default="abstain"
-        Components without a labeled point, as in :class:`LabelPropagation`.
+# the graph and policy parameters as in LabelPropagation; the solve is a pseudo-inverse one
+_GRAPH_DOC = GRAPH_PARAMS + POLICY_PARAM + """\
     solver : {"auto", "amg", "cg", "direct"}, default="auto"
         Method of :class:`fastgssl.solvers.LaplacianSolver` (pseudo-inverse solve on the
         singular Laplacian).
@@ -243,15 +230,7 @@ class _PoissonBase(_PropagationClassifier):
     def __init__(self, class_priors=None, *, graph="knn", n_neighbors=10,
                  graph_weight="gaussian", sigma_w=None, unlabeled_policy="abstain",
                  solver="auto", rtol=1e-6, n_jobs=None):
-        self.class_priors = class_priors
-        self.graph = graph
-        self.n_neighbors = n_neighbors
-        self.graph_weight = graph_weight
-        self.sigma_w = sigma_w
-        self.unlabeled_policy = unlabeled_policy
-        self.solver = solver
-        self.rtol = rtol
-        self.n_jobs = n_jobs
+        self._store_params(locals())
 
     def _poisson_solution(self, W, labeled, Y):
         """Poisson learning's u, the reached mask and the solve's info; sets
@@ -422,13 +401,7 @@ class PoissonMBO(_PoissonBase):
                  fidelity=1.0, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, unlabeled_policy="abstain", solver="auto", rtol=1e-6,
                  n_jobs=None):
-        super().__init__(class_priors, graph=graph, n_neighbors=n_neighbors,
-                         graph_weight=graph_weight, sigma_w=sigma_w,
-                         unlabeled_policy=unlabeled_policy, solver=solver, rtol=rtol,
-                         n_jobs=n_jobs)
-        self.n_mbo_iter = n_mbo_iter
-        self.n_diffusion_steps = n_diffusion_steps
-        self.fidelity = fidelity
+        self._store_params(locals())
 
     _share_hint = "Check the graph (n_neighbors, connectivity) and class_priors."
 
@@ -450,8 +423,6 @@ class PoissonMBO(_PoissonBase):
         return F, reached, info
 
     def _mbo(self, W, idx, labels, lab, lab_class, k):
-        from scipy.sparse.csgraph import connected_components
-
         Wr = sp.csr_matrix(W[idx][:, idx])
         L = _laplacian(Wr)
         d = np.asarray(Wr.sum(axis=1)).ravel()

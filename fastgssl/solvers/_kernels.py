@@ -14,20 +14,33 @@ from numba import njit, prange
 _N_CHUNKS = 64
 
 
+@njit(inline="always")
+def _row_product(indptr, indices, data, row, X, out, i):
+    """``out[i] = A[row] @ X``: one CSR row of ``A`` times the block ``X``."""
+    r = X.shape[1]
+    for c in range(r):
+        out[i, c] = 0.0
+    for jj in range(indptr[row], indptr[row + 1]):
+        a = data[jj]
+        j = indices[jj]
+        for c in range(r):
+            out[i, c] += a * X[j, c]
+
+
+@njit(inline="always")
+def _chunk_rows(t, n):
+    """Rows ``[lo, hi)`` of chunk ``t`` when ``n`` rows are cut into ``_N_CHUNKS`` fixed
+    chunks: the rows of one per-chunk partial sum of a column reduction."""
+    size = (n + _N_CHUNKS - 1) // _N_CHUNKS
+    return t * size, min(n, (t + 1) * size)
+
+
 @njit(cache=True, parallel=True)
 def spmm_rows(indptr, indices, data, rows, X, out):
     """``out = A[rows] @ X`` for CSR ``A``, row indices ``rows`` and a C-contiguous block
     ``X`` (the rows of a symmetrically permuted product without permuting ``A``)."""
-    r = X.shape[1]
     for i in prange(rows.shape[0]):
-        row = rows[i]
-        for c in range(r):
-            out[i, c] = 0.0
-        for jj in range(indptr[row], indptr[row + 1]):
-            a = data[jj]
-            j = indices[jj]
-            for c in range(r):
-                out[i, c] += a * X[j, c]
+        _row_product(indptr, indices, data, rows[i], X, out, i)
 
 
 @njit(cache=True)
@@ -40,17 +53,11 @@ def spmm(indptr, indices, data, X, out):
 def spmm_dot(indptr, indices, data, P, AP):
     """``AP = A @ P`` and return the column inner products ``diag(P^T A P)``."""
     n, r = P.shape
-    chunk = (n + _N_CHUNKS - 1) // _N_CHUNKS
     partial = np.zeros((_N_CHUNKS, r))
     for t in prange(_N_CHUNKS):
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            for c in range(r):
-                AP[i, c] = 0.0
-            for jj in range(indptr[i], indptr[i + 1]):
-                a = data[jj]
-                j = indices[jj]
-                for c in range(r):
-                    AP[i, c] += a * P[j, c]
+        lo, hi = _chunk_rows(t, n)
+        for i in range(lo, hi):
+            _row_product(indptr, indices, data, i, P, AP, i)
             for c in range(r):
                 partial[t, c] += P[i, c] * AP[i, c]
     return partial.sum(axis=0)
@@ -60,10 +67,10 @@ def spmm_dot(indptr, indices, data, P, AP):
 def cg_update(X, R, P, AP, alpha):
     """``X += alpha P``, ``R -= alpha AP``; return the squared column norms of ``R``."""
     n, r = X.shape
-    chunk = (n + _N_CHUNKS - 1) // _N_CHUNKS
     partial = np.zeros((_N_CHUNKS, r))
     for t in prange(_N_CHUNKS):
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
+        lo, hi = _chunk_rows(t, n)
+        for i in range(lo, hi):
             for c in range(r):
                 X[i, c] += alpha[c] * P[i, c]
                 R[i, c] -= alpha[c] * AP[i, c]
@@ -75,10 +82,10 @@ def cg_update(X, R, P, AP, alpha):
 def diag_scale_dot(dinv, R, Z):
     """Jacobi preconditioner ``Z = diag(dinv) R``; return the column products ``R^T Z``."""
     n, r = R.shape
-    chunk = (n + _N_CHUNKS - 1) // _N_CHUNKS
     partial = np.zeros((_N_CHUNKS, r))
     for t in prange(_N_CHUNKS):
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
+        lo, hi = _chunk_rows(t, n)
+        for i in range(lo, hi):
             di = dinv[i]
             for c in range(r):
                 z = di * R[i, c]
@@ -91,10 +98,10 @@ def diag_scale_dot(dinv, R, Z):
 def column_dot(A, B):
     """Column inner products ``diag(A^T B)``."""
     n, r = A.shape
-    chunk = (n + _N_CHUNKS - 1) // _N_CHUNKS
     partial = np.zeros((_N_CHUNKS, r))
     for t in prange(_N_CHUNKS):
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
+        lo, hi = _chunk_rows(t, n)
+        for i in range(lo, hi):
             for c in range(r):
                 partial[t, c] += A[i, c] * B[i, c]
     return partial.sum(axis=0)

@@ -1,0 +1,191 @@
+"""The data of ``fastgssl select``: loading a data set (bundled, shared, LIBSVM, arrays),
+the unlabeled markers, the task guess, the target encoding, the split, the standardization,
+the hidden labels and the number of folds. (scikit-learn's data sets and splitter are
+imported where they are used: ``fastgssl --help`` needs neither.)"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastgssl import datasets
+
+_REGRESSION_SETS = {"abalone", "housing_scale", "mpg", "space_ga", "eunite2001", "bodyfat",
+                    "cpusmall", "triazines", "pyrim", "mg"}
+_DEFAULT_FOLDS = 10
+
+
+def _split_markers(y):
+    """Labels as floats or class values plus the mask of unlabeled markers (None / NaN)."""
+    y = np.asarray(y)
+    if y.dtype.kind == "O":
+        missing = np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y],
+                           dtype=bool)
+        present = y[~missing]
+        try:
+            values = present.astype(np.float64)
+        except (TypeError, ValueError):
+            values = None
+        if values is not None:
+            y_out = np.full(len(y), np.nan)
+            y_out[~missing] = values
+            return y_out, missing
+        return y, missing
+    if y.dtype.kind == "f":
+        return y, np.isnan(y)
+    return y, np.zeros(len(y), dtype=bool)
+
+
+def _guess_task(base, y, task=None):
+    """``(task, reason)`` for the labels ``y`` of the data set ``base`` (unlabeled markers
+    removed): ``task`` given, a known LIBSVM regression set, labels that are not numbers,
+    integer labels (classes, however many) or other numbers (a regression target)."""
+    numeric = y.dtype.kind in "fiub"
+    if task is not None:
+        if task == "regression" and not numeric:
+            raise ValueError("--task regression needs numeric labels; these are not numbers "
+                             "(use --task classification).")
+        return task, "--task given"
+    if base in _REGRESSION_SETS:
+        return "regression", (f"{base} is a LIBSVM regression set (--task classification "
+                              f"overrides)")
+    if not numeric:
+        return "classification", "the labels are not numbers"
+    values = np.unique(y)
+    if np.all(values == np.round(values)):
+        return "classification", (f"{len(values)} distinct integer labels are taken for "
+                                   f"classes (--task regression if they are a numeric target)")
+    return "regression", (f"the labels take {len(values)} values, not all integers, so they "
+                          f"are taken for a regression target (--task classification "
+                          f"overrides)")
+
+
+def _load(dataset):
+    """Return ``(X, y, missing, base, description)``: raw features (standardization is the
+    job's), labels, the mask of points whose label is None / NaN (unlabeled markers) and
+    the data set's base name (for the task guess)."""
+    if isinstance(dataset, tuple):
+        X, y = dataset[0], dataset[1]
+        name = dataset[2] if len(dataset) > 2 else "arrays"
+        X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+        y, missing = _split_markers(y)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} labels.")
+        return X, y, missing, "", f"{name} (given arrays)"
+    name = str(dataset).strip()
+    if not name:
+        raise ValueError("--dataset is empty: give breast_cancer, digits, a LIBSVM file "
+                         "path or a shared dataset name such as a1a.")
+    if name in ("breast_cancer", "breast-cancer-sklearn", "default"):
+        X, y = datasets.load_default(standardize=False)
+        return X, y, np.zeros(len(y), dtype=bool), "breast_cancer", \
+            "breast_cancer (scikit-learn)"
+    if name == "digits":
+        from sklearn.datasets import load_digits
+
+        X, y = load_digits(return_X_y=True)
+        return X, y, np.zeros(len(y), dtype=bool), "digits", \
+            "digits (scikit-learn, pixels 0-16)"
+    if name == "mnist":  # the shared MNIST test images (idx files), pixels scaled to [0, 1]
+        X, y = datasets.load_mnist_test()
+        return np.asarray(X, dtype=np.float64), y, np.zeros(len(y), dtype=bool), "mnist", \
+            "mnist (the 10,000 MNIST test images, shared datasets)"
+    X, y = datasets.load_libsvm(name, dense=True)
+    base = name.rsplit("/", 1)[-1].removesuffix(".gz")
+    y, missing = _split_markers(y)
+    return X, y, missing, base, f"{base} (LIBSVM)"
+
+
+def _encode_targets(y, missing, task):
+    """Class ids 0..K-1 (LIBSVM's "-1" class would read as "unlabeled" for laprls /
+    lapsvm) and the class values, or float targets with NaN markers and None."""
+    if missing.all():
+        raise ValueError("every label is None / NaN: the select job needs labeled points.")
+    present = y[~missing]
+    if present.dtype.kind in "fc" and not np.all(np.isfinite(present)):
+        bad = int(np.flatnonzero(~missing)[~np.isfinite(present)][0])
+        raise ValueError(f"the label of point {bad} is {y[bad]}: labels must be finite "
+                         f"(None / NaN marks an unlabeled point).")
+    if task == "classification":
+        ids = np.full(len(y), -1, dtype=np.int64)
+        classes, ids[~missing] = np.unique(present, return_inverse=True)
+        return ids, classes
+    return np.where(missing, np.nan, y).astype(np.float64), None
+
+
+def _n_folds(requested, y_fit, task, classes):
+    """``(t, note)``: the folds of the search. The default is 10, lowered to the labeled
+    count of the smallest class (stratified folds hold every class), or of the labeled
+    points for regression; an explicit ``--folds`` above that is refused."""
+    if task == "classification":
+        values, counts = np.unique(y_fit[y_fit != -1], return_counts=True)
+        limit = int(counts.min())
+        smallest = classes[values[np.argmin(counts)]]
+        smallest = smallest.item() if hasattr(smallest, "item") else smallest
+        if isinstance(smallest, float) and smallest.is_integer():
+            smallest = int(smallest)  # a LIBSVM file's labels are read as floats
+        why = (f"the smallest class ({smallest}) has {limit} labeled point(s) in the "
+               f"training split")
+    else:
+        limit = int(np.count_nonzero(~np.isnan(y_fit)))
+        why = f"the training split has {limit} labeled point(s)"
+    hidden = np.any(y_fit == -1) if task == "classification" else np.isnan(y_fit).any()
+    more = ("raise --labeled-fraction or --labels-per-class" if hidden
+            else "use a larger data set")
+    if requested is None:
+        if limit < 2:
+            raise ValueError(
+                f"{why}, and cross-validation needs at least 2 per class; {more}"
+                + (" or, if the labels are a numeric target, pass --task regression."
+                   if task == "classification" else "."))
+        if limit >= _DEFAULT_FOLDS:
+            return _DEFAULT_FOLDS, None
+        return limit, f"folds lowered from {_DEFAULT_FOLDS} (the default) to {limit}: {why}"
+    if requested > limit:
+        if limit < 2:
+            raise ValueError(f"--folds {requested} cannot work: {why}; {more}.")
+        allow = ("stratified folds allow" if task == "classification"
+                 else "there are labeled points")
+        raise ValueError(f"--folds {requested} is more than {allow}: {why}. Use --folds "
+                         f"{limit} or fewer, omit --folds (the default lowers it), or {more}.")
+    return int(requested), None
+
+
+def _standardize(X_tr, X_te):
+    """Center and scale by the training rows' mean / std (constant columns: centered only)."""
+    mean = X_tr.mean(axis=0)
+    std = X_tr.std(axis=0)
+    std[std == 0] = 1.0
+    return (X_tr - mean) / std, (X_te - mean) / std
+
+
+def _split(X, y, task, random_state):
+    """The 70 / 30 split (stratified for classification)."""
+    from sklearn.model_selection import train_test_split
+
+    if task == "classification":
+        values, counts = np.unique(y, return_counts=True)
+        if counts.min() < 2:
+            raise ValueError(
+                f"{np.count_nonzero(counts < 2)} class(es) have a single labeled point, and "
+                f"the 30 % test split is stratified (every class on both sides); if the "
+                f"labels are a numeric target, pass --task regression.")
+    return train_test_split(X, y, test_size=0.3, random_state=random_state,
+                            stratify=y if task == "classification" else None)
+
+
+def _hide_labels(y, fraction, task, random_state, per_class=None):
+    """Keep ``fraction`` of the labels (stratified for classification), or ``per_class``
+    labels of every class; mark the rest (:func:`fastgssl.datasets.hide_labels`, the
+    options checked here under their flag names)."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"--labeled-fraction must be in (0, 1], got {fraction}.")
+    if per_class is None:
+        return datasets.hide_labels(y, random_state=random_state, fraction=fraction, task=task)
+    if task != "classification":
+        raise ValueError("--labels-per-class needs a classification task; use "
+                         "--labeled-fraction for regression.")
+    if isinstance(per_class, bool) or not isinstance(per_class, (int, np.integer)) \
+            or per_class < 1:
+        raise ValueError(f"--labels-per-class must be a positive integer, got "
+                         f"{per_class!r}.")
+    return datasets.hide_labels(y, per_class, random_state, task=task)

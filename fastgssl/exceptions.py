@@ -1,0 +1,84 @@
+"""Every warning and exception class of fastgssl, in one public module (as
+:mod:`sklearn.exceptions`).
+
+The ground floor of the package: it imports nothing from fastgssl, so any module can import
+it. The classes stay importable where they were first defined (``fastgssl.ClassShareWarning``,
+``fastgssl.models.UnlabeledComponentWarning``, ``fastgssl.graphs.LowRecallWarning``,
+``fastgssl.kernels.IllConditionedKernelWarning``, ``fastgssl.registry.PluginWarning``,
+``fastgssl._memory.InsufficientMemoryError``): those names are these classes.
+
+- :class:`UnlabeledComponentWarning`   graph components without a labeled point
+- :class:`ClassShareWarning`           predicted class shares collapsed onto a few classes
+- :class:`OptimisticCriterionWarning`  an uninformative first-order CV selection
+- :class:`LowRecallWarning`            an approximate kNN graph below its recall target
+- :class:`IllConditionedKernelWarning` a numerically singular deformed Gram matrix
+- :class:`PluginWarning`               a third-party plugin skipped
+- :class:`InsufficientMemoryError`     a dense allocation refused before it started
+"""
+
+__all__ = [
+    "ClassShareWarning",
+    "IllConditionedKernelWarning",
+    "InsufficientMemoryError",
+    "LowRecallWarning",
+    "OptimisticCriterionWarning",
+    "PluginWarning",
+    "UnlabeledComponentWarning",
+]
+
+
+class UnlabeledComponentWarning(UserWarning):
+    """Some connected components of the graph (or of a subset system) hold no labeled
+    point: there the decision comes from the ambient kernel term, an induction formula or a
+    fill policy, not from the labels. Raised by the kernel machines and by label
+    propagation (``DisconnectedGraphWarning`` is the same class under its older name)."""
+
+
+class ClassShareWarning(UserWarning):
+    """A graph-propagation fit whose predicted class shares on the unlabeled points depart
+    grossly from the labeled shares: some class c with labeled share p_c, expected on at
+    least 20 unlabeled points (``n_unlabeled * p_c >= 20``), receives less than a quarter of
+    it (``q_c < p_c / 4``). Typical of Laplace learning (the harmonic solution) at one or two
+    labels per class; :class:`fastgssl.models.PoissonLearning` or class mass normalization
+    avoid it."""
+
+
+class OptimisticCriterionWarning(UserWarning):
+    """An unverified first-order CV criterion (t-BIF / t-FBIF, ``verify=None``) selected a
+    candidate whose criterion equals its training error: the expansion did not move the
+    held-out predictions, typical of nearly interpolating models (small lam and sigma), and
+    the selection is then uninformative. ``verify="best"`` re-scores the winner by exact
+    CV."""
+
+
+class LowRecallWarning(UserWarning):
+    """An approximate kNN graph whose measured recall against exact search is below the
+    builder's ``min_recall``."""
+
+
+class IllConditionedKernelWarning(UserWarning):
+    """The deformed Gram matrix is numerically singular or indefinite at round-off."""
+
+
+class PluginWarning(UserWarning):
+    """A third-party plugin could not be loaded or was shadowed; it was skipped."""
+
+
+class InsufficientMemoryError(MemoryError):
+    """A dense allocation was refused before it started: it would not fit in memory.
+
+    Attributes
+    ----------
+    required : int
+        Estimated bytes of the refused arrays.
+    available : int
+        Bytes this process could still get when it was checked.
+    source : str
+        Where ``available`` was read (``MemAvailable``, ``RLIMIT_AS``, ``cgroup``, ...).
+    """
+
+    def __init__(self, message, *, required, available, source):
+        super().__init__(message)
+        self.required = int(required)
+        self.available = int(available)
+        self.source = source

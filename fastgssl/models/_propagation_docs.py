@@ -1,0 +1,83 @@
+"""Docstring fragments of the graph-propagation estimators' common parameters.
+
+Each fragment is a run of numpydoc ``Parameters`` (or ``Attributes``) entries, indented as
+in a class body, written once and joined into the docstrings of
+:class:`~fastgssl.models.LabelPropagation`, :class:`~fastgssl.models.LocalGlobalConsistency`,
+:class:`~fastgssl.models.LabelPropagationRegressor`, :class:`~fastgssl.models.PoissonLearning`
+and :class:`~fastgssl.models.PoissonMBO` (``__doc__ = intro + fragment + ...``).
+"""
+
+GRAPH_PARAMS = """\
+    graph : str, callable or sparse matrix, default="knn"
+        A graph builder registered in the ``fastgssl.graphs`` group (``"knn"``, ``"epsilon"``,
+        ``"nndescent"``, a plugin name), built with ``n_neighbors``, ``graph_weight`` and
+        ``sigma_w``; ``"precomputed"`` (``X`` is then the (n, n) affinity matrix and ``predict``
+        takes affinities of new points to the training points); a callable ``X -> W`` such
+        as a configured builder ``fastgssl.graphs.EpsilonGraph(eps=0.5, weight="gaussian")``
+        (its ``weight`` / ``sigma_w`` then define the induction kernel); or a symmetric
+        nonnegative (n, n) sparse matrix W over the rows of ``X``.
+    n_neighbors : int, default=10
+        k of the kNN graph, and the number of training (or subset) neighbours the induction
+        formula uses for a new point.
+    graph_weight : {"binary", "gaussian", "distance"}, default="gaussian"
+        Edge weight of the graph and kernel of the induction formula:
+        1, exp(-||x - x'||^2 / (2 sigma_w)), or the distance.
+    sigma_w : float or None, default=None
+        Gaussian bandwidth, a squared distance: exp(-d^2 / (2 sigma_w)). ``None``: the
+        graph builder's heuristic; the induction formula uses the value the builder chose
+        (recovered from the graph's edges when the builder does not report it).
+"""
+
+SUBSET_PARAMS = """\
+    n_landmarks : int or None, default=None
+        Subset size m of the approximation of Bengio et al. (2005) section 5 (labeled
+        points included); ``None`` solves the full n-dimensional system.
+    drop_rr : bool, default=False
+        Leave the C_RR term (edges between two non-subset points) out of the subset system.
+    n_subsets : int, default=1
+        Ensemble size: average over this many subsets with disjoint unlabeled parts.
+"""
+
+POLICY_PARAM = """\
+    unlabeled_policy : {"abstain", "uniform", "nearest"}, default="abstain"
+        Points in graph components without a labeled point (a warning names how many):
+        ``"abstain"`` labels them -1 (uniform distribution), ``"uniform"`` gives the uniform
+        distribution, ``"nearest"`` copies the solution at the closest point of a labeled
+        component (the harmonic solution after linking the component to it by one edge).
+"""
+
+CLASS_MASS_PARAM = """\
+    class_mass_normalization : bool, default=False
+        Class mass normalization (Zhu, Ghahramani & Lafferty 2003): decide by
+        argmax_c q_c F_ic / sum_{j unlabeled} F_jc, with q_c the class's share of the
+        labels, instead of argmax_c F_ic. It counters the collapse of the harmonic solution
+        onto one class at low label rates (see Warns); exact CV applies it per fold.
+"""
+
+SOLVE_PARAMS = """\
+    solver : {"auto", "amg", "cg", "direct"}, default="auto"
+        Method of :class:`fastgssl.solvers.LaplacianSolver`.
+    rtol : float, default=1e-6
+        Relative residual tolerance of the sparse solve.
+    random_state : int, RandomState or None, default=None
+        Draws the subsets.
+    n_jobs : int or None, default=None
+        Threads for the graph build and the subset ensemble (joblib).
+"""
+
+FIT_ATTRIBUTES = """\
+    graph_ : scipy.sparse.csr_matrix
+        The graph W that was used (symmetric, empty diagonal).
+    n_unreached_ : int
+        Training points in components without a labeled point (before the policy).
+    solver_info_ : object
+        The ``info`` of the sparse solve (``None`` for the subset approximation).
+"""
+
+CLASSIFIER_ATTRIBUTES = """\
+    classes_ : ndarray of shape (n_classes,)
+    transduction_ : ndarray of shape (n_samples,)
+        Label of every training point (-1 where abstaining).
+    label_distributions_ : ndarray of shape (n_samples, n_classes)
+        Row-normalized scores (nonnegative; rows sum to 1).
+""" + FIT_ATTRIBUTES

@@ -1,0 +1,141 @@
+"""The package's floors: what may import what (issue 26).
+
+Every import of ``fastgssl`` counts, at module top and inside functions. A package imports
+only packages on lower floors (its own modules aside), no module reaches into another
+package's private module (``fastgssl.<package>._<module>``: packages talk through their
+namespaces), and no cycle of imports exists between modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "fastgssl"
+
+# lowest first; a name is a top-level module or subpackage of fastgssl ("_ground": every
+# private top-level module, the shared numerics and the protocol)
+FLOORS = [
+    {"exceptions"},
+    {"_ground"},
+    {"registry"},
+    {"losses", "graphs"},
+    {"regularizers"},
+    {"solvers"},
+    {"kernels"},
+    {"models"},
+    {"cv"},
+    {"datasets", "plotting", "testing"},
+    {"cli", "__main__", "fastgssl"},
+]
+FLOOR = {name: level for level, names in enumerate(FLOORS) for name in names}
+
+
+def _module_name(path):
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _unit(module):
+    """The floor unit of a module name: its subpackage, or "_ground" for fastgssl._*."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "fastgssl"
+    return "_ground" if parts[1].startswith("_") and parts[1] != "__main__" else parts[1]
+
+
+def _imports():
+    """(module, imported module, line) for every fastgssl import in the package."""
+    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    out = []
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".") if is_package else name.split(".")[:-1]
+                    base = base[:len(base) - node.level + 1]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                # "from package import module" names a module; "from module import name" not
+                targets = [module] + [f"{module}.{a.name}" for a in node.names
+                                      if f"{module}.{a.name}" in modules]
+            else:
+                continue
+            out.extend((name, t, node.lineno) for t in targets
+                       if t == "fastgssl" or t.startswith("fastgssl."))
+    return modules, out
+
+
+def test_floors_are_known():
+    units = {_unit(m) for m in _imports()[0]}
+    assert units <= set(FLOOR), f"units without a floor: {sorted(units - set(FLOOR))}"
+
+
+def test_no_import_goes_up_or_sideways():
+    wrong = sorted(
+        f"{src}:{line} imports {dst} ({_unit(src)} on floor {FLOOR[_unit(src)]}, "
+        f"{_unit(dst)} on floor {FLOOR[_unit(dst)]})"
+        for src, dst, line in _imports()[1]
+        if _unit(src) != _unit(dst) and FLOOR[_unit(dst)] >= FLOOR[_unit(src)]
+        and dst != "fastgssl")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_of_another_package_s_private_module():
+    private = re.compile(r"^fastgssl\.([a-z]\w*)\.(_\w+)")
+    wrong = sorted(f"{src}:{line} imports {dst}" for src, dst, line in _imports()[1]
+                   if (m := private.match(dst)) and _unit(src) != m.group(1))
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_cycle():
+    modules, imports = _imports()
+    edges = collections.defaultdict(set)
+    for src, dst, _ in imports:
+        if dst in modules and dst != src:
+            edges[src].add(dst)
+    # Tarjan's strongly connected components
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(v, counter=[0]):  # noqa: B006 - a counter shared by the recursion
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(modules):
+        if v not in index:
+            visit(v)
+    assert not cycles, cycles
+
+
+@pytest.mark.parametrize("path", sorted(p for p in ROOT.rglob("*.py")), ids=lambda p: p.name)
+def test_no_module_is_longer_than_700_lines(path):
+    n = len(path.read_text(encoding="utf-8").splitlines())
+    assert n <= 700, f"{path.relative_to(ROOT.parent)}: {n} lines"
