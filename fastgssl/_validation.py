@@ -495,3 +495,12 @@ def targets_once(y, key, compute):
                 a.flags.writeable = False
         memo[slot] = (y, out)  # y kept alive: its id stays its own within the context
     return memo[slot][1]
+
+
+def store_init_arguments(estimator, arguments):
+    """The body of an estimator's ``__init__``: each constructor argument (``arguments``: the
+    ``locals()`` of that ``__init__``, whose signature scikit-learn reads for ``get_params``)
+    stored unchanged under its own name; nothing else set, nothing checked before ``fit``
+    (scikit-learn's rule for constructors)."""
+    for name in type(estimator)._get_param_names():
+        setattr(estimator, name, arguments[name])

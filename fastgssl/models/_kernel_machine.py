@@ -668,10 +668,3 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
 
     def _declared_task(self):
         return None
-
-
-def _store_params(estimator, arguments):
-    """Store a constructor's arguments (``locals()`` of ``__init__``) as the estimator's
-    attributes of the same names, and nothing else (scikit-learn's rule for ``__init__``)."""
-    for name in type(estimator)._get_param_names():
-        setattr(estimator, name, arguments[name])

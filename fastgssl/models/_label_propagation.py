@@ -30,6 +30,8 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval
 
+from fastgssl._validation import store_init_arguments
+
 # private names other modules and tests import from here
 from fastgssl.exceptions import UnlabeledComponentWarning
 from fastgssl.models._local_global import LocalGlobalConsistency
@@ -146,7 +148,7 @@ class LabelPropagation(_PropagationClassifier):
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
                  unlabeled_policy="abstain", class_mass_normalization=False, solver="auto",
                  rtol=1e-6, random_state=None, n_jobs=None):
-        self._store_params(locals())
+        store_init_arguments(self, locals())
 
 
 class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
@@ -193,7 +195,7 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
                  unlabeled_policy="uniform", solver="auto", rtol=1e-6, random_state=None,
                  n_jobs=None):
-        self._store_params(locals())
+        store_init_arguments(self, locals())
 
     def _policies(self):
         return ("uniform", "nearest")

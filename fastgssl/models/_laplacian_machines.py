@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from fastgssl._validation import check_positive
+from fastgssl._validation import check_positive, store_init_arguments
 from fastgssl.models._kernel_machine import (
     _COMMON_CONSTRAINTS,
     _FORMULATIONS,
@@ -15,8 +15,7 @@ from fastgssl.models._kernel_machine import (
     _TASKS,
     _check_choice,
     _KernelMachine,
-    _store_params,
-    )
+)
 from fastgssl.models._machine_docs import machine_docstring
 
 __all__ = ["LapRLS", "LapSVM"]
@@ -155,7 +154,7 @@ class LapRLS(_LaplacianMachine):
                  random_state=None, warm_start=False, solver="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
                  class_weight=None, multi_class="ovr", regularizer_params=None):
-        _store_params(self, locals())
+        store_init_arguments(self, locals())
 
     def _task(self, y):
         task = _check_choice(self.task, "task", ("auto",) + _TASKS)
@@ -225,7 +224,7 @@ class LapSVM(_LaplacianMachine):
                  random_state=None, warm_start=False, solver="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
                  class_weight=None, multi_class="ovr", regularizer_params=None):
-        _store_params(self, locals())
+        store_init_arguments(self, locals())
 
     def _task(self, y):
         return "classification"

@@ -13,6 +13,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
+from fastgssl._validation import store_init_arguments
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import (
     CLASS_MASS_PARAM,
@@ -77,4 +78,4 @@ class LocalGlobalConsistency(_PropagationClassifier):
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
                  unlabeled_policy="abstain", class_mass_normalization=False, solver="auto",
                  rtol=1e-6, random_state=None, n_jobs=None):
-        self._store_params(locals())
+        store_init_arguments(self, locals())

@@ -35,6 +35,7 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from fastgssl._validation import store_init_arguments
 from fastgssl.models._balance import check_class_priors, prior_weighted
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import GRAPH_PARAMS, POLICY_PARAM
@@ -230,7 +231,7 @@ class _PoissonBase(_PropagationClassifier):
     def __init__(self, class_priors=None, *, graph="knn", n_neighbors=10,
                  graph_weight="gaussian", sigma_w=None, unlabeled_policy="abstain",
                  solver="auto", rtol=1e-6, n_jobs=None):
-        self._store_params(locals())
+        store_init_arguments(self, locals())
 
     def _poisson_solution(self, W, labeled, Y):
         """Poisson learning's u, the reached mask and the solve's info; sets
@@ -401,7 +402,7 @@ class PoissonMBO(_PoissonBase):
                  fidelity=1.0, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, unlabeled_policy="abstain", solver="auto", rtol=1e-6,
                  n_jobs=None):
-        self._store_params(locals())
+        store_init_arguments(self, locals())
 
     _share_hint = "Check the graph (n_neighbors, connectivity) and class_priors."
 

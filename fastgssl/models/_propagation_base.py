@@ -72,14 +72,6 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
 
     # -- parameters ----------------------------------------------------------------------
 
-    def _store_params(self, arguments):
-        """The body of every propagation estimator's ``__init__``: each argument (the
-        ``locals()`` of that ``__init__``, whose signature scikit-learn reads for
-        ``get_params``) stored unchanged under its own name, nothing checked before fit."""
-        for name, value in arguments.items():
-            if name != "self":
-                setattr(self, name, value)
-
     def _check_common_params(self):
         self._validate_params()
         if self.unlabeled_policy not in self._policies():

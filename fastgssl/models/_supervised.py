@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from sklearn.utils._param_validation import StrOptions
 
-from fastgssl._validation import check_positive
+from fastgssl._validation import check_positive, store_init_arguments
 from fastgssl.models._kernel_machine import (
     _COMMON_CONSTRAINTS,
     _POSITIVE,
     _TASKS,
     _check_choice,
     _KernelMachine,
-    _store_params,
-    )
+)
 from fastgssl.models._machine_docs import machine_docstring
 
 __all__ = ["KRR", "SVM"]
@@ -91,7 +90,7 @@ Kernel ridge regression (square loss); LSSVM is the same model.
                  warm_start=False, solver="auto",
                  probability=False, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, multi_class="ovr"):
-        _store_params(self, locals())
+        store_init_arguments(self, locals())
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
@@ -159,7 +158,7 @@ Support vector machine with the Huber-smoothed hinge loss (Liu et al. (2018)).
                  warm_start=False, solver="auto",
                  probability=False, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, multi_class="ovr"):
-        _store_params(self, locals())
+        store_init_arguments(self, locals())
 
     def _regularization(self):
         return check_positive(self.lam, "lam"), 0.0
