@@ -146,8 +146,11 @@ def split(X, y, seed, task):
     return np.ascontiguousarray(X_tr), np.ascontiguousarray(X_te), y_tr, y_te, scale
 
 
-def _search_row(base, grid, t, r, method, verify, X_tr, y_tr, X_te, y_te, task, scale):
-    """One ApproxGridSearchCV on one split: (test error, seconds, search, warned)."""
+def _search_row(base, grid, t, r, method, verify, X_tr, y_tr, X_te, y_te, task, scale,
+                **search_kw):
+    """One ApproxGridSearchCV on one split: (test error, seconds, search, warned).  ``t``:
+    the number of folds or the fold ids; ``search_kw``: more of its arguments
+    (``protocol``, ``n_components``)."""
     from fastgssl import OptimisticCriterionWarning
     from fastgssl.cv import ApproxGridSearchCV
 
@@ -156,7 +159,7 @@ def _search_row(base, grid, t, r, method, verify, X_tr, y_tr, X_te, y_te, task, 
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", OptimisticCriterionWarning)
         s = ApproxGridSearchCV(base, grid, cv=t, method=method, verify=verify,
-                               random_state=r).fit(X_tr, y_tr)
+                               random_state=r, **search_kw).fit(X_tr, y_tr)
     secs = time.perf_counter() - t0
     warned = any(issubclass(w.category, OptimisticCriterionWarning) for w in caught)
     err = test_error(s.best_estimator_, X_te, y_te, task)
