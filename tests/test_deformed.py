@@ -498,3 +498,21 @@ def test_refit_checks_a_changed_regularizer_again():
     Q.data[np.flatnonzero(Q.indices[: Q.indptr[1]] != 0)[0]] += 1.0  # Q[0, j != 0]: asymmetric
     with pytest.raises(ValueError, match="symmetric"):
         dk.fit(X, Q, labeled)
+
+
+def test_spectral_route_accepts_a_graph_of_round_off_weights():
+    """Gaussian weights that underflow to ~1e-15 give a regularizer whose restriction to the
+    kernel's range is round-off itself: PSD to round-off, measured against ||K|| ||Q||."""
+    from fastgssl.graphs import knn_graph
+    from fastgssl.kernels import rbf_kernel
+    from fastgssl.regularizers import laplacian
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 60))
+    labeled = np.zeros(200, dtype=bool)
+    labeled[:20] = True
+    W = knn_graph(X, 4, weight="gaussian", sigma_w=0.25)
+    assert W.data.max() < 1e-20
+    for sigma in (2.0**-10, 1.0, 2.0**10):
+        DeformedKernel(route="spectral").fit(None, laplacian(W), labeled,
+                                             base_gram=rbf_kernel(X, sigma=sigma))

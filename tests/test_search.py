@@ -295,3 +295,21 @@ def test_verified_search_does_not_warn_and_keeps_its_winner():
                      method="exact")
     assert s.best_cv_error_ == pytest.approx(exact)
     assert s.best_params_["sigma"] == 1.0  # the corner's exact CV error is the class share
+
+
+def test_unverified_fbif_warns_for_a_regression_winner_whose_criterion_is_round_off():
+    """A square-loss criterion of ~1e-9 at the interpolating corner sits just above its
+    training error: it is the same collapse, and the search says so."""
+    from fastgssl import OptimisticCriterionWarning
+    from fastgssl.models import LapRLS
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 8))
+    y = X[:, 0] + 0.3 * rng.normal(size=120)
+    y_semi = y.copy()
+    y_semi[rng.permutation(120)[20:]] = np.nan
+    grid = {"sigma": [2.0**-10, 4.0, 64.0], "gamma_a": [1e-6, 1e-2], "gamma_i": [1e-6, 1.0]}
+    with pytest.warns(OptimisticCriterionWarning, match="training error"):
+        s = ApproxGridSearchCV(LapRLS(task="regression", n_neighbors=8, sigma_w=16.0), grid,
+                               cv=5, method="fbif", verify=None, random_state=0).fit(X, y_semi)
+    assert s.best_cv_error_ < 1e-6  # the collapsed criterion the warning is about

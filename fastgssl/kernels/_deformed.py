@@ -297,7 +297,12 @@ class DeformedKernel:
             P = R.T @ _apply(self.Q_, R)
             P = 0.5 * (P + P.T)
             mu, Vm = np.linalg.eigh(P)
-            _check_psd(mu, "the regularizer restricted to the kernel's range")
+            # round-off of R^T Q R scales with ||K|| ||Q||, not with P's own largest
+            # eigenvalue (tiny when the graph's weights are: then P is round-off itself)
+            q_norm = (float(abs(self.Q_).sum(axis=1).max()) if sp.issparse(self.Q_)
+                      and self.Q_.nnz else 0.0)
+            _check_psd(mu, "the regularizer restricted to the kernel's range",
+                       scale=lam[-1] * q_norm)
             mu = np.clip(mu, 0.0, None)
         self._mu = mu
         self._Z = Vm.T @ R.T  # Z = V^T Lam^{1/2} U^T, K~ = Z^T diag(1/(1 + r mu)) Z
@@ -503,8 +508,10 @@ class DeformedKernel:
         return out
 
 
-def _check_psd(eigenvalues, what):
-    top = max(float(np.max(np.abs(eigenvalues))), 1e-300)
+def _check_psd(eigenvalues, what, scale=0.0):
+    """Refuse eigenvalues below ``-1e-8`` times the larger of their own magnitude and
+    ``scale`` (the size round-off is measured against)."""
+    top = max(float(np.max(np.abs(eigenvalues))), float(scale), 1e-300)
     if eigenvalues.min() < -1e-8 * top:
         raise ValueError(
             f"{what} is not positive semi-definite (smallest eigenvalue "
