@@ -59,6 +59,8 @@ _REF_BLOCK = 2048  # measured: 512 x 2048 float32 blocks (4 MB) beat 512 x 8192
 # 0.98 / 1.47.  Fewer query rows per block when there are too few blocks for the threads.
 _GEMM_QUERY_BLOCK = 512
 _GEMM_REF_BLOCK = 2048
+# Square blocks of the symmetric self-search (one block feeds two sets of heaps).
+_GEMM_SYM_BLOCK = 1024
 _U32 = float(np.finfo(np.float32).eps) / 2
 _U64 = float(np.finfo(np.float64).eps) / 2
 
@@ -137,20 +139,19 @@ def _count_below(values, threshold):
 
 @njit(cache=True, nogil=True)
 def _select_block(part, q_offset, r_offset, exclude_self, heap_d, heap_i):
-    """Merge one block of partial squared distances into the per-query max-heaps.
+    """Merge one block of approximate squared distances into the per-query max-heaps.
 
-    ``part[a, b] = ||y_{r_offset+b}||^2 - 2 <x_{q_offset+a}, y_{r_offset+b}>`` (float32,
-    straight out of one augmented GEMM, see ``_candidates_gemm``): the squared distance less
-    the query's own squared norm, which does not change the query's ranking.  ``heap_d`` /
-    ``heap_i`` hold the ``k_c`` smallest partial distances seen so far for the rows of this
-    query block, as max-heaps (``heap_d[a, 0]`` the largest kept).
+    ``part[a, b]`` approximates the squared distance of query ``q_offset + a`` and
+    reference ``r_offset + b`` (float32, straight out of one augmented GEMM, see
+    ``_candidates_gemm``).  ``heap_d`` / ``heap_i`` hold the ``k_c`` smallest entries seen
+    so far for the rows of this query block, as max-heaps (``heap_d[a, 0]`` the largest
+    kept).
 
     Almost every entry loses against the heap's root once the heap has filled (a row keeps
     ``O(k_c log(n / k_c))`` of its ``n`` entries in expectation), so each chunk of
     ``_CHUNK`` entries is first tested as a whole by a branch-free count of the entries
     below the root (vectorized), and only a chunk that holds one is walked entry by entry.
-    Serial and GIL-free: the driver runs one call per worker thread on disjoint query
-    blocks.
+    Serial and GIL-free: the driver runs one call per worker thread on disjoint heaps.
     """
     nq, nr = part.shape
     size = heap_d.shape[1]
@@ -174,6 +175,60 @@ def _select_block(part, q_offset, r_offset, exclude_self, heap_d, heap_i):
                         hi[0] = r_offset + b
                         _sift_down(hd, hi, 0, size)
                         threshold = hd[0]
+            b0 = b1
+
+
+@njit(cache=True, nogil=True, inline="never")
+def _count_below_each(values, thresholds):
+    """Number of ``t`` with ``values[t] < thresholds[t]`` (vectorized, as
+    :func:`_count_below`)."""
+    below = 0
+    for b in range(values.shape[0]):
+        below += values[b] < thresholds[b]
+    return below
+
+
+@njit(cache=True, nogil=True)
+def _select_block_sym(block, q_offset, r_offset, row_d, row_i, col_d, col_i):
+    """Merge an off-diagonal block of a symmetric distance matrix along rows and columns.
+
+    ``block[a, b]`` approximates the squared distance of points ``q_offset + a`` and
+    ``r_offset + b`` (disjoint ranges); it is a candidate for the heap of row ``a``
+    (``row_d`` / ``row_i``, as :func:`_select_block`) and for the heap of column ``b``
+    (``col_d`` / ``col_i``).  One pass over the rows: per chunk, a vectorized count
+    against the row's threshold and an element-wise count against the columns' thresholds
+    (the roots of their heaps) decide whether the chunk is walked.
+    """
+    nq, nr = block.shape
+    size = row_d.shape[1]
+    n_full = nr - nr % _CHUNK
+    col_thr = col_d[:, 0].copy()
+    for a in range(nq):
+        hd = row_d[a]
+        hi = row_i[a]
+        row = block[a]
+        threshold = hd[0]
+        b0 = 0
+        while b0 < nr:
+            b1 = b0 + _CHUNK if b0 < n_full else nr
+            if _count_below(row[b0:b1], threshold):
+                for b in range(b0, b1):
+                    v = row[b]
+                    if v < threshold:
+                        hd[0] = v
+                        hi[0] = r_offset + b
+                        _sift_down(hd, hi, 0, size)
+                        threshold = hd[0]
+            if _count_below_each(row[b0:b1], col_thr[b0:b1]):
+                for b in range(b0, b1):
+                    v = row[b]
+                    if v < col_thr[b]:
+                        cd = col_d[b]
+                        ci = col_i[b]
+                        cd[0] = v
+                        ci[0] = q_offset + a
+                        _sift_down(cd, ci, 0, size)
+                        col_thr[b] = cd[0]
             b0 = b1
 
 
@@ -442,10 +497,10 @@ def _gemm_operands(Xq, Xr, sq_spread):
     centred norm below 1 (``s^2 >= sq_spread``, exact scaling), ``x' = (x - c) / s`` and
     ``y' = (y - c) / s`` are rounded once to float32 and the operands are
 
-        ``A = [x', 1]`` (queries)  and  ``B = [-2 y', ||y'||^2]`` (references),
+        ``A = [x', ||x'||^2, 1]`` (queries)  and  ``B = [-2 y', 1, ||y'||^2]`` (references),
 
-    so that one GEMM ``A B^T`` gives ``||y'||^2 - 2 <x', y'>``, the squared distance less
-    the query's squared norm (constant along a row, so not needed to rank it).
+    so that one GEMM ``A B^T`` gives ``||x'||^2 + ||y'||^2 - 2 <x', y'>``, the squared
+    distance of the scaled rows (symmetric when ``Xq is Xr``, which the self-search uses).
     Returns ``(A, B, q_norms, r_norms, s^2)``, the norms in float64 of the rounded rows.
     """
     same = Xq is Xr
@@ -461,28 +516,42 @@ def _gemm_operands(Xq, Xr, sq_spread):
 
     def augmented(X, query):
         n = X.shape[0]
-        out = np.empty((n, d + 1), dtype=np.float32)
+        out = np.empty((n, d + 2), dtype=np.float32)
         norms = np.empty(n)
         for s0 in range(0, n, step):
             block = ((X[s0:s0 + step] - centre) * inv).astype(np.float32)
             norms[s0:s0 + step] = np.einsum("ij,ij->i", block, block, dtype=np.float64)
             if query:
                 out[s0:s0 + step, :d] = block
-                out[s0:s0 + step, d] = 1.0
+                out[s0:s0 + step, d] = norms[s0:s0 + step]
+                out[s0:s0 + step, d + 1] = 1.0
             else:
                 out[s0:s0 + step, :d] = block * np.float32(-2.0)  # exact
-                out[s0:s0 + step, d] = norms[s0:s0 + step]
+                out[s0:s0 + step, d] = 1.0
+                out[s0:s0 + step, d + 1] = norms[s0:s0 + step]
         return out, norms
 
     A, q_norms = augmented(Xq, True)
     if same:
         B = np.empty_like(A)
         B[:, :d] = A[:, :d] * np.float32(-2.0)
-        B[:, d] = q_norms
+        B[:, d] = 1.0
+        B[:, d + 1] = A[:, d]
         r_norms = q_norms
     else:
         B, r_norms = augmented(Xr, False)
     return A, B, q_norms, r_norms, unit * unit
+
+
+def _symmetric_tasks(n_blocks):
+    """The block pairs ``(I, J)``, ``I <= J``, of a symmetric product, in an order where
+    consecutive tasks (run at the same time by different workers) rarely share a block:
+    by offset ``J - I``, and within an offset by ``I`` in strides of 3."""
+    tasks = []
+    for off in range(n_blocks):
+        for first in range(3):
+            tasks.extend((i, i + off) for i in range(first, n_blocks - off, 3))
+    return tasks
 
 
 def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
@@ -490,24 +559,31 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
 
     Returns ``(cand_i, cand_worst, delta)`` as :func:`_candidates_blocked`.
 
-    The query rows are cut into blocks of ``_GEMM_QUERY_BLOCK`` rows; each of ``n_threads``
-    Python worker threads takes whole query blocks and, for every block of
-    ``_GEMM_REF_BLOCK`` reference rows, forms the partial distances with one
-    single-threaded ``sgemm`` (operands from :func:`_gemm_operands`) and merges them at
-    once into the block's heaps with the GIL-free kernel :func:`_select_block`.  Each
-    core therefore alternates a GEMM and a selection on data it just wrote, and no more
-    than ``n_threads`` threads ever run: BLAS is held at one thread (threadpoolctl) and
-    the selection is serial per block, so neither spins against the other.
+    Every block product is one single-threaded ``sgemm`` of the operands of
+    :func:`_gemm_operands` (approximate squared distances of a block of rows against a
+    block of rows), merged at once, while in cache, into max-heaps of the ``k_c`` smallest
+    entries per query by the GIL-free kernels :func:`_select_block` (along rows) and
+    :func:`_select_block_sym` (along rows and columns).  ``n_threads`` Python worker
+    threads run the blocks; BLAS is held at one thread (threadpoolctl) and the selection is
+    serial per block, so no more than ``n_threads`` threads ever run and neither spins
+    against the other.
+
+    Self-search (``exclude_self``, ``Xq is Xr``): the distance matrix is symmetric, so only
+    the blocks ``(I, J)`` with ``I <= J`` are formed (half the flops) and an off-diagonal
+    block feeds the heaps of its rows *and* of its columns.  A task locks its two blocks'
+    heaps (in index order: no deadlock); :func:`_symmetric_tasks` orders the tasks so
+    that concurrent ones rarely wait.  Other searches: each worker owns whole query blocks.
 
     Certificate bound.  With ``u = 2^-24`` and the centred, scaled rows of norm at most 1,
-    the computed partial distance differs from the exact one of the original rows by at
-    most ``(d + 1) u (||x'||^2 + 2 ||y'||^2)`` (the dot product of length ``d + 1``,
-    Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., eq. 3.5) plus
-    ``4 u (||x'||^2 + ||y'||^2)`` (the rounding of ``x'`` and ``y'`` to float32) plus
-    ``u ||y'||^2`` (the rounding of the norm column), all below
+    the computed distance differs from the exact one of the original rows by at most
+    ``(d + 2) u (||x'||^2 + ||y'||^2 + 2 ||x'|| ||y'||)`` (a dot product of length
+    ``d + 2``, Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., eq. 3.5)
+    plus ``4 u (||x'||^2 + ||y'||^2)`` (the rounding of ``x'`` and ``y'`` to float32) plus
+    ``u (||x'||^2 + ||y'||^2)`` (the rounding of the norm columns), all below
     ``delta = 8 (d + 9) u (||x'||^2 + max ||y'||^2)``, which is returned in the original
     units (times ``s^2``).
     """
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     from fastgssl._threads import small_blas
@@ -517,31 +593,55 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
     A, B, q_norms, r_norms, unit2 = _gemm_operands(Xq, Xr, sq_spread)
     cand_i = np.full((nq, kc), -1, dtype=np.int64)
     cand_d = np.full((nq, kc), np.inf, dtype=np.float32)
-    rb = _GEMM_REF_BLOCK
-    # at least 4 blocks per thread (load balance), at least 64 rows per GEMM
-    qb = int(min(_GEMM_QUERY_BLOCK, max(64, -(-nq // (4 * max(1, n_threads))))))
+    threads = max(1, n_threads)
+    symmetric = exclude_self and Xq is Xr
 
-    def work(q0):
-        q1 = min(nq, q0 + qb)
-        flat = np.empty(qb * rb, dtype=np.float32)
-        hd = cand_d[q0:q1]
-        hi = cand_i[q0:q1]
-        Aq = A[q0:q1]
-        for r0 in range(0, nr, rb):
-            r1 = min(nr, r0 + rb)
-            part = flat[:(q1 - q0) * (r1 - r0)].reshape(q1 - q0, r1 - r0)
-            np.matmul(Aq, B[r0:r1].T, out=part)
-            _select_block(part, q0, r0, exclude_self, hd, hi)
+    if symmetric:
+        # square blocks, at least ~4 tasks per thread
+        bs = int(min(_GEMM_SYM_BLOCK, max(64, -(-nq // (3 * threads)))))
+        starts = list(range(0, nq, bs))
+        locks = [threading.RLock() for _ in starts]  # a diagonal task takes one twice
 
-    starts = range(0, nq, qb)
+        def work(task):
+            bi, bj = task
+            q0, r0 = starts[bi], starts[bj]
+            q1, r1 = min(nq, q0 + bs), min(nr, r0 + bs)
+            part = np.matmul(A[q0:q1], B[r0:r1].T)
+            with locks[bi], locks[bj]:  # bi <= bj; the same lock twice on the diagonal
+                if bi == bj:
+                    _select_block(part, q0, r0, True, cand_d[q0:q1], cand_i[q0:q1])
+                else:
+                    _select_block_sym(part, q0, r0, cand_d[q0:q1], cand_i[q0:q1],
+                                      cand_d[r0:r1], cand_i[r0:r1])
+
+        tasks = _symmetric_tasks(len(starts))
+    else:
+        rb = _GEMM_REF_BLOCK
+        # at least 4 blocks per thread (load balance), at least 64 rows per GEMM
+        qb = int(min(_GEMM_QUERY_BLOCK, max(64, -(-nq // (4 * threads)))))
+
+        def work(q0):
+            q1 = min(nq, q0 + qb)
+            flat = np.empty(qb * rb, dtype=np.float32)
+            hd = cand_d[q0:q1]
+            hi = cand_i[q0:q1]
+            Aq = A[q0:q1]
+            for r0 in range(0, nr, rb):
+                r1 = min(nr, r0 + rb)
+                part = flat[:(q1 - q0) * (r1 - r0)].reshape(q1 - q0, r1 - r0)
+                np.matmul(Aq, B[r0:r1].T, out=part)
+                _select_block(part, q0, r0, exclude_self, hd, hi)
+
+        tasks = range(0, nq, qb)
+
     with small_blas(0.0):
-        if min(n_threads, len(starts)) <= 1:
-            for q0 in starts:
-                work(q0)
+        if min(threads, len(tasks)) <= 1:
+            for task in tasks:
+                work(task)
         else:
-            with ThreadPoolExecutor(max_workers=min(n_threads, len(starts))) as pool:
-                list(pool.map(work, starts))
-    cand_worst = (cand_d[:, 0].astype(np.float64) + q_norms) * unit2
+            with ThreadPoolExecutor(max_workers=min(threads, len(tasks))) as pool:
+                list(pool.map(work, tasks))
+    cand_worst = cand_d[:, 0].astype(np.float64) * unit2
     delta = 8.0 * (d + 9) * _U32 * (q_norms + r_norms.max()) * unit2
     return cand_i, cand_worst, delta
 
