@@ -73,14 +73,16 @@ def test_knn_search_large_offset_is_translation_invariant():
     np.testing.assert_allclose(sq0, sq1, rtol=1e-6)
 
 
-def test_gemm_operands_give_partial_distances():
+def test_gemm_operands_give_squared_distances():
     rng = np.random.default_rng(11)
     X = rng.normal(size=(50, 7)) * 3 + 5
     A, B, qn, rn, unit2 = _gemm_operands(X, X, 4.0 * 7 * 100)
+    assert rn is qn
     assert A.dtype == np.float32 and B.dtype == np.float32
     part = A.astype(np.float64) @ B.astype(np.float64).T
     D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
-    np.testing.assert_allclose((part + qn[:, None]) * unit2, D, atol=1e-4 * D.max())
+    np.testing.assert_allclose(part * unit2, D, atol=1e-4 * D.max())
+    np.testing.assert_allclose(B[:, -1], qn, rtol=1e-6)
 
 
 def test_select_block_keeps_the_smallest_and_skips_self():
@@ -98,3 +100,25 @@ def test_select_block_keeps_the_smallest_and_skips_self():
             row[a + 10] = np.inf
         expected = np.sort(np.argsort(row, kind="stable")[:kc])
         assert set(hi[a]) == set(expected), a
+
+
+def test_symmetric_search_many_blocks_matches_query_search(monkeypatch):
+    """Self-search through the symmetric block schedule (many small blocks, 2 threads)
+    equals the non-symmetric search of the same points as queries."""
+    import fastgssl.graphs._knn as knn
+
+    monkeypatch.setattr(knn, "_GEMM_SYM_BLOCK", 64)
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(1000, 12)).astype(np.float32)
+    idx, sq = knn_search(X, 6, n_jobs=2)
+    idx_q, sq_q = knn_search(X, 7, X.copy(), n_jobs=2)  # self appears first (distance 0)
+    np.testing.assert_array_equal(idx, idx_q[:, 1:])
+    np.testing.assert_array_equal(sq, sq_q[:, 1:])
+
+
+def test_symmetric_tasks_cover_upper_triangle_once():
+    from fastgssl.graphs._knn import _symmetric_tasks
+
+    for nb in (1, 2, 5, 9):
+        tasks = _symmetric_tasks(nb)
+        assert sorted(tasks) == [(i, j) for i in range(nb) for j in range(i, nb)]
