@@ -303,7 +303,9 @@ def pair_sqdist(X, rows, cols):
         _pair_sqdist_sparse(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
                             rows, cols, out)
     else:
-        _pair_sqdist_dense(np.ascontiguousarray(X, dtype=np.float64), rows, cols, out)
+        # float32 stays float32 (the kernel widens each entry): no float64 copy of X
+        dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+        _pair_sqdist_dense(np.ascontiguousarray(X, dtype=dtype), rows, cols, out)
     return out
 
 
