@@ -17,7 +17,11 @@ Three parts, each printing medians and ratios measured in the same run:
    evaluated at new points.
 3. Two-moons kernel k-means (seed 002, Section 5.2): 1,000 points, m_hat = 40, p = 2.
 
+4. (``--given-graph``, alone) issue 25: fit time with the kNN graph passed in, 16,000 /
+   32,000 / 64,000 points, interleaved medians and ratios (``--profile``: cProfile).
+
 Usage:  python bench/bench_data_dependent_kernel.py            (full: n up to 2 x 10^5)
+        python bench/bench_data_dependent_kernel.py --given-graph [--profile]
         python bench/bench_data_dependent_kernel.py --quick    (n up to 2 x 10^4, 1 trial)
 """
 
@@ -286,8 +290,60 @@ def part_moons():
     print(f"Euclidean k-means error: {euclid:.3f} (paper 11.4 %)")
 
 
+def part_given_graph(sizes=(16_000, 32_000, 64_000), repeats=3):
+    """Issue 25 item 4: DataDependentKernel.fit with the kNN graph passed in (graph=W).
+
+    The graph's own cost is measured by bench_knn_gemm.py; here only what the kernel adds
+    (regularizer, m solves, energy Gram, factor), defaults (L_norm, m = 250, p = 1) with a
+    fixed sigma, interleaved over the sizes, medians; CPU seconds too (less sensitive to
+    the other jobs on a shared machine).  Goal: 64,000 points at most 5x 16,000.
+    """
+    import cProfile
+    import pstats
+
+    from fastgssl.graphs import knn_graph
+    from fastgssl.kernels import DataDependentKernel
+
+    print(f"\n== 4. given graph (issue 25): d={D}, k={K_NN}, defaults, sigma={D} "
+          f"{load_note()}")
+    DataDependentKernel(n_subsample=50, sigma=float(D)).fit(
+        gaussian_mixture(3000, D, N_CLASSES, SEP)[0])
+    data = {}
+    for n in sizes:
+        X = gaussian_mixture(n, D, N_CLASSES, SEP, seed=0)[0]
+        data[n] = (X, knn_graph(X, K_NN))
+    wall = {n: [] for n in sizes}
+    cpu = {n: [] for n in sizes}
+    for _ in range(repeats):
+        for n in sizes:
+            X, W = data[n]
+            t0, c0 = time.perf_counter(), time.process_time()
+            DataDependentKernel(graph=W, sigma=float(D), random_state=0).fit(X)
+            wall[n].append(time.perf_counter() - t0)
+            cpu[n].append(time.process_time() - c0)
+    base = sizes[0]
+    for n in sizes:
+        w, c = statistics.median(wall[n]), statistics.median(cpu[n])
+        print(f"n={n:>6}: wall {w:7.2f} s (x{w / statistics.median(wall[base]):5.2f})  "
+              f"cpu {c:7.2f} s (x{c / statistics.median(cpu[base]):5.2f})  runs "
+              f"{[round(t, 2) for t in wall[n]]} {load_note()}")
+    if "--profile" in sys.argv:
+        for n in (sizes[0], sizes[-1]):
+            X, W = data[n]
+            prof = cProfile.Profile()
+            prof.enable()
+            DataDependentKernel(graph=W, sigma=float(D), random_state=0).fit(X)
+            prof.disable()
+            print(f"-- profile n={n}")
+            pstats.Stats(prof).sort_stats("tottime").print_stats(8)
+
+
 if __name__ == "__main__":
     import platform
+
+    if "--given-graph" in sys.argv:
+        part_given_graph()
+        sys.exit(0)
 
     import numpy  # noqa: F401
 
