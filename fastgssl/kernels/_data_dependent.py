@@ -46,12 +46,6 @@ __all__ = ["DataDependentKernel"]
 _NULL_RTOL = 1e-10
 # Row blocks for products with the n x m block Z: bounds the block x m temporaries.
 _ROW_BLOCK = 4096
-# Columns per block-CG panel in the m Laplacian solves.  The solves are memory-bound
-# sparse-times-block products; per right-hand side, one thread, L_norm + 1e-6 I of a
-# k = 5 graph of a 50-d Gaussian mixture (ms per column, 16,000 / 64,000 points, graph
-# in RCM order): 4 columns 14.3 / 66.3, 8: 7.9 / 61.9, 16: 5.7 / 43.7, 64: 7.2 / 56.2;
-# the solver's own default (about 2^21 / n columns: 128 / 32) 11.9 / 62.7.
-_SOLVE_PANEL = 16
 # Largest n x batch right-hand-side block handed to one LaplacianSolver.solve call (256 MB).
 _MAX_BATCH_ELEMENTS = 1 << 25
 
@@ -486,8 +480,10 @@ def _make_laplacian_solver(R, U, ridge, method, rtol):
     from fastgssl.solvers import LaplacianSolver
 
     null_space = U.toarray() if (ridge == 0 and U.shape[1]) else None
-    return LaplacianSolver(R, method=method, rtol=rtol, null_space=null_space,
-                           block_size=_SOLVE_PANEL)
+    # the solver's own panel width (about 2^21 / n columns): narrower panels (16 columns
+    # measured 2x faster per column on one idle thread) make many short parallel calls,
+    # each of which waits for a descheduled thread on a loaded machine (5x slower at load 6)
+    return LaplacianSolver(R, method=method, rtol=rtol, null_space=null_space)
 
 
 def _green_columns(solver, U, S, n, power):
