@@ -22,6 +22,7 @@ Three parts, each printing medians and ratios measured in the same run:
 
 Usage:  python bench/bench_data_dependent_kernel.py            (full: n up to 2 x 10^5)
         python bench/bench_data_dependent_kernel.py --given-graph [--profile]
+                [--baseline OLD_MODULE.py]   (another _data_dependent.py, interleaved)
         python bench/bench_data_dependent_kernel.py --quick    (n up to 2 x 10^4, 1 trial)
 """
 
@@ -290,7 +291,7 @@ def part_moons():
     print(f"Euclidean k-means error: {euclid:.3f} (paper 11.4 %)")
 
 
-def part_given_graph(sizes=(16_000, 32_000, 64_000), repeats=3):
+def part_given_graph(sizes=(16_000, 32_000, 64_000), repeats=2):
     """Issue 25 item 4: DataDependentKernel.fit with the kNN graph passed in (graph=W).
 
     The graph's own cost is measured by bench_knn_gemm.py; here only what the kernel adds
@@ -308,25 +309,40 @@ def part_given_graph(sizes=(16_000, 32_000, 64_000), repeats=3):
           f"{load_note()}")
     DataDependentKernel(n_subsample=50, sigma=float(D)).fit(
         gaussian_mixture(3000, D, N_CLASSES, SEP)[0])
+    classes = {"now": DataDependentKernel}
+    if "--baseline" in sys.argv:
+        # another version of the module, e.g. main's:
+        # git show 436e005:fastgssl/kernels/_data_dependent.py > /tmp/old_ddk.py
+        import importlib.util
+
+        path = sys.argv[sys.argv.index("--baseline") + 1]
+        spec = importlib.util.spec_from_file_location("baseline_ddk", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        classes = {"baseline": module.DataDependentKernel, "now": DataDependentKernel}
+        module.DataDependentKernel(n_subsample=50, sigma=float(D)).fit(
+            gaussian_mixture(3000, D, N_CLASSES, SEP)[0])
     data = {}
     for n in sizes:
         X = gaussian_mixture(n, D, N_CLASSES, SEP, seed=0)[0]
         data[n] = (X, knn_graph(X, K_NN))
-    wall = {n: [] for n in sizes}
-    cpu = {n: [] for n in sizes}
+    wall = {(v, n): [] for v in classes for n in sizes}
+    cpu = {(v, n): [] for v in classes for n in sizes}
     for _ in range(repeats):
         for n in sizes:
             X, W = data[n]
-            t0, c0 = time.perf_counter(), time.process_time()
-            DataDependentKernel(graph=W, sigma=float(D), random_state=0).fit(X)
-            wall[n].append(time.perf_counter() - t0)
-            cpu[n].append(time.process_time() - c0)
+            for v, cls in classes.items():
+                t0, c0 = time.perf_counter(), time.process_time()
+                cls(graph=W, sigma=float(D), random_state=0).fit(X)
+                wall[v, n].append(time.perf_counter() - t0)
+                cpu[v, n].append(time.process_time() - c0)
     base = sizes[0]
-    for n in sizes:
-        w, c = statistics.median(wall[n]), statistics.median(cpu[n])
-        print(f"n={n:>6}: wall {w:7.2f} s (x{w / statistics.median(wall[base]):5.2f})  "
-              f"cpu {c:7.2f} s (x{c / statistics.median(cpu[base]):5.2f})  runs "
-              f"{[round(t, 2) for t in wall[n]]} {load_note()}")
+    for v in classes:
+        for n in sizes:
+            w, c = statistics.median(wall[v, n]), statistics.median(cpu[v, n])
+            w0, c0 = statistics.median(wall[v, base]), statistics.median(cpu[v, base])
+            print(f"{v:>8} n={n:>6}: wall {w:7.2f} s (x{w / w0:5.2f})  cpu {c:7.2f} s "
+                  f"(x{c / c0:5.2f})  runs {[round(t, 2) for t in wall[v, n]]} {load_note()}")
     if "--profile" in sys.argv:
         for n in (sizes[0], sizes[-1]):
             X, W = data[n]
