@@ -785,7 +785,8 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n_queries, n_features)
-        Query points.
+        Query points.  A dense ``float32`` array is searched as it is (no float64 copy);
+        everything else as float64.
     n_neighbors : int
         Number of neighbours ``k`` per query.
     X_ref : array-like or sparse matrix of shape (n_ref, n_features), default=None
@@ -796,7 +797,9 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
         lists from :class:`scipy.spatial.cKDTree` (dense data only); ``"auto"``: the tree
         for dense data with at most ``KDTREE_MAX_DIM`` = 5 features, brute otherwise.
     n_jobs : int or None, default=None
-        Threads for the Numba kernels (and the kd-tree queries); ``None`` or ``-1``: all.
+        Threads: the worker threads of the GEMM blocks (each with one BLAS thread), the
+        Numba kernels and the kd-tree queries; ``None``: the cores other jobs leave free
+        (:func:`fastgssl._threads.default_numba_threads`), ``-1``: all.
     return_stats : bool, default=False
         Also return a dict with the algorithm used and the number of rows that needed the
         exact fallback scan.
