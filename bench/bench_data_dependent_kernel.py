@@ -17,7 +17,12 @@ Three parts, each printing medians and ratios measured in the same run:
    evaluated at new points.
 3. Two-moons kernel k-means (seed 002, Section 5.2): 1,000 points, m_hat = 40, p = 2.
 
+4. (``--given-graph``, alone) issue 25: fit time with the kNN graph passed in, 16,000 /
+   32,000 / 64,000 points, interleaved medians and ratios (``--profile``: cProfile).
+
 Usage:  python bench/bench_data_dependent_kernel.py            (full: n up to 2 x 10^5)
+        python bench/bench_data_dependent_kernel.py --given-graph [--profile]
+                [--baseline OLD_MODULE.py]   (another _data_dependent.py, interleaved)
         python bench/bench_data_dependent_kernel.py --quick    (n up to 2 x 10^4, 1 trial)
 """
 
@@ -286,8 +291,75 @@ def part_moons():
     print(f"Euclidean k-means error: {euclid:.3f} (paper 11.4 %)")
 
 
+def part_given_graph(sizes=(16_000, 32_000, 64_000), repeats=2):
+    """Issue 25 item 4: DataDependentKernel.fit with the kNN graph passed in (graph=W).
+
+    The graph's own cost is measured by bench_knn_gemm.py; here only what the kernel adds
+    (regularizer, m solves, energy Gram, factor), defaults (L_norm, m = 250, p = 1) with a
+    fixed sigma, interleaved over the sizes, medians; CPU seconds too (less sensitive to
+    the other jobs on a shared machine).  Goal: 64,000 points at most 5x 16,000.
+    """
+    import cProfile
+    import pstats
+
+    from fastgssl.graphs import knn_graph
+    from fastgssl.kernels import DataDependentKernel
+
+    print(f"\n== 4. given graph (issue 25): d={D}, k={K_NN}, defaults, sigma={D} "
+          f"{load_note()}")
+    DataDependentKernel(n_subsample=50, sigma=float(D)).fit(
+        gaussian_mixture(3000, D, N_CLASSES, SEP)[0])
+    classes = {"now": DataDependentKernel}
+    if "--baseline" in sys.argv:
+        # another version of the module, e.g. main's:
+        # git show 436e005:fastgssl/kernels/_data_dependent.py > /tmp/old_ddk.py
+        import importlib.util
+
+        path = sys.argv[sys.argv.index("--baseline") + 1]
+        spec = importlib.util.spec_from_file_location("baseline_ddk", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        classes = {"baseline": module.DataDependentKernel, "now": DataDependentKernel}
+        module.DataDependentKernel(n_subsample=50, sigma=float(D)).fit(
+            gaussian_mixture(3000, D, N_CLASSES, SEP)[0])
+    data = {}
+    for n in sizes:
+        X = gaussian_mixture(n, D, N_CLASSES, SEP, seed=0)[0]
+        data[n] = (X, knn_graph(X, K_NN))
+    wall = {(v, n): [] for v in classes for n in sizes}
+    cpu = {(v, n): [] for v in classes for n in sizes}
+    for _ in range(repeats):
+        for n in sizes:
+            X, W = data[n]
+            for v, cls in classes.items():
+                t0, c0 = time.perf_counter(), time.process_time()
+                cls(graph=W, sigma=float(D), random_state=0).fit(X)
+                wall[v, n].append(time.perf_counter() - t0)
+                cpu[v, n].append(time.process_time() - c0)
+    base = sizes[0]
+    for v in classes:
+        for n in sizes:
+            w, c = statistics.median(wall[v, n]), statistics.median(cpu[v, n])
+            w0, c0 = statistics.median(wall[v, base]), statistics.median(cpu[v, base])
+            print(f"{v:>8} n={n:>6}: wall {w:7.2f} s (x{w / w0:5.2f})  cpu {c:7.2f} s "
+                  f"(x{c / c0:5.2f})  runs {[round(t, 2) for t in wall[v, n]]} {load_note()}")
+    if "--profile" in sys.argv:
+        for n in (sizes[0], sizes[-1]):
+            X, W = data[n]
+            prof = cProfile.Profile()
+            prof.enable()
+            DataDependentKernel(graph=W, sigma=float(D), random_state=0).fit(X)
+            prof.disable()
+            print(f"-- profile n={n}")
+            pstats.Stats(prof).sort_stats("tottime").print_stats(8)
+
+
 if __name__ == "__main__":
     import platform
+
+    if "--given-graph" in sys.argv:
+        part_given_graph()
+        sys.exit(0)
 
     import numpy  # noqa: F401
 

@@ -55,7 +55,8 @@ def _column_range(A):
         lo = np.asarray(A.min(axis=0).toarray()).ravel().astype(np.float64)
         hi = np.asarray(A.max(axis=0).toarray()).ravel().astype(np.float64)
         return lo, hi
-    return A.min(axis=0), A.max(axis=0)
+    # float64 whatever the input's dtype: the squares of float32 ranges overflow float32
+    return A.min(axis=0).astype(np.float64), A.max(axis=0).astype(np.float64)
 
 
 def _union_range(X, Y=None):
