@@ -4,7 +4,7 @@ A Numba ``parallel=True`` loop splits its rows evenly among its threads and wait
 slowest: when other processes keep cores busy, a pool of one thread per core loses far more
 than its share.  This script times two of the library's Numba workloads
 
-* ``spmm``: one CSR sparse-times-block product (``fastgssl.solvers._kernels.spmm``, the
+* ``spmm``: one CSR sparse-times-block product (``fastgssl._sparse_blocks.spmm``, the
   product inside every block-PCG iteration), 20 products per sample;
 * ``pcg``: ``LaplacianSolver(Q, method="cg").solve(B)``, block Jacobi-PCG (hundreds of
   short parallel loops per solve: the case where barriers hurt most),
@@ -74,8 +74,8 @@ def build():
 
 
 def workloads(Q, B):
+    from fastgssl._sparse_blocks import spmm
     from fastgssl.solvers import LaplacianSolver
-    from fastgssl.solvers._kernels import spmm
 
     indptr, indices, data = Q.indptr, Q.indices, Q.data
     out = np.empty_like(B)

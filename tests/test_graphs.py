@@ -317,7 +317,7 @@ def test_knn_graph_warns_about_isolated_vertices():
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_pair_sqdist_matches_rowwise_differences(sparse):
-    from fastgssl.graphs._knn import pair_sqdist
+    from fastgssl.graphs._knn_kernels import pair_sqdist
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 7)) * (rng.random((40, 7)) < 0.5)
@@ -332,7 +332,7 @@ def test_pair_sqdist_matches_rowwise_differences(sparse):
 
 
 def test_pair_sqdist_sums_duplicate_csr_entries():
-    from fastgssl.graphs._knn import pair_sqdist
+    from fastgssl.graphs._knn_kernels import pair_sqdist
 
     X = sp.csr_matrix((np.array([1.0, 2.0]), np.array([3, 3]), np.array([0, 2, 2])),
                       shape=(2, 5))  # row 0 stores column 3 twice: x_03 = 3

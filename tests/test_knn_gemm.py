@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from fastgssl.graphs import knn_search
-from fastgssl.graphs._knn import _gemm_operands, _select_block, pair_sqdist
+from fastgssl.graphs._knn import _gemm_operands
+from fastgssl.graphs._knn_kernels import _select_block, pair_sqdist
 
 
 def _same_up_to_ties(X, idx, sq, idx_ref):

@@ -462,7 +462,7 @@ def test_lap_rls_huge_power_is_refused():
 
 def test_knn_kernels_never_index_unchecked_candidates():
     """Candidate lists with -1 and out-of-range entries are skipped, not dereferenced."""
-    from fastgssl.graphs._knn import _refine_dense
+    from fastgssl.graphs._knn_kernels import _refine_dense
 
     X = _data(4, n=20, d=3)
     cand = np.full((20, 6), -1, dtype=np.int64)

@@ -138,9 +138,8 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
     otherwise blocked products over the pairs ``i < j``.  The number of edges, hence memory,
     is data dependent: choose ``eps`` so that the graph stays sparse.
     """
+    from fastgssl._geometry import check_distance_scale
     from fastgssl._validation import check_positive, check_X
-
-    from ._geometry import check_distance_scale
 
     X = check_X(X, "X", min_samples=2)
     eps = check_positive(eps, "eps")

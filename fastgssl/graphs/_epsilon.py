@@ -2,7 +2,7 @@
 
 Dense low-dimensional data: :meth:`scipy.spatial.cKDTree.query_pairs` (output-sensitive,
 ``O(n log n + |E|)``).  Otherwise blocked products give approximate squared distances
-``||x||^2 + ||y||^2 - 2 x.y`` of the centred data (:mod:`fastgssl.graphs._geometry`) in
+``||x||^2 + ||y||^2 - 2 x.y`` of the centred data (:mod:`fastgssl._geometry`) in
 float64; every pair within ``eps^2 + delta`` (``delta`` the round-off bound of
 :mod:`fastgssl.graphs._knn`) is kept as a candidate and its exact squared distance
 recomputed, so the boundary ``d <= eps`` is decided on exact float64 sums.
@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._knn import KDTREE_MAX_DIM, pair_sqdist
+from ._knn import KDTREE_MAX_DIM
+from ._knn_kernels import pair_sqdist
 
 _BLOCK = 2048
 _U64 = float(np.finfo(np.float64).eps) / 2
@@ -30,7 +31,7 @@ def epsilon_pairs(X, eps):
         rows = pairs[:, 0].astype(np.int64)
         cols = pairs[:, 1].astype(np.int64)
     else:
-        from ._geometry import centred_pair
+        from fastgssl._geometry import centred_pair
 
         # centred (translation invariant, see ._geometry); exact sums decide the boundary
         F, _ = centred_pair(X)

@@ -12,7 +12,7 @@ Algorithm (one concept: exact Euclidean kNN; no paper, standard numerical linear
    which chunks are walked); each of the ``n_jobs`` worker threads owns whole query
    blocks, so BLAS and the selection never run more threads than ``n_jobs`` together.
    Sparse data: a float64 sparse product of the centred CSR data (see
-   :mod:`fastgssl.graphs._geometry`) and the same kind of heaps.  Data whose squared
+   :mod:`fastgssl._geometry`) and the same kind of heaps.  Data whose squared
    distances overflow or underflow float64 are refused first (``ValueError``: rescale).
 2. *Refine.* The exact squared distances of the ``k_c`` candidates are recomputed from the
    original data (float32 entries widened; sequential float64 sum of ``(x_l - y_l)^2``)
@@ -39,9 +39,16 @@ import contextlib
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
 
 from fastgssl._threads import numba_threads  # noqa: F401 (used here and re-exported)
+from fastgssl.graphs._knn_kernels import (
+    _dense_sqdist,
+    _heap_update_block,
+    _refine_dense,
+    _refine_sparse,
+    _select_block,
+    _select_block_sym,
+)
 
 __all__ = ["knn_search", "reuse_neighbors"]
 
@@ -66,352 +73,6 @@ _U64 = float(np.finfo(np.float64).eps) / 2
 
 
 # ----------------------------------------------------------------------------------------
-# Numba kernels (module level, cached; compiled once per process)
-# ----------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _sift_down(heap_d, heap_i, pos, size):
-    """Restore the max-heap property of ``heap_d[:size]`` below ``pos``."""
-    while True:
-        left = 2 * pos + 1
-        if left >= size:
-            return
-        child = left
-        right = left + 1
-        if right < size and heap_d[right] > heap_d[left]:
-            child = right
-        if heap_d[child] > heap_d[pos]:
-            td = heap_d[pos]
-            heap_d[pos] = heap_d[child]
-            heap_d[child] = td
-            ti = heap_i[pos]
-            heap_i[pos] = heap_i[child]
-            heap_i[child] = ti
-            pos = child
-        else:
-            return
-
-
-@njit(cache=True, nogil=True)
-def _heap_update_block(gram, q_norms, r_norms, q_offset, r_offset, exclude_self,
-                       heap_d, heap_i):
-    """Merge one block of approximate squared distances into the per-query max-heaps.
-
-    ``gram[a, b]`` is the inner product of query ``q_offset + a`` with reference
-    ``r_offset + b``; ``heap_d``/``heap_i`` are the heaps of this query block only.
-    Serial and GIL-free: the driver runs one such kernel per worker thread on disjoint
-    query blocks (see ``_candidates_blocked``).
-    """
-    nq, nr = gram.shape
-    size = heap_d.shape[1]
-    for a in range(nq):
-        hd = heap_d[a]
-        hi = heap_i[a]
-        # compare r_norms[b] - 2 g against worst - q_norms[a]: one subtraction per entry
-        threshold = hd[0] - q_norms[a]
-        self_col = q_offset + a - r_offset
-        for b in range(nr):
-            partial = r_norms[b] - 2.0 * gram[a, b]
-            if partial < threshold:
-                if exclude_self and b == self_col:
-                    continue
-                hd[0] = partial + q_norms[a]
-                hi[0] = r_offset + b
-                _sift_down(hd, hi, 0, size)
-                threshold = hd[0] - q_norms[a]
-
-
-# Width of the vectorized pre-test of the selection kernel: a chunk of this many entries of
-# a distance row is scanned by the scalar heap update only if one of them beats the row's
-# current k_c-th candidate (an integer count of comparisons, which LLVM vectorizes without
-# fast-math flags; a float minimum would need them).
-_CHUNK = 32
-
-
-@njit(cache=True, nogil=True, inline="never")
-def _count_below(values, threshold):
-    """Number of ``values`` below ``threshold`` (a loop LLVM vectorizes: kept out of line,
-    on a slice, as measured; inlined into the selection loop it stays scalar)."""
-    below = 0
-    for b in range(values.shape[0]):
-        below += values[b] < threshold
-    return below
-
-
-@njit(cache=True, nogil=True)
-def _select_block(part, q_offset, r_offset, exclude_self, heap_d, heap_i):
-    """Merge one block of approximate squared distances into the per-query max-heaps.
-
-    ``part[a, b]`` approximates the squared distance of query ``q_offset + a`` and
-    reference ``r_offset + b`` (float32, straight out of one augmented GEMM, see
-    ``_candidates_gemm``).  ``heap_d`` / ``heap_i`` hold the ``k_c`` smallest entries seen
-    so far for the rows of this query block, as max-heaps (``heap_d[a, 0]`` the largest
-    kept).
-
-    Almost every entry loses against the heap's root once the heap has filled (a row keeps
-    ``O(k_c log(n / k_c))`` of its ``n`` entries in expectation), so each chunk of
-    ``_CHUNK`` entries is first tested as a whole by a branch-free count of the entries
-    below the root (vectorized), and only a chunk that holds one is walked entry by entry.
-    Serial and GIL-free: the driver runs one call per worker thread on disjoint heaps.
-    """
-    nq, nr = part.shape
-    size = heap_d.shape[1]
-    n_full = nr - nr % _CHUNK
-    for a in range(nq):
-        hd = heap_d[a]
-        hi = heap_i[a]
-        row = part[a]
-        threshold = hd[0]
-        self_col = q_offset + a - r_offset
-        b0 = 0
-        while b0 < nr:
-            b1 = b0 + _CHUNK if b0 < n_full else nr
-            if _count_below(row[b0:b1], threshold):
-                for b in range(b0, b1):
-                    v = row[b]
-                    if v < threshold:
-                        if exclude_self and b == self_col:
-                            continue
-                        hd[0] = v
-                        hi[0] = r_offset + b
-                        _sift_down(hd, hi, 0, size)
-                        threshold = hd[0]
-            b0 = b1
-
-
-@njit(cache=True, nogil=True, inline="never")
-def _count_below_each(values, thresholds):
-    """Number of ``t`` with ``values[t] < thresholds[t]`` (vectorized, as
-    :func:`_count_below`)."""
-    below = 0
-    for b in range(values.shape[0]):
-        below += values[b] < thresholds[b]
-    return below
-
-
-@njit(cache=True, nogil=True)
-def _select_block_sym(block, q_offset, r_offset, row_d, row_i, col_d, col_i):
-    """Merge an off-diagonal block of a symmetric distance matrix along rows and columns.
-
-    ``block[a, b]`` approximates the squared distance of points ``q_offset + a`` and
-    ``r_offset + b`` (disjoint ranges); it is a candidate for the heap of row ``a``
-    (``row_d`` / ``row_i``, as :func:`_select_block`) and for the heap of column ``b``
-    (``col_d`` / ``col_i``).  One pass over the rows: per chunk, a vectorized count
-    against the row's threshold and an element-wise count against the columns' thresholds
-    (the roots of their heaps) decide whether the chunk is walked.
-    """
-    nq, nr = block.shape
-    size = row_d.shape[1]
-    n_full = nr - nr % _CHUNK
-    col_thr = col_d[:, 0].copy()
-    for a in range(nq):
-        hd = row_d[a]
-        hi = row_i[a]
-        row = block[a]
-        threshold = hd[0]
-        b0 = 0
-        while b0 < nr:
-            b1 = b0 + _CHUNK if b0 < n_full else nr
-            if _count_below(row[b0:b1], threshold):
-                for b in range(b0, b1):
-                    v = row[b]
-                    if v < threshold:
-                        hd[0] = v
-                        hi[0] = r_offset + b
-                        _sift_down(hd, hi, 0, size)
-                        threshold = hd[0]
-            if _count_below_each(row[b0:b1], col_thr[b0:b1]):
-                for b in range(b0, b1):
-                    v = row[b]
-                    if v < col_thr[b]:
-                        cd = col_d[b]
-                        ci = col_i[b]
-                        cd[0] = v
-                        ci[0] = q_offset + a
-                        _sift_down(cd, ci, 0, size)
-                        col_thr[b] = cd[0]
-            b0 = b1
-
-
-@njit(cache=True, nogil=True)
-def _dense_sqdist(x, y):
-    """``sum_l (x_l - y_l)^2`` accumulated in float64 (float32 rows are widened first, so
-    the result is the float64 distance of the float32 values)."""
-    s = 0.0
-    for t in range(x.shape[0]):
-        diff = np.float64(x[t]) - np.float64(y[t])
-        s += diff * diff
-    return s
-
-
-@njit(cache=True, nogil=True)
-def _sparse_sqdist(ind_x, val_x, ind_y, val_y):
-    """Exact squared distance of two sparse rows with sorted indices (merge, index order)."""
-    s = 0.0
-    p = 0
-    q = 0
-    nx = ind_x.shape[0]
-    ny = ind_y.shape[0]
-    while p < nx or q < ny:
-        if q >= ny or (p < nx and ind_x[p] < ind_y[q]):
-            diff = val_x[p]
-            p += 1
-        elif p >= nx or ind_y[q] < ind_x[p]:
-            diff = -val_y[q]
-            q += 1
-        else:
-            diff = val_x[p] - val_y[q]
-            p += 1
-            q += 1
-        s += diff * diff
-    return s
-
-
-@njit(cache=True, parallel=True)
-def _pair_sqdist_dense(X, rows, cols, out):
-    for t in prange(rows.shape[0]):
-        out[t] = _dense_sqdist(X[rows[t]], X[cols[t]])
-
-
-@njit(cache=True, parallel=True)
-def _pair_sqdist_sparse(ptr, ind, val, rows, cols, out):
-    for t in prange(rows.shape[0]):
-        a = rows[t]
-        b = cols[t]
-        out[t] = _sparse_sqdist(ind[ptr[a]:ptr[a + 1]], val[ptr[a]:ptr[a + 1]],
-                                ind[ptr[b]:ptr[b + 1]], val[ptr[b]:ptr[b + 1]])
-
-
-def pair_sqdist(X, rows, cols):
-    """Exact float64 squared distances ``||x_rows[t] - x_cols[t]||^2`` of index pairs.
-
-    One parallel pass, no (pairs x features) temporary; CSR input is merged row by row
-    (canonical form: sorted, duplicates summed), so the sums are the same as for the dense
-    rows.  Indices are bounds-checked here (the kernels do not check).
-    """
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    cols = np.ascontiguousarray(cols, dtype=np.int64)
-    n = X.shape[0]
-    for name, idx in (("rows", rows), ("cols", cols)):
-        if idx.size and (idx.min() < 0 or idx.max() >= n):
-            raise IndexError(f"pair_sqdist: {name} holds indices outside [0, {n}).")
-    out = np.empty(rows.shape[0])
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        if not X.has_canonical_format:  # the merge needs sorted, duplicate-free rows
-            X = X.copy()
-            X.sum_duplicates()
-        _pair_sqdist_sparse(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
-                            rows, cols, out)
-    else:
-        # float32 stays float32 (the kernel widens each entry): no float64 copy of X
-        dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
-        _pair_sqdist_dense(np.ascontiguousarray(X, dtype=dtype), rows, cols, out)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _insert_sorted(best_d, best_i, count, k, dist, idx):
-    """Insert (dist, idx) into the ascending lexicographic list ``best[:count]`` (cap k)."""
-    if count == k:
-        last = k - 1
-        if dist > best_d[last] or (dist == best_d[last] and idx > best_i[last]):
-            return count
-        pos = last
-    else:
-        pos = count
-        count += 1
-    while pos > 0 and (best_d[pos - 1] > dist or
-                       (best_d[pos - 1] == dist and best_i[pos - 1] > idx)):
-        best_d[pos] = best_d[pos - 1]
-        best_i[pos] = best_i[pos - 1]
-        pos -= 1
-    best_d[pos] = dist
-    best_i[pos] = idx
-    return count
-
-
-@njit(cache=True, parallel=True)
-def _refine_dense(Xq, Xr, cand_i, cand_worst, delta, q_offset, exclude_self, complete,
-                  k, scan, out_i, out_d, failed):
-    """Exact distances of the candidates, lexicographic sort, certificate, fallback scan.
-
-    Rows whose certificate fails are marked in ``failed``; with ``scan`` they are
-    recomputed here by an exact scan of all reference points.  Returns their number.
-    """
-    nq = Xq.shape[0]
-    nr = Xr.shape[0]
-    kc = cand_i.shape[1]
-    n_fallback = 0
-    for a in prange(nq):
-        # initialised: a row with fewer than k valid candidates must never expose garbage
-        best_d = np.full(kc, np.inf)
-        best_i = np.full(kc, -1, dtype=np.int64)
-        count = 0
-        for c in range(kc):
-            j = cand_i[a, c]
-            if j < 0 or j >= nr:
-                continue
-            count = _insert_sorted(best_d, best_i, count, kc, _dense_sqdist(Xq[a], Xr[j]), j)
-        certified = complete or (count >= k and cand_worst[a] - delta[a] > best_d[k - 1])
-        if certified or not scan:
-            for c in range(k):
-                out_i[a, c] = best_i[c]
-                out_d[a, c] = best_d[c]
-        if not certified:
-            failed[a] = True
-            n_fallback += 1
-        if not certified and scan:
-            count = 0
-            self_idx = q_offset + a
-            for j in range(nr):
-                if exclude_self and j == self_idx:
-                    continue
-                count = _insert_sorted(best_d, best_i, count, k, _dense_sqdist(Xq[a], Xr[j]), j)
-            for c in range(k):
-                out_i[a, c] = best_i[c]
-                out_d[a, c] = best_d[c]
-    return n_fallback
-
-
-@njit(cache=True, parallel=True)
-def _refine_sparse(q_ptr, q_ind, q_val, r_ptr, r_ind, r_val, cand_i, cand_worst, delta,
-                   q_offset, exclude_self, complete, k, out_i, out_d):
-    """Sparse (CSR, sorted indices) twin of :func:`_refine_dense`."""
-    nq = q_ptr.shape[0] - 1
-    nr = r_ptr.shape[0] - 1
-    kc = cand_i.shape[1]
-    n_fallback = 0
-    for a in prange(nq):
-        best_d = np.full(max(kc, k), np.inf)
-        best_i = np.full(max(kc, k), -1, dtype=np.int64)
-        xi = q_ind[q_ptr[a]:q_ptr[a + 1]]
-        xv = q_val[q_ptr[a]:q_ptr[a + 1]]
-        count = 0
-        for c in range(kc):
-            j = cand_i[a, c]
-            if j < 0 or j >= nr:
-                continue
-            dist = _sparse_sqdist(xi, xv, r_ind[r_ptr[j]:r_ptr[j + 1]],
-                                  r_val[r_ptr[j]:r_ptr[j + 1]])
-            count = _insert_sorted(best_d, best_i, count, kc, dist, j)
-        certified = complete or (count >= k and cand_worst[a] - delta[a] > best_d[k - 1])
-        if not certified:
-            n_fallback += 1
-            count = 0
-            self_idx = q_offset + a
-            for j in range(nr):
-                if exclude_self and j == self_idx:
-                    continue
-                dist = _sparse_sqdist(xi, xv, r_ind[r_ptr[j]:r_ptr[j + 1]],
-                                      r_val[r_ptr[j]:r_ptr[j + 1]])
-                count = _insert_sorted(best_d, best_i, count, k, dist, j)
-        for c in range(k):
-            out_i[a, c] = best_i[c]
-            out_d[a, c] = best_d[c]
-    return n_fallback
-
-
-# ----------------------------------------------------------------------------------------
 # Python drivers
 # ----------------------------------------------------------------------------------------
 def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
@@ -424,18 +85,17 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     competing with the selection kernel (measured: 2-thread BLAS + 2-thread Numba phases
     were 2x slower than this on a loaded 2-core machine).
 
-    Both operands are centred on the reference mean first (:mod:`._geometry`): the
+    Both operands are centred on the reference mean first (:mod:`fastgssl._geometry`): the
     product's cancellation error scales with the squared norms, which centring makes as
     small as the data's spread allows, whatever its offset.  Dense data are also scaled by
     a power of two (exact) so that the float32 copies neither overflow nor underflow;
-    ``sq_spread`` (the bound of :func:`._geometry.squared_spread`) sets that scale, and the
+    ``sq_spread`` (the bound of :func:`fastgssl._geometry.squared_spread`) sets that scale, and the
     returned ``cand_worst`` / ``delta`` are in the original units.
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    from fastgssl._geometry import centred_pair, squared_spread
     from fastgssl._threads import small_blas
-
-    from ._geometry import centred_pair, squared_spread
 
     nq = Xq.shape[0]
     nr = Xr.shape[0]
@@ -830,9 +490,8 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
     [1.0, 1.0]
     """
     global _REUSE
+    from fastgssl._geometry import check_distance_scale
     from fastgssl._validation import check_n_neighbors, check_X
-
-    from ._geometry import check_distance_scale
 
     shared = _REUSE
     if (shared is not None and X_ref is None and X is shared["X"] and algorithm == "auto"

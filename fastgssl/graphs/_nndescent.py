@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder
-from ._knn import numba_threads, pair_sqdist
+from ._knn import numba_threads
+from ._knn_kernels import pair_sqdist
 from ._weights import check_weight, default_sigma_w, edge_weights, symmetrize
 
 
@@ -146,6 +147,7 @@ class NNDescentGraph(_GraphBuilder):
                 "pip install 'fastgssl[ann]' (or pip install pynndescent), or use the exact "
                 "builder 'knn'."
             ) from exc
+        from fastgssl._geometry import check_distance_scale
         from fastgssl._validation import (
             check_bounded_int,
             check_n_jobs,
@@ -153,7 +155,6 @@ class NNDescentGraph(_GraphBuilder):
             check_X,
         )
 
-        from ._geometry import check_distance_scale
         from ._knn import _search_dtype
 
         X = check_X(X, "X", dtype=_search_dtype(X))  # float32 input stays float32

@@ -35,8 +35,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from fastgssl._geometry import check_distance_scale
 from fastgssl._validation import MAX_POWER, check_finite_result, check_random_state, check_X
-from fastgssl.graphs._geometry import check_distance_scale
 from fastgssl.kernels._rbf import default_sigma, rbf_kernel
 
 __all__ = ["DataDependentKernel"]

@@ -61,7 +61,7 @@ _ROUTES = ("auto", "dense", "spectral", "nystrom")
 def _apply(Q, M, rows=None, out=None):
     """Q @ M (``Q[rows] @ M``) for a sparse matrix, dense array or LinearOperator Q (M
     dense, 2-D), into ``out`` when given."""
-    from fastgssl.solvers._kernels import sparse_dense_product
+    from fastgssl._sparse_blocks import sparse_dense_product
 
     return sparse_dense_product(Q, M, rows=rows, out=out)
 

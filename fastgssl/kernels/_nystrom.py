@@ -24,9 +24,9 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 
+from fastgssl._geometry import check_distance_scale
 from fastgssl._threads import small_blas  # noqa: E402
 from fastgssl._validation import check_positive, check_random_state, check_X
-from fastgssl.graphs._geometry import check_distance_scale
 from fastgssl.kernels._rbf import CentredRBFColumns, rbf_kernel
 
 __all__ = ["NystromFactor", "nystrom", "nystrom_from_gram"]

@@ -13,7 +13,7 @@ The Gram matrix of dense data (one symmetric product) instead takes one Numba pa
 upper triangle that mirrors each value: half of the ``exp`` calls, exactly symmetric.
 
 Both operands are centred on the mean of the reference rows before the product
-(:mod:`fastgssl.graphs._geometry`), so the kernel is translation invariant to round-off and
+(:mod:`fastgssl._geometry`), so the kernel is translation invariant to round-off and
 its error is relative to the spread of the data, not to its offset; data whose squared
 distances overflow float64 are refused with an error that says to rescale.
 """
@@ -26,9 +26,9 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._geometry import centred_pair, check_distance_scale
 from fastgssl._threads import default_numba_threads, numba_threads, small_blas
 from fastgssl._validation import check_positive, check_random_state, check_X
-from fastgssl.graphs._geometry import centred_pair, check_distance_scale
 
 __all__ = ["default_sigma", "rbf_kernel"]
 

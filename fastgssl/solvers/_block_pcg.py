@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
+from fastgssl import _sparse_blocks as K
 
 
 def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, maxiter=1000, project=None,

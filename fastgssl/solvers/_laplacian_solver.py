@@ -317,12 +317,12 @@ class LaplacianSolver:
         return np.ascontiguousarray(B - N @ (N.T @ B))
 
     def _jacobi(self, R, Z):
-        from . import _kernels as K
+        from fastgssl import _sparse_blocks as K
 
         return K.diag_scale_dot(self._dinv, R, Z)
 
     def _amg_precond(self, R, Z):
-        from . import _kernels as K
+        from fastgssl import _sparse_blocks as K
 
         Z[...] = self._project(self.multigrid_(R))
         return K.column_dot(R, Z)

@@ -11,7 +11,7 @@ below 2), and the constant vectors (or the given null space) as near-null space.
 The cycle itself is ours: a symmetric V-cycle with damped Jacobi smoothing (the same
 number of sweeps before and after, ``omega = 4 / (3 rho(D^{-1} A))``) and a dense
 pseudo-inverse on the coarsest level, written with the block kernels of
-:mod:`fastgssl.solvers._kernels`, so one cycle treats all r right-hand sides in one pass
+:mod:`fastgssl._sparse_blocks`, so one cycle treats all r right-hand sides in one pass
 over each level.  It is symmetric positive semi-definite, hence a valid CG preconditioner.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from . import _kernels as K
+from fastgssl import _sparse_blocks as K
 
 
 class _Level:
