@@ -86,7 +86,7 @@ from scipy.linalg.lapack import dpotrf as _dpotrf
 from scipy.linalg.lapack import dpotrs as _dpotrs
 from sklearn.exceptions import ConvergenceWarning
 
-from fastgssl._indexing import fold_block, fold_split, held_out_values, take_block
+from fastgssl._indexing import take_block
 from fastgssl._threads import factorization_blas, small_blas
 
 __all__ = ["fit_dense", "fit_nystrom", "objective_dense", "objective_nystrom"]
@@ -1197,9 +1197,10 @@ def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_i
     """
     l, k = Y.shape
     for i in range(n_folds):
-        R, V = fold_split(fl, i)
+        R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
         nR = R.shape[0]
-        KR = fold_block(K, R)
+        KR = take_block(K, R)
+        KVR = take_block(K, V, R)
         gl = gamma_a * nR
         if huber:
             c, b, U = 4.0 * h * gl, 1.0 + h, 1.0 / (2.0 * gl)
@@ -1222,7 +1223,7 @@ def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_i
                 total += n_solve
             n_iter[i, j] = total
             ok[i, j] = conv
-            held_out_values(K, V, R, y * a, pred, j)
+            pred[V, j] = KVR @ (y * a)
 
 
 def fold_refits(K, Y, fold_of_rows, n_folds, loss, gamma_a, *, tol=1e-10, max_iter=100,
