@@ -382,6 +382,11 @@ _PROJECTED_TRIALS = (1.0, 0.5, 0.25)
 _TRIALS = np.array(_PROJECTED_TRIALS)
 
 
+# error_model="numpy": IEEE division (no zero-division checks and their exception code to
+# compile; no division below can have a zero denominator).
+_njit = numba.njit(cache=True, nogil=True, error_model="numpy")
+
+
 # --- numba kernels of the active-set solver: no gathers of K rows, O(|F|^2) factor updates ---
 # Written for a short cold-start compilation (a first run compiles them; bench/
 # bench_coldstart.py --job measures it): plain loops instead of array expressions, slices,
@@ -389,7 +394,7 @@ _TRIALS = np.array(_PROJECTED_TRIALS)
 # to compile, and a slice assignment compiles Numba's shape-mismatch error formatting), and
 # no constant arguments to compiled callees (a literal argument compiles a callee once per
 # value: ``m = 0`` at a call site compiled the factor update and its callees twice).
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _top_violators(V, g, k):
     """The ``k`` entries of ``V`` with the largest ``|g[V]|``, in the order of ``V`` (ties
     at the k-th value: the first ones): a quickselect of the threshold, no sort."""
@@ -433,7 +438,7 @@ def _top_violators(V, g, k):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _add_rows(K, idx, w, out):
     """``out += sum_t w[t] K[idx[t], :]`` (= ``K[:, idx] @ w`` for a symmetric K) in place.
 
@@ -480,7 +485,7 @@ _xdsyrk = _external("cython_blas", "dsyrk", 10)
 _xdpotrf = _external("cython_lapack", "dpotrf", 5)
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _fortran_args(n, k, ld):
     """int32 scratch: 'L', 'N', 'T', 'R', n, k, ld, info (byte offsets 0, 4, ..., 28)."""
     w = np.empty(8, dtype=np.int32)
@@ -495,7 +500,7 @@ def _fortran_args(n, k, ld):
     return w
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _chol_solve_inplace(R, m, z):
     """``z <- x`` with ``R^T R x = z`` for the upper-triangular ``R[:m, :m]`` (two dtrsv)."""
     if m == 0:
@@ -509,7 +514,7 @@ def _chol_solve_inplace(R, m, z):
     _xdtrsv(L, T, N, n, R.ctypes.data, lda, z.ctypes.data, one)  # L^T x = z'
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _tri_mul_inplace(R, m, v):
     """``v[:m] <- R[:m, :m] @ v[:m]`` for the upper-triangular R (dtrmv)."""
     if m == 0:
@@ -522,7 +527,7 @@ def _tri_mul_inplace(R, m, v):
     _xdtrmv(L, T, N, n, R.ctypes.data, lda, v.ctypes.data, one)
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _solve_border(R, m, k):
     """``R[:m, m:m+k] <- R_FF^{-T} R[:m, m:m+k]`` in place (dtrsm; ``R_FF = R[:m, :m]``)."""
     if m == 0 or k == 0:
@@ -537,7 +542,7 @@ def _solve_border(R, m, k):
     _xdtrsm(Rs, L, T, N, nk, nm, d.ctypes.data, R.ctypes.data, lda, S, lda)  # X L^T = S^T
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _border(R, m, k):
     """Factor the new trailing block of R in place: on entry ``S = R[:m, m:m+k]`` holds the
     factor's new columns (``R_FF^{-T} H_FV``) and the upper triangle of
@@ -569,7 +574,7 @@ def _border(R, m, k):
             row[m + j] = 0.0
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _chol_delete(R, m, keep):
     """Delete the rows and columns ``~keep`` of ``H = R^T R`` from its upper factor in place.
 
@@ -624,7 +629,7 @@ def _chol_delete(R, m, keep):
                 row[j] = -row[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _free_step(R, m, rhs, aF, U, trials):
     """One iteration on the free set: ``(kind, a_new, code)`` (``U``: the free points' upper
     bounds).
@@ -702,7 +707,7 @@ def _free_step(R, m, rhs, aF, U, trials):
     return 2, a_new, code
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _fac_append(K, y, c, R, idx, m, V):
     """Border the factor of ``H_FF`` (F = ``idx[:m]``) with the points V: ``(R, idx, m)``.
 
@@ -747,7 +752,7 @@ def _fac_append(K, y, c, R, idx, m, V):
     return R, idx, m + k
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _fac_delete(K, y, c, R, idx, m, keep, mode=0):
     """Remove the points ``~keep[:m]`` from the factor: ``m'`` (R and idx in place).
 
@@ -804,7 +809,7 @@ def _fac_delete(K, y, c, R, idx, m, keep, mode=0):
     return p0 + nT
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
     """The active-set loop of :func:`_box_qp_column` (in place on ``a``; returns the rest).
 
