@@ -1,10 +1,16 @@
 """Cold-start costs in fresh processes: ``import fastgssl`` and the first loss evaluation.
 
-Usage: python bench/bench_coldstart.py [--repeats 5]
+Usage: python bench/bench_coldstart.py [--repeats 5] [--job [N]]
 
 Prints medians of: the import; the first vectorized loss call with an empty Numba cache
 (compilation); the same call in a later fresh process (disk cache); and, as the floor that
 any Numba library pays here, the first call of a trivial cached ``@njit`` function.
+
+``--job N``: instead, N cold first runs of the README's main job (``fastgssl select
+--quick``), each with a new empty ``NUMBA_CACHE_DIR`` (what a fresh venv has): the compile
+time the report prints on its own line, the process's CPU seconds and the load average (on
+a machine shared with other jobs the wall-clock compile time grows with the load; the CPU
+seconds much less).
 """
 
 import argparse
@@ -41,10 +47,40 @@ def wall(cmd, env):
     return time.perf_counter() - t0
 
 
+def cold_job(repeats):
+    import re
+    import resource
+
+    for r in range(repeats):
+        cache = tempfile.mkdtemp(prefix="fastgssl-numba-cache-")
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        env.setdefault("FASTGSSL_NUM_THREADS", "2")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        try:
+            out = subprocess.run([sys.executable, "-m", "fastgssl.cli", "select", "--quick",
+                                  "-q"], capture_output=True, text=True, env=env, check=True,
+                                 cwd=tempfile.gettempdir()).stdout
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        m = re.search(r"compile time ([0-9.]+) s", out)
+        print(f"run {r}: compile time {m.group(1) if m else '?'} s (report line); process "
+              f"{wall:.1f} s wall, {cpu:.1f} s CPU; load average {os.getloadavg()[0]:.1f}",
+              flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--job", type=int, nargs="?", const=1, default=None,
+                        help="cold first runs of the README's main job instead")
     args = parser.parse_args()
+    if args.job:
+        cold_job(args.job)
+        return
     cache = tempfile.mkdtemp(prefix="fastgssl-numba-cache-")
     trivial_dir = tempfile.mkdtemp(prefix="fastgssl-trivial-")
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)

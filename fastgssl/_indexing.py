@@ -14,8 +14,11 @@ from numba import njit, prange
 
 __all__ = ["take_block"]
 
-# below this many elements one thread copies the block (a parallel region costs more)
-_PARALLEL_MIN = 1 << 20
+# below this many elements one thread copies the block: a copy is bound by memory, and a
+# parallel region costs more (a 1260 x 1260 fold block of a 1400-point kernel: 1.1 ms on
+# one thread, 19 ms through the parallel kernel on the loaded 2-core project machine;
+# bench/profile_caravan_shape.py spent 25 % of exact selection there)
+_PARALLEL_MIN = 1 << 24
 
 
 @njit(cache=True, nogil=True)

@@ -147,6 +147,11 @@ def residual(indptr, indices, data, B, X, out):
                 out[i, c] -= a * X[j, c]
 
 
+# Below this many multiply-adds (nnz(A) times the columns of X) scipy's product, a few
+# milliseconds, replaces the parallel kernel: a small job's first run does not compile it.
+_SCIPY_WORK = 1 << 21
+
+
 def sparse_dense_product(A, X, rows=None, out=None):
     """``A @ X`` (``A[rows] @ X`` with ``rows``) for a sparse, dense or LinearOperator ``A``
     and a dense 2-D ``X``, as a float64 array (into ``out``, C-contiguous, when given); a CSR
@@ -157,10 +162,14 @@ def sparse_dense_product(A, X, rows=None, out=None):
     if sp.issparse(A):
         A = A.tocsr()
         X = np.ascontiguousarray(X, dtype=np.float64)
+        subset = rows is not None
         rows = (np.arange(A.shape[0]) if rows is None
                 else np.asarray(rows, dtype=np.int64))
         if out is None:
             out = np.empty((rows.shape[0], X.shape[1]))
+        if A.nnz * X.shape[1] <= _SCIPY_WORK:  # (same sums, same order, no compilation)
+            out[...] = (A[rows] if subset else A) @ X
+            return out
         from fastgssl._threads import numba_threads
 
         with numba_threads(None):  # the cores other jobs leave free

@@ -403,3 +403,29 @@ def test_nndescent_keeps_its_recall_on_offset_data_and_warns_below_min_recall():
         NNDescentGraph(10, search_neighbors=11, min_recall=1.0, random_state=0)(X)
     with pytest.raises(ValueError, match="min_recall"):
         NNDescentGraph(10, min_recall=2.0)(X)
+
+
+@pytest.mark.parametrize("scan", [True, False])
+@pytest.mark.parametrize("exclude_self", [True, False])
+@pytest.mark.parametrize("complete", [True, False])
+def test_numpy_refinement_equals_the_kernel(scan, exclude_self, complete):
+    # small problems refine in numpy (no compilation on a first run): the same neighbours
+    # and the same float64 distances as the parallel kernel, ties, invalid candidates and
+    # the fallback scan of uncertified rows included
+    from fastgssl.graphs import _knn
+
+    rng = np.random.default_rng(3)
+    n, k = 150, 5
+    X = np.round(rng.normal(size=(n, 6)), 0)  # many tied distances
+    cand = rng.integers(-1, n + 1, size=(n, 12))
+    worst, delta = rng.uniform(0.0, 20.0, size=n), np.zeros(n)
+    outs = []
+    for fn in (_knn._refine_dense, _knn._refine_dense_numpy):
+        oi, od, failed = np.full((n, k), -1), np.full((n, k), np.inf), np.zeros(n, bool)
+        r = fn(X, X, cand, worst, delta, 0, exclude_self, complete, k, scan, oi, od, failed)
+        outs.append((r, oi, od, failed))
+    (r1, i1, d1, f1), (r2, i2, d2, f2) = outs
+    assert r1 == r2 and (r1 > 0) == (not complete)
+    np.testing.assert_array_equal(i1, i2)
+    np.testing.assert_array_equal(d1, d2)
+    np.testing.assert_array_equal(f1, f2)

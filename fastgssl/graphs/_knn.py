@@ -75,6 +75,63 @@ _U64 = float(np.finfo(np.float64).eps) / 2
 # ----------------------------------------------------------------------------------------
 # Python drivers
 # ----------------------------------------------------------------------------------------
+# Below this many candidate coordinates (queries x candidates x features) the refinement is
+# numpy's (:func:`_refine_dense_numpy`, the same numbers): milliseconds at this size, and a
+# small job's first run does not compile the parallel kernel (about 2 s on the 2-core
+# project machine).
+_NUMPY_REFINE = 1 << 23
+
+
+def _refine_dense_numpy(Xq, Xr, cand_i, cand_worst, delta, q_offset, exclude_self,
+                        complete, k, scan, out_i, out_d, failed):
+    """:func:`_refine_dense` in numpy, with the same results: the squared distances are
+    summed feature by feature in the same order (the same float64 sums) and sorted by
+    (distance, index) as its insertion sort does."""
+    nq, kc = cand_i.shape
+    nr = Xr.shape[0]
+    valid = (cand_i >= 0) & (cand_i < nr)
+    ci = np.where(valid, cand_i, 0)
+    dist = np.zeros((nq, kc))
+    for t in range(Xq.shape[1]):  # float64 entries, as the kernel widens float32 input
+        diff = Xq[:, t, None].astype(np.float64) - Xr[:, t][ci].astype(np.float64)
+        diff *= diff
+        dist += diff
+    dist[~valid] = np.inf
+    ci[~valid] = -1
+    order = np.lexsort((ci, dist), axis=1)
+    best_d = np.take_along_axis(dist, order, axis=1)
+    best_i = np.take_along_axis(ci, order, axis=1)
+    count = valid.sum(axis=1)
+    certified = np.full(nq, bool(complete))
+    if not complete:
+        certified = (count >= k) & (cand_worst - delta > best_d[:, min(k, kc) - 1])
+    rows = np.flatnonzero(certified) if scan else np.arange(nq)
+    out_i[rows] = best_i[rows, :k]
+    out_d[rows] = best_d[rows, :k]
+    bad = np.flatnonzero(~certified)
+    failed[bad] = True
+    if scan:
+        refs = np.arange(nr)
+        for a in bad:  # an exact scan of all reference points
+            d = np.zeros(nr)
+            for t in range(Xq.shape[1]):
+                diff = np.float64(Xq[a, t]) - Xr[:, t].astype(np.float64)
+                diff *= diff
+                d += diff
+            keep = refs != q_offset + a if exclude_self else np.ones(nr, dtype=bool)
+            o = np.lexsort((refs[keep], d[keep]))[:k]
+            m = o.shape[0]
+            out_i[a, :m] = refs[keep][o]
+            out_d[a, :m] = d[keep][o]
+    return int(bad.size)
+
+
+def _refine_dense_auto(Xq, Xr, cand_i, *args):
+    """:func:`_refine_dense_numpy` for small problems, else the parallel kernel."""
+    small = Xq.shape[0] * cand_i.shape[1] * Xq.shape[1] <= _NUMPY_REFINE
+    return (_refine_dense_numpy if small else _refine_dense)(Xq, Xr, cand_i, *args)
+
+
 def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     """Candidate heaps from blocked products. Returns (cand_i, cand_worst, delta).
 
@@ -566,8 +623,8 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
         else:
             failed = np.zeros(X.shape[0], dtype=np.bool_)
             scan = algorithm != "kd_tree"
-            n_fb = _refine_dense(X, R, cand_i, worst, delta, 0, exclude_self, complete, k,
-                                 scan, out_i, out_d, failed)
+            n_fb = _refine_dense_auto(X, R, cand_i, worst, delta, 0, exclude_self, complete,
+                                      k, scan, out_i, out_d, failed)
             if not scan and n_fb:
                 _tree_retry(tree, X, R, failed, kc, k, exclude_self, complete, threads,
                             out_i, out_d)

@@ -42,6 +42,24 @@ _DENSIFY_ELEMENTS = 1 << 25
 _SERIAL_ELEMENTS = 1 << 20
 
 
+# Below this many entries the log-kernel pass is numpy's (the same operations in the same
+# order: the same numbers), not the parallel Numba kernel: a few milliseconds at this size,
+# and a small job's first run does not compile the kernel (about a second per parallel
+# kernel on the 2-core project machine).
+_NUMPY_ELEMENTS = 1 << 22
+
+
+def _log_rbf(G, xx, yy, scale):
+    """In place: ``G[i, j] <- -max(xx[i] + yy[j] - 2 G[i, j], 0) * scale``."""
+    if G.size > _NUMPY_ELEMENTS:
+        _gram_to_log_rbf(G, xx, yy, scale)
+        return
+    np.multiply(G, 2.0, out=G)
+    np.subtract(np.add.outer(xx, yy), G, out=G)
+    np.maximum(G, 0.0, out=G)
+    np.multiply(G, -scale, out=G)
+
+
 @numba.njit(parallel=True, cache=True)
 def _gram_to_log_rbf(G, xx, yy, scale):
     """In place: G[i, j] <- -max(xx[i] + yy[j] - 2 G[i, j], 0) * scale."""
@@ -182,7 +200,11 @@ def _fill_rbf(out, X, Yt, xx, yy, scale, block, whole):
     n = out.shape[0]
     if whole:
         np.matmul(X, X.T, out=out)
-        _gram_to_rbf_symmetric(out, xx, scale)
+        if out.size > _NUMPY_ELEMENTS:
+            _gram_to_rbf_symmetric(out, xx, scale)
+        else:  # (X X^T is exactly symmetric, and so is its log-kernel: xx[i] + xx[j])
+            _log_rbf(out, xx, xx, scale)
+            np.exp(out, out=out)
         return
     for start in range(0, n, block):
         stop = min(n, start + block)
@@ -192,7 +214,7 @@ def _fill_rbf(out, X, Yt, xx, yy, scale, block, whole):
             out[start:stop] = prod.toarray() if sp.issparse(prod) else prod
         else:
             np.matmul(Xb, Yt, out=out[start:stop])
-        _gram_to_log_rbf(out[start:stop], xx[start:stop], yy, scale)
+        _log_rbf(out[start:stop], xx[start:stop], yy, scale)
         np.exp(out[start:stop], out=out[start:stop])  # numpy's vectorized exp
 
 
@@ -214,7 +236,7 @@ class CentredRBFColumns:
     def __call__(self, idx):
         idx = np.asarray(idx, dtype=np.intp)
         G = _dot_t(self.Xc, self.Xc[idx])
-        _gram_to_log_rbf(G, self.xx, self.xx[idx], self.scale)
+        _log_rbf(G, self.xx, self.xx[idx], self.scale)
         np.exp(G, out=G)
         G[idx, np.arange(idx.size)] = 1.0
         return G

@@ -17,8 +17,8 @@ Formulas (derivatives in the prediction ``f``; for classification ``y`` is -1 / 
   ell'' = sigma(z) sigma(-z) (y^2 = 1).
 
 All scalar functions are module-level ``@njit(cache=True)`` so that other kernels (Newton
-solvers, BIF) can call them; :func:`apply_builtin` evaluates any of them on arrays with one
-disk-cached, parallel kernel.
+solvers, BIF) can call them; :func:`apply_builtin` evaluates any of them on arrays with a
+disk-cached kernel per loss (serial, or parallel for long arrays).
 """
 
 from __future__ import annotations
@@ -130,45 +130,76 @@ def logistic_d2(y, f, p):
     return y * y * _sigmoid(z) * _sigmoid(-z)
 
 
-# --- one dispatching kernel for arrays ----------------------------------------------------
+# --- array kernels: one per loss, so a run compiles only the losses it evaluates ----------
+# (one kernel dispatching on a loss code compiled all twelve scalar functions on first use)
 @_jit
-def _eval_builtin(code, order, y, f, p):
-    if code == 0:
-        if order == 0:
-            return square_value(y, f, p)
-        if order == 1:
-            return square_d1(y, f, p)
-        return square_d2(y, f, p)
-    if code == 1:
-        if order == 0:
-            return huber_hinge_value(y, f, p)
-        if order == 1:
-            return huber_hinge_d1(y, f, p)
-        return huber_hinge_d2(y, f, p)
-    if code == 2:
-        if order == 0:
-            return squared_hinge_value(y, f, p)
-        if order == 1:
-            return squared_hinge_d1(y, f, p)
-        return squared_hinge_d2(y, f, p)
-    if order == 0:
-        return logistic_value(y, f, p)
-    if order == 1:
-        return logistic_d1(y, f, p)
-    return logistic_d2(y, f, p)
-
-
-@numba.njit(cache=True, parallel=True, error_model="numpy")
-def _apply_builtin_parallel(code, order, y, f, p, out):
-    for i in numba.prange(y.shape[0]):
-        out[i] = _eval_builtin(code, order, y[i], f[i], p)
-
-
-@_jit
-def _apply_builtin_serial(code, order, y, f, p, out):
+def _square_serial(order, y, f, p, out):
     for i in range(y.shape[0]):
-        out[i] = _eval_builtin(code, order, y[i], f[i], p)
+        out[i] = square_value(y[i], f[i], p) if order == 0 else (
+            square_d1(y[i], f[i], p) if order == 1 else square_d2(y[i], f[i], p))
 
+
+@_jit
+def _huber_hinge_serial(order, y, f, p, out):
+    for i in range(y.shape[0]):
+        out[i] = huber_hinge_value(y[i], f[i], p) if order == 0 else (
+            huber_hinge_d1(y[i], f[i], p) if order == 1 else huber_hinge_d2(y[i], f[i], p))
+
+
+@_jit
+def _squared_hinge_serial(order, y, f, p, out):
+    for i in range(y.shape[0]):
+        out[i] = squared_hinge_value(y[i], f[i], p) if order == 0 else (
+            squared_hinge_d1(y[i], f[i], p) if order == 1 else
+            squared_hinge_d2(y[i], f[i], p))
+
+
+@_jit
+def _logistic_serial(order, y, f, p, out):
+    for i in range(y.shape[0]):
+        out[i] = logistic_value(y[i], f[i], p) if order == 0 else (
+            logistic_d1(y[i], f[i], p) if order == 1 else logistic_d2(y[i], f[i], p))
+
+
+_pjit = numba.njit(cache=True, parallel=True, error_model="numpy")
+
+
+@_pjit
+def _square_parallel(order, y, f, p, out):
+    for i in numba.prange(y.shape[0]):
+        out[i] = square_value(y[i], f[i], p) if order == 0 else (
+            square_d1(y[i], f[i], p) if order == 1 else square_d2(y[i], f[i], p))
+
+
+@_pjit
+def _huber_hinge_parallel(order, y, f, p, out):
+    for i in numba.prange(y.shape[0]):
+        out[i] = huber_hinge_value(y[i], f[i], p) if order == 0 else (
+            huber_hinge_d1(y[i], f[i], p) if order == 1 else huber_hinge_d2(y[i], f[i], p))
+
+
+@_pjit
+def _squared_hinge_parallel(order, y, f, p, out):
+    for i in numba.prange(y.shape[0]):
+        out[i] = squared_hinge_value(y[i], f[i], p) if order == 0 else (
+            squared_hinge_d1(y[i], f[i], p) if order == 1 else
+            squared_hinge_d2(y[i], f[i], p))
+
+
+@_pjit
+def _logistic_parallel(order, y, f, p, out):
+    for i in numba.prange(y.shape[0]):
+        out[i] = logistic_value(y[i], f[i], p) if order == 0 else (
+            logistic_d1(y[i], f[i], p) if order == 1 else logistic_d2(y[i], f[i], p))
+
+
+# by loss code (the LossSpec's _builtin_code): (serial, parallel)
+_KERNELS = (
+    (_square_serial, _square_parallel),
+    (_huber_hinge_serial, _huber_hinge_parallel),
+    (_squared_hinge_serial, _squared_hinge_parallel),
+    (_logistic_serial, _logistic_parallel),
+)
 
 # Below this size, waking the thread pool costs more than the loop (measured: a parallel
 # launch on 10^4 elements took milliseconds on a loaded 2-core machine).
@@ -177,7 +208,6 @@ PARALLEL_MIN_SIZE = 100_000
 
 def apply_builtin(code, order, y, f, p, out):
     """``out[i] = loss_code^(order)(y[i], f[i])`` for a built-in loss ``code``."""
-    if y.shape[0] >= PARALLEL_MIN_SIZE:
-        _apply_builtin_parallel(code, order, y, f, p, out)
-    else:
-        _apply_builtin_serial(code, order, y, f, p, out)
+    serial, parallel = _KERNELS[code]
+    (parallel if y.shape[0] >= PARALLEL_MIN_SIZE else serial)(order, y, f, p, out)
+

@@ -86,7 +86,7 @@ from scipy.linalg.lapack import dpotrf as _dpotrf
 from scipy.linalg.lapack import dpotrs as _dpotrs
 from sklearn.exceptions import ConvergenceWarning
 
-from fastgssl._indexing import fold_block, fold_split, held_out_values, take_block
+from fastgssl._indexing import take_block
 from fastgssl._threads import factorization_blas, small_blas
 
 __all__ = ["fit_dense", "fit_nystrom", "objective_dense", "objective_nystrom"]
@@ -382,20 +382,19 @@ _PROJECTED_TRIALS = (1.0, 0.5, 0.25)
 _TRIALS = np.array(_PROJECTED_TRIALS)
 
 
+# error_model="numpy": IEEE division (no zero-division checks and their exception code to
+# compile; no division below can have a zero denominator).
+_njit = numba.njit(cache=True, nogil=True, error_model="numpy")
+
+
 # --- numba kernels of the active-set solver: no gathers of K rows, O(|F|^2) factor updates ---
-# Blocks are copied by explicit loops, never by an array-to-array slice assignment: that
-# assignment compiles Numba's shape-mismatch error formatting (string code, about 4 s of a
-# cold start's compilation) for a check that the loops' bounds make unnecessary.
-@numba.njit(cache=True, nogil=True)
-def _put_block(dst, r0, c0, src):
-    """``dst[r0:r0+p, c0:c0+q] = src`` (src: p x q)."""
-    for i in range(src.shape[0]):
-        row = dst[r0 + i]
-        for j in range(src.shape[1]):
-            row[c0 + j] = src[i, j]
-
-
-@numba.njit(cache=True, nogil=True)
+# Written for a short cold-start compilation (a first run compiles them; bench/
+# bench_coldstart.py --job measures it): plain loops instead of array expressions, slices,
+# fancy indexing, np.minimum / np.flatnonzero / ``@`` (each pulls in a Numba implementation
+# to compile, and a slice assignment compiles Numba's shape-mismatch error formatting), and
+# no constant arguments to compiled callees (a literal argument compiles a callee once per
+# value: ``m = 0`` at a call site compiled the factor update and its callees twice).
+@_njit
 def _top_violators(V, g, k):
     """The ``k`` entries of ``V`` with the largest ``|g[V]|``, in the order of ``V`` (ties
     at the k-th value: the first ones): a quickselect of the threshold, no sort."""
@@ -439,7 +438,7 @@ def _top_violators(V, g, k):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _add_rows(K, idx, w, out):
     """``out += sum_t w[t] K[idx[t], :]`` (= ``K[:, idx] @ w`` for a symmetric K) in place.
 
@@ -467,91 +466,115 @@ def _add_rows(K, idx, w, out):
 # --- BLAS / LAPACK from the compiled loops ------------------------------------------------------
 # scipy's Cython BLAS / LAPACK entry points, registered under fixed symbol names so that the
 # Numba functions that call them stay cacheable (the address is bound when the module is
-# imported, not baked into the cached code). All take Fortran pointer arguments. The factor
-# R lives in a C-order buffer of leading dimension ``R.shape[1]``: Fortran reads it as the
-# lower-triangular ``L = R^T`` with that leading dimension, so blocks are used in place.
+# imported, not baked into the cached code). All take Fortran pointer arguments, passed as
+# addresses (``a.ctypes.data`` plus a byte offset): the factor R lives in a C-order buffer
+# of leading dimension ``R.shape[1]``, which Fortran reads as the lower-triangular
+# ``L = R^T``, so blocks are used in place. The character and integer arguments sit in one
+# small int32 array per call (a character argument reads the first byte of its int32):
+# ``_W_L``, ... are their byte offsets.
 def _external(module, name, nargs):
-    symbol = f"fastgssl_{module}_{name}"
+    symbol = f"fastgssl_{module}_{name}_addr"
     _llvm.add_symbol(symbol, _cython_address(f"scipy.linalg.{module}", name))
-    return _nbt.ExternalFunction(symbol, _nbt.void(*([_nbt.voidptr] * nargs)))
+    return _nbt.ExternalFunction(symbol, _nbt.void(*([_nbt.uintp] * nargs)))
 
 
 _xdtrsm = _external("cython_blas", "dtrsm", 11)
 _xdtrsv = _external("cython_blas", "dtrsv", 8)
 _xdtrmv = _external("cython_blas", "dtrmv", 8)
+_xdsyrk = _external("cython_blas", "dsyrk", 10)
 _xdpotrf = _external("cython_lapack", "dpotrf", 5)
 
 
-@numba.njit(cache=True, nogil=True)
-def _char(c):
-    return np.full(1, c, dtype=np.uint8)
+@_njit
+def _fortran_args(n, k, ld):
+    """int32 scratch: 'L', 'N', 'T', 'R', n, k, ld, info (byte offsets 0, 4, ..., 28)."""
+    w = np.empty(8, dtype=np.int32)
+    w[0] = 76
+    w[1] = 78
+    w[2] = 84
+    w[3] = 82
+    w[4] = n
+    w[5] = k
+    w[6] = ld
+    w[7] = 0
+    return w
 
 
-@numba.njit(cache=True, nogil=True)
-def _int(v):
-    return np.full(1, v, dtype=np.int32)
-
-
-@numba.njit(cache=True, nogil=True)
-def _chol_solve(R, m, rhs):
-    """``x`` with ``R^T R x = rhs`` for the upper-triangular ``R[:m, :m]`` (two dtrsv)."""
-    z = rhs.copy()
+@_njit
+def _chol_solve_inplace(R, m, z):
+    """``z <- x`` with ``R^T R x = z`` for the upper-triangular ``R[:m, :m]`` (two dtrsv)."""
     if m == 0:
-        return z
-    L, N, T = _char(76), _char(78), _char(84)
-    n, lda, one = _int(m), _int(R.shape[1]), _int(1)
-    _xdtrsv(L.ctypes, N.ctypes, N.ctypes, n.ctypes, R.ctypes, lda.ctypes, z.ctypes,
-            one.ctypes)  # L z = rhs, L = R^T
-    _xdtrsv(L.ctypes, T.ctypes, N.ctypes, n.ctypes, R.ctypes, lda.ctypes, z.ctypes,
-            one.ctypes)  # L^T x = z
-    return z
+        return
+    w = _fortran_args(m, m, R.shape[1])
+    w[5] = 1
+    p = w.ctypes.data
+    L, N, T = p, p + np.uint64(4), p + np.uint64(8)
+    n, one, lda = p + np.uint64(16), p + np.uint64(20), p + np.uint64(24)
+    _xdtrsv(L, N, N, n, R.ctypes.data, lda, z.ctypes.data, one)  # L z' = z, L = R^T
+    _xdtrsv(L, T, N, n, R.ctypes.data, lda, z.ctypes.data, one)  # L^T x = z'
 
 
-@numba.njit(cache=True, nogil=True)
-def _tri_mul(R, m, v):
-    """``R[:m, :m] @ v`` for the upper-triangular R (dtrmv)."""
-    out = v[:m].copy()
+@_njit
+def _tri_mul_inplace(R, m, v):
+    """``v[:m] <- R[:m, :m] @ v[:m]`` for the upper-triangular R (dtrmv)."""
     if m == 0:
-        return out
-    L, N, T = _char(76), _char(78), _char(84)
-    n, lda, one = _int(m), _int(R.shape[1]), _int(1)
-    _xdtrmv(L.ctypes, T.ctypes, N.ctypes, n.ctypes, R.ctypes, lda.ctypes, out.ctypes,
-            one.ctypes)
-    return out
+        return
+    w = _fortran_args(m, m, R.shape[1])
+    w[5] = 1
+    p = w.ctypes.data
+    L, N, T = p, p + np.uint64(4), p + np.uint64(8)
+    n, one, lda = p + np.uint64(16), p + np.uint64(20), p + np.uint64(24)
+    _xdtrmv(L, T, N, n, R.ctypes.data, lda, v.ctypes.data, one)
 
 
-@numba.njit(cache=True, nogil=True)
-def _trsm_rt(R, m, S):
-    """``S <- R[:m, :m]^{-T} S`` in place (S: m x k, C order)."""
-    k = S.shape[1]
+@_njit
+def _solve_border(R, m, k):
+    """``R[:m, m:m+k] <- R_FF^{-T} R[:m, m:m+k]`` in place (dtrsm; ``R_FF = R[:m, :m]``)."""
     if m == 0 or k == 0:
         return
-    # Fortran: S is S^T (k x m, ld k); R^T X = S <=> X^T L^T = S^T with L = R^T
-    Rs, L, T, N = _char(82), _char(76), _char(84), _char(78)
-    mm, nn, lda, ldb = _int(k), _int(m), _int(R.shape[1]), _int(k)
-    alpha = np.ones(1)
-    _xdtrsm(Rs.ctypes, L.ctypes, T.ctypes, N.ctypes, mm.ctypes, nn.ctypes, alpha.ctypes,
-            R.ctypes, lda.ctypes, S.ctypes, ldb.ctypes)
+    ld = R.shape[1]
+    w = _fortran_args(m, k, ld)
+    p = w.ctypes.data
+    L, N, T, Rs = p, p + np.uint64(4), p + np.uint64(8), p + np.uint64(12)
+    nm, nk, lda = p + np.uint64(16), p + np.uint64(20), p + np.uint64(24)
+    d = np.ones(1)
+    S = R.ctypes.data + np.uint64(8 * m)  # Fortran: S^T (k x m, leading dimension ld)
+    _xdtrsm(Rs, L, T, N, nk, nm, d.ctypes.data, R.ctypes.data, lda, S, lda)  # X L^T = S^T
 
 
-@numba.njit(cache=True, nogil=True)
-def _potrf_block(R, p, k):
-    """Cholesky factor in place of the symmetric block ``R[p:p+k, p:p+k]``: upper R (C
-    order). Raises LinAlgError when the block is not positive definite."""
+@_njit
+def _border(R, m, k):
+    """Factor the new trailing block of R in place: on entry ``S = R[:m, m:m+k]`` holds the
+    factor's new columns (``R_FF^{-T} H_FV``) and the upper triangle of
+    ``R[m:m+k, m:m+k]`` holds ``H_VV``; on exit that block holds ``chol(H_VV - S^T S)``
+    (dsyrk, dpotrf) with zeros below the diagonal. Raises LinAlgError when the Schur
+    complement is not positive definite."""
     if k == 0:
         return
-    B = R[p:, p:]
-    L = _char(76)
-    n, lda, info = _int(k), _int(R.shape[1]), _int(0)
-    _xdpotrf(L.ctypes, n.ctypes, B.ctypes, lda.ctypes, info.ctypes)
-    if info[0] != 0:
+    ld = R.shape[1]
+    w = _fortran_args(m, k, ld)
+    p = w.ctypes.data
+    L, N = p, p + np.uint64(4)
+    nm, nk, lda, info = p + np.uint64(16), p + np.uint64(20), p + np.uint64(24), \
+        p + np.uint64(28)
+    d = np.empty(2)
+    d[0] = 1.0
+    d[1] = -1.0
+    one, minus = d.ctypes.data, d.ctypes.data + np.uint64(8)
+    corner = R.ctypes.data + np.uint64(8 * (m * ld + m))
+    if m:
+        S = R.ctypes.data + np.uint64(8 * m)  # Fortran: S^T (k x m, leading dimension ld)
+        _xdsyrk(L, N, nk, nm, minus, S, lda, one, corner, lda)  # H_VV - S^T S
+    _xdpotrf(L, nk, corner, lda, info)
+    if w[7] != 0:
         raise np.linalg.LinAlgError("the free-set matrix is not positive definite")
     for i in range(1, k):  # the other triangle still holds H
+        row = R[m + i]
         for j in range(i):
-            R[p + i, p + j] = 0.0
+            row[m + j] = 0.0
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _chol_delete(R, m, keep):
     """Delete the rows and columns ``~keep`` of ``H = R^T R`` from its upper factor in place.
 
@@ -562,8 +585,12 @@ def _chol_delete(R, m, keep):
     from position p0 on. The new factor is ``R[:m', :m']`` (m' kept points); the storage
     outside it is zeroed, so the part below the diagonal stays zero.
     """
-    cols = np.flatnonzero(keep[:m])
-    mk = cols.shape[0]
+    cols = np.empty(m, dtype=np.int64)
+    mk = 0
+    for j in range(m):
+        if keep[j]:
+            cols[mk] = j
+            mk += 1
     p0 = 0
     while p0 < mk and cols[p0] == p0:
         p0 += 1
@@ -592,14 +619,17 @@ def _chol_delete(R, m, keep):
                 r1[jj] = cs * t1 + sn * t2
                 r2[jj] = cs * t2 - sn * t1
     for i in range(mk, m):
-        R[i, :m] = 0.0
+        row = R[i]
+        for j in range(m):
+            row[j] = 0.0
     for i in range(mk):  # the rotations keep a positive diagonal only up to sign
         if R[i, i] < 0.0:
+            row = R[i]
             for j in range(i, mk):
-                R[i, j] = -R[i, j]
+                row[j] = -row[j]
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _free_step(R, m, rhs, aF, U, trials):
     """One iteration on the free set: ``(kind, a_new, code)`` (``U``: the free points' upper
     bounds).
@@ -611,7 +641,10 @@ def _free_step(R, m, rhs, aF, U, trials):
     least one point on a bound; kind 2, the ratio-test step to the first bound hit. ``code``
     marks the points that leave the free set (1: to 0, 2: to U).
     """
-    x = _chol_solve(R, m, rhs)
+    x = np.empty(m)
+    for i in range(m):
+        x[i] = rhs[i]
+    _chol_solve_inplace(R, m, x)
     code = np.zeros(m, dtype=np.int8)
     inside = True
     for i in range(m):
@@ -620,53 +653,68 @@ def _free_step(R, m, rhs, aF, U, trials):
             break
     if inside:
         return 0, x, code
-    p = x - aF
-    Rp = _tri_mul(R, m, p)
+    p = np.empty(m)
+    Rp = np.empty(m)
+    for i in range(m):
+        p[i] = x[i] - aF[i]
+        Rp[i] = p[i]
+    _tri_mul_inplace(R, m, Rp)
+    ap = np.empty(m)
+    Rd = np.empty(m)
     for t in trials:
-        ap = np.minimum(np.maximum(aF + t * p, 0.0), U)
         hits = 0
         for i in range(m):
-            if ap[i] <= 0.0 or ap[i] >= U[i]:
+            v = aF[i] + t * p[i]
+            if v <= 0.0:
+                v = 0.0
                 hits += 1
+            elif v >= U[i]:
+                v = U[i]
+                hits += 1
+            ap[i] = v
+            Rd[i] = v - aF[i]
         if hits == 0:
             break
-        Rd = _tri_mul(R, m, ap - aF)
-        if 0.5 * (Rd @ Rd) - Rd @ Rp < 0.0:  # the QP objective decreases
+        _tri_mul_inplace(R, m, Rd)
+        dq = 0.0
+        for i in range(m):
+            dq += Rd[i] * (0.5 * Rd[i] - Rp[i])
+        if dq < 0.0:  # the QP objective decreases
             for i in range(m):
                 if ap[i] <= 0.0:
-                    ap[i] = 0.0
                     code[i] = 1
                 elif ap[i] >= U[i]:
-                    ap[i] = U[i]
                     code[i] = 2
             return 1, ap, code
-    r = np.full(m, np.inf)  # ratio test: the longest step towards x that stays in the box
+    t = np.inf  # ratio test: the longest step towards x that stays in the box
     for i in range(m):
         if x[i] < 0.0:
-            r[i] = aF[i] / (aF[i] - x[i])
+            t = min(t, aF[i] / (aF[i] - x[i]))
         elif x[i] > U[i]:
-            r[i] = (U[i] - aF[i]) / (x[i] - aF[i])
-    t = max(r.min(), 0.0)
-    a_new = aF + t * p
+            t = min(t, (U[i] - aF[i]) / (x[i] - aF[i]))
+    t = max(t, 0.0)
+    a_new = ap
     for i in range(m):
-        if r[i] <= t:
-            if x[i] < 0.0:
+        a_new[i] = aF[i] + t * p[i]
+        if x[i] < 0.0:
+            if aF[i] / (aF[i] - x[i]) <= t:
                 a_new[i] = 0.0
                 code[i] = 1
-            else:
+        elif x[i] > U[i]:
+            if (U[i] - aF[i]) / (x[i] - aF[i]) <= t:
                 a_new[i] = U[i]
                 code[i] = 2
     return 2, a_new, code
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _fac_append(K, y, c, R, idx, m, V):
     """Border the factor of ``H_FF`` (F = ``idx[:m]``) with the points V: ``(R, idx, m)``.
 
-    ``S = R^{-T} H_FV`` (dtrsm), ``R_VV = chol(H_VV - S^T S)`` (dpotrf in place):
-    O(m^2 k + m k^2 + k^3). The buffers double when full (up to the number of points). A
-    Schur complement that is not positive definite raises LinAlgError (a kernel that is not
-    PSD).
+    ``S = R^{-T} H_FV`` (dtrsm), ``R_VV = chol(H_VV - S^T S)`` (dsyrk, dpotrf), all in
+    place in R (:func:`_solve_border`, :func:`_border`): O(m^2 k + m k^2 + k^3). The
+    buffers double when full (up to the number of points). A Schur complement that is not
+    positive definite raises LinAlgError (a kernel that is not PSD).
     """
     k = V.shape[0]
     if k == 0:
@@ -674,35 +722,37 @@ def _fac_append(K, y, c, R, idx, m, V):
     if m + k > R.shape[0]:
         cap = max(m + k, min(max(2 * R.shape[0], 64), y.shape[0]))
         R2 = np.zeros((cap, cap))
-        _put_block(R2, 0, 0, R[:m, :m])
+        for r in range(m):
+            src = R[r]
+            dst = R2[r]
+            for j in range(r, m):
+                dst[j] = src[j]
         idx2 = np.empty(cap, dtype=np.int64)
         for r in range(m):
             idx2[r] = idx[r]
         R, idx = R2, idx2
-    H = np.empty((k, k))
-    for s in range(k):
-        vs = V[s]
+    for r in range(m):  # H_FV
+        i = idx[r]
+        yi = y[i]
+        Ki = K[i]
+        row = R[r]
         for t in range(k):
-            H[s, t] = y[vs] * y[V[t]] * K[vs, V[t]]
-        H[s, s] += c
-    if m:
-        S = np.empty((m, k))
-        for r in range(m):
-            i = idx[r]
-            yi = y[i]
-            for t in range(k):
-                S[r, t] = yi * y[V[t]] * K[i, V[t]]
-        _trsm_rt(R, m, S)
-        _put_block(H, 0, 0, H - S.T @ S)
-        _put_block(R, 0, m, S)
-    _put_block(R, m, m, H)
-    _potrf_block(R, m, k)
+            row[m + t] = yi * y[V[t]] * Ki[V[t]]
+    for s in range(k):  # H_VV, upper triangle
+        vs = V[s]
+        Kv = K[vs]
+        row = R[m + s]
+        for t in range(s, k):
+            row[m + t] = y[vs] * y[V[t]] * Kv[V[t]]
+        row[m + s] += c
+    _solve_border(R, m, k)
+    _border(R, m, k)
     for t in range(k):
         idx[m + t] = V[t]
     return R, idx, m + k
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _fac_delete(K, y, c, R, idx, m, keep, mode=0):
     """Remove the points ``~keep[:m]`` from the factor: ``m'`` (R and idx in place).
 
@@ -732,33 +782,34 @@ def _fac_delete(K, y, c, R, idx, m, keep, mode=0):
                 idx[mk] = idx[p]
                 mk += 1
         return mk
-    T = np.flatnonzero(keep[p0:m]) + p0
-    nT = T.shape[0]
-    H = np.empty((nT, nT))
-    for s in range(nT):
-        i = idx[T[s]]
-        for t in range(nT):
-            j = idx[T[t]]
-            H[s, t] = y[i] * y[j] * K[i, j]
-        H[s, s] += c
-    if p0 and nT:
-        B = np.empty((p0, nT))
-        for r in range(p0):
-            for t in range(nT):
-                B[r, t] = R[r, T[t]]
-        _put_block(H, 0, 0, H - B.T @ B)
-        _put_block(R, 0, p0, B)
-    R[:p0, p0 + nT:m] = 0.0
-    R[p0:m, :m] = 0.0
-    if nT:
-        _put_block(R, p0, p0, H)
-        _potrf_block(R, p0, nT)
-    for s in range(nT):
-        idx[p0 + s] = idx[T[s]]
+    nT = p0 - p0  # (0, not a constant: a constant argument compiles a callee again)
+    for p in range(p0, m):  # kept points after p0: their columns move left, in order
+        if keep[p]:
+            for r in range(p0):
+                R[r, p0 + nT] = R[r, p]
+            idx[p0 + nT] = idx[p]
+            nT += 1
+    for r in range(p0):
+        row = R[r]
+        for j in range(p0 + nT, m):
+            row[j] = 0.0
+    for r in range(p0, m):
+        row = R[r]
+        for j in range(m):
+            row[j] = 0.0
+    for s in range(nT):  # H_TT, upper triangle
+        i = idx[p0 + s]
+        Ki = K[i]
+        row = R[p0 + s]
+        for t in range(s, nT):
+            j = idx[p0 + t]
+            row[p0 + t] = y[i] * y[j] * Ki[j]
+        row[p0 + s] += c
+    _border(R, p0, nT)
     return p0 + nT
 
 
-@numba.njit(cache=True, nogil=True)
+@_njit
 def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
     """The active-set loop of :func:`_box_qp_column` (in place on ``a``; returns the rest).
 
@@ -774,24 +825,31 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
         if U[j] < np.inf:
             bounded = True
     status = np.zeros(l, dtype=np.int8)  # 0: a = 0; 1: free; 2: a = U
-    n_free = 0
+    pending = np.empty(l, dtype=np.int64)  # a warm start's free set, factorized when needed
+    n_pending = 0
+    idx = np.empty(l, dtype=np.int64)  # scratch: point indices
+    wts = np.empty(l)  # scratch: their weights
+    nE = 0
     for j in range(l):
         if a[j] >= U[j]:
             status[j] = 2
+            idx[nE] = j
+            wts[nE] = y[j] * U[j]
+            nE += 1
         elif a[j] > 0.0:
             status[j] = 1
-            n_free += 1
+            pending[n_pending] = j
+            n_pending += 1
     f_E = np.zeros(l)
-    E = np.flatnonzero(status == 2)
-    touched = E.shape[0] > 0
+    touched = nE > 0
     if touched:
-        _add_rows(K, E, y[E] * U[E], f_E)
-    R = np.zeros((0, 0))
-    idx = np.empty(0, dtype=np.int64)
-    m = 0
-    pending = np.flatnonzero(status == 1)  # a warm start's free set, factorized when needed
+        _add_rows(K, idx[:nE], wts[:nE], f_E)
+    m = idx.shape[0] - l  # (0, not a constant: a constant argument compiles a callee again)
+    R = np.zeros((m, m))
+    fidx = np.empty(m, dtype=np.int64)
     g = np.empty(l)
     cand = np.empty(l, dtype=np.int64)
+    df = np.empty(l)
     n_solve = 0
     outer = 0
     converged = False
@@ -822,50 +880,57 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
             converged = True
             break
         outer += 1
-        if pending.shape[0]:
-            R, idx, m = _fac_append(K, y, c, R, idx, m, pending)
-            pending = pending[:0]
+        if n_pending:
+            R, fidx, m = _fac_append(K, y, c, R, fidx, m, pending[:n_pending])
+            n_pending = 0
         # the block: max(block, grow (|F| + |E|)), reached from block by doubling (a warm
         # start's large F needs few additions; a cold start doubles its blocks, also where
         # they all land on the linear piece, as at large lam)
         k = min(max(block, int(grow * (m + n_upper))), block << min(outer - 1, 30))
-        V = cand[:nV].copy()
         if nV > k:  # (V may be empty: a warm start's free set is solved first)
-            V = _top_violators(V, g, k)
+            V = _top_violators(cand[:nV], g, k)
+        else:
+            V = cand[:nV]
+        nV = V.shape[0]
         if bounded:
             # violators at 0 whose own 1-D minimizer -g / H_jj lies beyond U go to U
             # together, without the factor, when that lowers the QP objective (the linear
             # piece fills in blocks at large lam instead of through |V| x |V| factors)
             nS = 0
-            S = np.empty(V.shape[0], dtype=np.int64)
-            for v in V:
+            for t in range(nV):
+                v = V[t]
                 if status[v] == 0 and -g[v] >= U[v] * (K[v, v] + c):
-                    S[nS] = v
+                    idx[nS] = v
+                    wts[nS] = y[v] * U[v]
                     nS += 1
             if nS:
-                S = S[:nS]
-                df = np.zeros(l)  # K_{:,S} y_S U: the change of f, and of the objective
-                _add_rows(K, S, y[S] * U[S], df)
+                for j in range(l):
+                    df[j] = 0.0
+                _add_rows(K, idx[:nS], wts[:nS], df)  # the change of f, and of the objective
                 dq = 0.0
-                for i in S:
+                for t in range(nS):
+                    i = idx[t]
                     dq += U[i] * g[i] + 0.5 * U[i] * (y[i] * df[i] + c * U[i])
                 if dq < 0.0:
                     touched = True
-                    for i in S:
+                    for t in range(nS):
+                        i = idx[t]
                         status[i] = 2
                         a[i] = U[i]
                     for j in range(l):
                         f_E[j] += df[j]
                         f[j] += df[j]
                     nrest = 0
-                    for v in V:
+                    for t in range(nV):
+                        v = V[t]
                         if status[v] != 2:
                             V[nrest] = v
                             nrest += 1
-                    V = V[:nrest]
+                    nV = nrest
                     if nrest == 0 and m == 0:
                         continue
-        for v in V:
+        for t in range(nV):
+            v = V[t]
             if status[v] == 2:
                 touched = True
                 row = K[v]
@@ -873,41 +938,44 @@ def _box_qp_kernel(K, y, c, b, U, a, f, max_outer, block, grow, trials):
                 for j in range(l):
                     f_E[j] -= w * row[j]
             status[v] = 1
-        R, idx, m = _fac_append(K, y, c, R, idx, m, V)
+        R, fidx, m = _fac_append(K, y, c, R, fidx, m, V[:nV])
         while m:  # solve on the free set until the solution is feasible
-            F = idx[:m]
             rhs = np.empty(m)
             aF = np.empty(m)
             UF = np.empty(m)
             for r in range(m):
-                rhs[r] = b[F[r]] - y[F[r]] * f_E[F[r]]
-                aF[r] = a[F[r]]
-                UF[r] = U[F[r]]
+                i = fidx[r]
+                rhs[r] = b[i] - y[i] * f_E[i]
+                aF[r] = a[i]
+                UF[r] = U[i]
             kind, aF_new, code = _free_step(R, m, rhs, aF, UF, trials)
             n_solve += 1
             for r in range(m):
-                a[F[r]] = aF_new[r]
+                a[fidx[r]] = aF_new[r]
             if kind == 0:
                 break
             keep = np.ones(m, dtype=np.bool_)
             for r in range(m):
                 if code[r] == 1:
-                    status[F[r]] = 0
+                    status[fidx[r]] = 0
                     keep[r] = False
                 elif code[r] == 2:
                     touched = True
-                    j0 = F[r]
+                    j0 = fidx[r]
                     status[j0] = 2
                     keep[r] = False
                     row = K[j0]
                     w = y[j0] * U[j0]
                     for j in range(l):
                         f_E[j] += w * row[j]
-            m = _fac_delete(K, y, c, R, idx, m, keep)
-        f = f_E.copy()
+            m = _fac_delete(K, y, c, R, fidx, m, keep)
+        for j in range(l):
+            f[j] = f_E[j]
         if m:
-            F = idx[:m]
-            _add_rows(K, F, y[F] * a[F], f)
+            for r in range(m):
+                i = fidx[r]
+                wts[r] = y[i] * a[i]
+            _add_rows(K, fidx[:m], wts[:m], f)
     margin = 0
     linear = 0
     for j in range(l):
@@ -1134,9 +1202,10 @@ def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_i
     """
     l, k = Y.shape
     for i in range(n_folds):
-        R, V = fold_split(fl, i)
+        R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
         nR = R.shape[0]
-        KR = fold_block(K, R)
+        KR = take_block(K, R)
+        KVR = take_block(K, V, R)
         gl = gamma_a * nR
         if huber:
             c, b, U = 4.0 * h * gl, 1.0 + h, 1.0 / (2.0 * gl)
@@ -1159,7 +1228,7 @@ def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_i
                 total += n_solve
             n_iter[i, j] = total
             ok[i, j] = conv
-            held_out_values(K, V, R, y * a, pred, j)
+            pred[V, j] = KVR @ (y * a)
 
 
 def fold_refits(K, Y, fold_of_rows, n_folds, loss, gamma_a, *, tol=1e-10, max_iter=100,
