@@ -64,7 +64,7 @@ def _split_kernel_solver(X, y, lam, sigma, repeats):
     """Medians of the two parts of an active-set SVM fit: the kernel matrix, the solver."""
     from fastgssl.kernels import pairwise_kernel
     from fastgssl.losses import get_loss
-    from fastgssl.models._kernel_solvers import fit_dense
+    from fastgssl.solvers._kernel_fits import fit_dense
 
     Y = np.where(y[:, None] == np.unique(y)[None, :], 1.0, -1.0)
     t_k, _, K = median_time(lambda: pairwise_kernel(X, kernel="rbf", sigma=sigma), repeats)

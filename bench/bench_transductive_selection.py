@@ -275,7 +275,7 @@ PHASES = [  # (label, module file suffix, function name): cumulative times from 
     ("Nystrom factor", "kernels/_nystrom.py", "nystrom"),
     ("deformed kernel setup (V^T Q V)", "kernels/_deformed.py", "fit"),
     ("K~_LL per ratio", "kernels/_deformed.py", "labeled_gram"),
-    ("l-point fits on all of L", "models/_kernel_solvers.py", "fit_dense"),
+    ("l-point fits on all of L", "solvers/_kernel_fits.py", "fit_dense"),
     ("fold refits (transductive_predictions)", "cv/_transductive.py",
      "transductive_predictions"),
 ]

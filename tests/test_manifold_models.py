@@ -19,7 +19,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from fastgssl.kernels import nystrom, rbf_kernel
 from fastgssl.losses import get_loss
 from fastgssl.models import KRR, SVM, LapRLS, LapSVM, UnlabeledComponentWarning
-from fastgssl.models._kernel_solvers import (
+from fastgssl.solvers._kernel_fits import (
     fit_dense,
     fit_nystrom,
     objective_dense,

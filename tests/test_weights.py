@@ -16,7 +16,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from fastgssl.cv import ApproxGridSearchCV, cv_result, make_folds
 from fastgssl.losses import get_loss
 from fastgssl.models import KRR, SVM, LapRLS, LapSVM
-from fastgssl.models._kernel_solvers import fit_dense, fit_nystrom
+from fastgssl.solvers._kernel_fits import fit_dense, fit_nystrom
 
 LOSSES = [("huber_hinge", {"h": 0.1}), ("squared_hinge", {}), ("logistic", {}), ("square", {})]
 

@@ -10,7 +10,7 @@ Cross-Validation": KRR / LSSVM and SVM with a Huber-smoothed hinge), in the pape
 
 with Q the graph regularizer over all n training points. KRR and SVM are the supervised case
 (``gamma_i = 0``, every point labeled, ``gamma_a = lam``) of the same machinery: one base class
-and one pair of solvers (:mod:`fastgssl.models._kernel_solvers`), no twins.
+and one pair of solvers (:mod:`fastgssl.solvers._kernel_fits`), no twins.
 
 Two backends: ``"dense"`` (``f = K alpha`` over the n training points, exact, O(n^2) memory) and
 ``"nystrom"`` (``f = V w`` in c Nystrom features, O(n c) memory, never an n x n matrix).
@@ -48,10 +48,10 @@ from fastgssl.kernels import check_kernel, nystrom
 from fastgssl.losses import Loss, get_loss
 from fastgssl.models._calibration import _PlattCalibration
 from fastgssl.models._kernel_machine_cv import _CVDeclarations
-from fastgssl.models._kernel_solvers import SOLVERS, fit_dense, fit_nystrom
 from fastgssl.models._multiclass import solve_gram
 from fastgssl.models._targets import check_class_labels, decoder
 from fastgssl.regularizers import build_regularizer
+from fastgssl.solvers import SOLVERS, fit_dense, fit_nystrom
 
 __all__ = []
 

@@ -14,9 +14,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._protocol import CVObjective, CVState, sharing_key
 from fastgssl._validation import check_sample_weight
-from fastgssl.models._kernel_solvers import fold_refits
 from fastgssl.models._multiclass import solve_gram
 from fastgssl.models._targets import decoder, point_weights
+from fastgssl.solvers import fold_refits
 
 __all__ = []
 

@@ -6,6 +6,10 @@
 - :class:`SolveInfo`        per-column status, iterations and residuals of a solve
 - :func:`reused_solver`     a solver whose setup is reused for a matrix solved recently
 
+Below the package's public names sit the kernel machines' solvers (damped Newton with an
+exact line search, the active-set box QP of the piecewise-quadratic losses, LAPACK from
+compiled loops, the batched fold refits), which :mod:`fastgssl.models` imports from here.
+
 pyamg is imported only when a multigrid hierarchy is built; Numba kernels are compiled on
 first use (and cached on disk).
 """
@@ -18,4 +22,12 @@ _LOCATIONS = {
     "reused_solver": "fastgssl.solvers._laplacian_solver",
 }
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
+# what the other packages import from this one (package-internal, not in __all__): the
+# kernel machines' solvers
+_INTERNAL = {
+    name: "fastgssl.solvers._kernel_fits"
+    for name in ("SOLVERS", "fit_dense", "fit_nystrom", "fold_refits", "objective_dense",
+                 "objective_nystrom")
+}
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _INTERNAL)
