@@ -28,7 +28,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from numba import njit, prange
 from scipy.linalg import LinAlgWarning, lapack
 from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator
@@ -36,6 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._geometry import check_distance_scale
+from fastgssl._sparse_blocks import sparse_dense_product, spmm_rows
 from fastgssl._validation import MAX_POWER, check_finite_result, check_random_state, check_X
 from fastgssl.kernels._rbf import default_sigma, rbf_kernel
 
@@ -508,30 +508,6 @@ def _green_columns(solver, U, S, n, power):
     return _project_out(Z, U), infos
 
 
-@njit(cache=True, parallel=True)
-def _csr_rows_times_dense(indptr, indices, data, row0, Y, out):
-    """``out = R[row0:row0 + len(out)] @ Y`` for CSR ``R`` and a C-contiguous ``Y``."""
-    nr, m = out.shape
-    for a in prange(nr):
-        i = row0 + a
-        for c in range(m):
-            out[a, c] = 0.0
-        for jj in range(indptr[i], indptr[i + 1]):
-            w = data[jj]
-            j = indices[jj]
-            for c in range(m):
-                out[a, c] += w * Y[j, c]
-
-
-def _sparse_times(R, Y):
-    """``R @ Y`` (CSR times C-contiguous dense) on the Numba threads."""
-    R = sp.csr_matrix(R)
-    Y = np.ascontiguousarray(Y, dtype=np.float64)
-    out = np.empty((R.shape[0], Y.shape[1]))
-    _csr_rows_times_dense(R.indptr, R.indices, R.data.astype(np.float64), 0, Y, out)
-    return out
-
-
 def _energy_gram(R, Z, power):
     """``Z^T R^p Z`` from sparse products only; symmetric PSD by construction.
 
@@ -545,20 +521,21 @@ def _energy_gram(R, Z, power):
     Y = np.ascontiguousarray(Z)
     with numba_threads(None):
         for _ in range(power // 2):
-            Y = _sparse_times(R, Y)
+            Y = sparse_dense_product(R, Y)
         m = Y.shape[1]
         if power % 2 == 0:
             A = Y.T @ Y
         else:
             Rc = sp.csr_matrix(R)
             data = Rc.data.astype(np.float64)
+            indices = Rc.indices.astype(np.int64)
             A = np.zeros((m, m))
             n = Y.shape[0]
             tmp = np.empty((min(n, _ROW_BLOCK), m))
             for r0 in range(0, n, _ROW_BLOCK):
                 r1 = min(n, r0 + _ROW_BLOCK)
                 RY = tmp[:r1 - r0]
-                _csr_rows_times_dense(Rc.indptr, Rc.indices, data, r0, Y, RY)
+                spmm_rows(Rc.indptr, indices, data, np.arange(r0, r1), Y, RY)
                 A += Y[r0:r1].T @ RY
     return 0.5 * (A + A.T)
 

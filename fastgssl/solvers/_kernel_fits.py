@@ -99,10 +99,8 @@ from fastgssl.solvers._newton import (
     _DenseProblem,
     _is_square,
     _loss_weights,
-    _newton,
     _objective,
-    _warn_not_converged,
-    _WeightedLoss,
+    newton_columns,
     objective_dense,
 )
 
@@ -333,16 +331,9 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
     else:
         with small_blas(n**3 if Q is not None else 0.0):
             problem = _DenseProblem(K, labeled, Q, gamma_a, s)
-        init = None if init is None else _as_columns(init)[0]
-        alpha = np.empty_like(Y)
-        loss_w = loss if w is None else _WeightedLoss(loss, w)
-        for k in range(Y.shape[1]):
-            theta0 = None if init is None else init[:, k].copy()
-            alpha[:, k], info = _newton(problem, loss_w, Y[L, k], gamma_a, s, theta0, tol,
-                                        max_iter)
-            if not info["converged"]:
-                _warn_not_converged(info, max_iter, k)
-            infos.append(info)
+        alpha, column_infos = newton_columns(problem, loss, w, Y[L], gamma_a, s, init, tol,
+                                             max_iter, Y.shape[0])
+        infos.extend(column_infos)
     alpha = alpha[:, 0] if one_d else alpha
     return (alpha, infos) if return_info else alpha
 
@@ -446,16 +437,8 @@ def fit_nystrom(V, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_
                               (2.0 / l) * (WV.T @ Y[labeled]), check_finite=False)
     else:
         problem = _NystromProblem(V, labeled, Q, gamma_a, s, P)
-        init = None if init is None else _as_columns(init)[0]
-        L = np.flatnonzero(labeled)
-        w = np.empty((c, Y.shape[1]))
-        loss_w = loss if weights is None else _WeightedLoss(loss, weights)
-        for k in range(Y.shape[1]):
-            theta0 = None if init is None else init[:, k].copy()
-            w[:, k], info = _newton(problem, loss_w, Y[L, k], gamma_a, s, theta0, tol,
-                                    max_iter)
-            if not info["converged"]:
-                _warn_not_converged(info, max_iter, k)
-            infos.append(info)
+        w, column_infos = newton_columns(problem, loss, weights, Y[labeled], gamma_a, s, init,
+                                         tol, max_iter, c)
+        infos.extend(column_infos)
     w = w[:, 0] if one_d else w
     return (w, infos) if return_info else w

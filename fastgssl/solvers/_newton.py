@@ -259,3 +259,22 @@ def objective_dense(K, alpha, y_enc, labeled, Q, loss, gamma_a, gamma_i, sample_
     """Objective of DESIGN 3.1 at ``f = K alpha`` (one column), for tests and diagnostics."""
     f = K @ alpha
     return _objective(f, alpha @ f, y_enc, labeled, Q, loss, gamma_a, gamma_i, sample_weight)
+
+
+def newton_columns(problem, loss, weights, Y_L, gamma_a, s, init, tol, max_iter, size):
+    """Newton's method on ``problem`` for each target column ``Y_L[:, k]`` (labeled rows),
+    from ``init[:, k]`` when given: ``(coef (size, k), infos)``, a ConvergenceWarning with
+    the numbers for a column that did not converge. ``weights``: loss weights (None: the
+    plain mean)."""
+    init = None if init is None else _as_columns(init)[0]
+    coef = np.empty((size, Y_L.shape[1]))
+    loss_w = loss if weights is None else _WeightedLoss(loss, weights)
+    infos = []
+    for k in range(Y_L.shape[1]):
+        theta0 = None if init is None else init[:, k].copy()
+        coef[:, k], info = _newton(problem, loss_w, Y_L[:, k], gamma_a, s, theta0, tol,
+                                   max_iter)
+        if not info["converged"]:
+            _warn_not_converged(info, max_iter, k)
+        infos.append(info)
+    return coef, infos
