@@ -11,8 +11,8 @@ For every data set, split and loss, back to back on the same folds and grid (the
 grid, ``fastgssl.cli._grid("svm", X, quick)``: sigma = s0 x 2^{-2, 0, 2} and
 lam = 2^{-15, -9, -3} with ``--grid quick``, 8 x 6 = 48 candidates with ``--grid full``)::
 
-    ApproxGridSearchCV(SVM(loss=...), grid, cv=folds, method="exact")
-    ApproxGridSearchCV(SVM(loss=...), grid, cv=folds, method=m, verify="best")
+    GridSearchCV(SVM(loss=...), grid, cv=folds, method="exact")
+    GridSearchCV(SVM(loss=...), grid, cv=folds, method=m, verify="best")
 
 with m = "fbif" for the piecewise-quadratic Huber hinge and m = "newton" for the smooth
 losses (what ``method="auto"`` picked before this benchmark). Reported per set and loss: the
@@ -43,7 +43,7 @@ APPROX = {"huber_hinge": "fbif", "logistic": "newton", "squared_hinge": "newton"
 
 def one_split(X_tr, y_tr, loss, quick, folds_t, seed):
     from fastgssl.cli import _grid
-    from fastgssl.cv import ApproxGridSearchCV, make_folds
+    from fastgssl.cv import GridSearchCV, make_folds
     from fastgssl.models import SVM
 
     folds = make_folds(y_tr, folds_t, classification=True, random_state=seed)
@@ -54,7 +54,7 @@ def one_split(X_tr, y_tr, loss, quick, folds_t, seed):
         for name, kw in (("exact", {"method": "exact"}),
                          ("approx", {"method": APPROX[loss], "verify": "best"})):
             t0 = time.perf_counter()
-            s = ApproxGridSearchCV(SVM(loss=loss, random_state=seed), grid, cv=folds,
+            s = GridSearchCV(SVM(loss=loss, random_state=seed), grid, cv=folds,
                                    random_state=seed, **kw).fit(X_tr, y_tr)
             out[name] = {"seconds": time.perf_counter() - t0, "best": s.best_index_,
                          "cv": s.best_cv_error_, "n_verified": s.n_verified_}

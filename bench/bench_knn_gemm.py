@@ -82,7 +82,7 @@ def sgemm_rate(threads, size=4096, repeats=2):
 
 def same_neighbours(X, idx_a, idx_b, sq_a):
     """Fraction of identical lists, and whether every difference is a tie at the k-th."""
-    from fastgssl.graphs._knn import pair_sqdist
+    from fastgssl.graphs._knn_kernels import pair_sqdist
 
     same = (idx_a == idx_b).all(axis=1)
     ties_only = True

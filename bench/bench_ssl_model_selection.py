@@ -105,7 +105,7 @@ def test_error(model, X, y, task):
 
 
 def protocol(quick, repeats, folds_list, max_train, only=None):
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.datasets import load_libsvm
 
     sets = ([("classification", n) for n in CLASSIFICATION[:2]]
@@ -142,7 +142,7 @@ def protocol(quick, repeats, folds_list, max_train, only=None):
                     t0 = time.perf_counter()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        s = ApproxGridSearchCV(estimator(task), g, cv=t, method=method,
+                        s = GridSearchCV(estimator(task), g, cv=t, method=method,
                                                n_components=200, random_state=r,
                                                verify="best" if verify else None).fit(
                                                    X_tr, y_semi)

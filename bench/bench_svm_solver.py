@@ -21,7 +21,7 @@ Workloads (issue 13; DESIGN 3.9):
    of the two fastgssl solvers (relative to their largest value), the accuracy on the last
    2,000 test images, the load average after each row.
 2. The LapSVM search case: ``make_gaussian_mixture(20000, 50, 10, random_state=0)``, 1,000
-   labels (100 per class, ``hide_labels``), ``ApproxGridSearchCV(LapSVM(backend="nystrom",
+   labels (100 per class, ``hide_labels``), ``GridSearchCV(LapSVM(backend="nystrom",
    n_components=500, random_state=0, solver=S), grid, cv=5, random_state=0)`` over a 24-point
    grid (sigma, n_neighbors, gamma_a, gamma_i), S = "newton" (before) and "auto" (after:
    the active-set solver for the l-point deformed-kernel fits and the exact transductive
@@ -130,7 +130,7 @@ def bench_fit(sizes, lams, repeats, newton_repeats):
 
 
 def bench_search(repeats, newton_repeats):
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.datasets import hide_labels, make_gaussian_mixture
     from fastgssl.models import LapSVM
 
@@ -139,12 +139,12 @@ def bench_search(repeats, newton_repeats):
     grid = {"sigma": [10.0, 30.0, 100.0], "n_neighbors": [5, 10], "gamma_a": [1e-5, 1e-3],
             "gamma_i": [0.1, 10.0]}
     print("\n== 2. LapSVM search, n = 20,000, d = 50, 10 classes, 1,000 labels, 24 candidates, "
-          "5-fold (ApproxGridSearchCV, nystrom c = 500)")
+          "5-fold (GridSearchCV, nystrom c = 500)")
     res = {}
     for solver in ("newton", "auto"):
         def run(solver=solver):
             est = LapSVM(backend="nystrom", n_components=500, random_state=0, solver=solver)
-            return ApproxGridSearchCV(est, grid, cv=5, random_state=0).fit(X, ys)
+            return GridSearchCV(est, grid, cv=5, random_state=0).fit(X, ys)
 
         t, ts, gs = median_time(run, newton_repeats if solver == "newton" else repeats)
         res[solver] = (t, gs)

@@ -73,13 +73,13 @@ def _task(name):
 
 def search(task, g, folds, method, seed, X, y):
     """The fitted search (no refit) and the CPU seconds of this process spent in its fit."""
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
 
     gc.collect()  # no collection of earlier searches' garbage inside this one's timing
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         c0 = time.process_time()
-        s = ApproxGridSearchCV(estimator(task), g, cv=folds, n_components=200, refit=False,
+        s = GridSearchCV(estimator(task), g, cv=folds, n_components=200, refit=False,
                                random_state=seed, **METHODS[method]).fit(X, y)
         return s, time.process_time() - c0
 
@@ -285,7 +285,7 @@ def scale_part(n, d, n_labels, t, n_components, profile=True):
     import cProfile
     import pstats
 
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.datasets import hide_labels, make_gaussian_mixture
     from fastgssl.kernels import default_sigma
     from fastgssl.models import LapSVM
@@ -305,7 +305,7 @@ def scale_part(n, d, n_labels, t, n_components, profile=True):
     # warm the graph kernels on a small sample (Numba compile outside the timing)
     LapSVM(backend="nystrom", n_components=50, n_neighbors=5).fit(X[:2000], y_semi[:2000])
     est = LapSVM(backend="nystrom", n_components=n_components, h=0.01)
-    srch = ApproxGridSearchCV(est, g, cv=t, method="exact", protocol="transductive",
+    srch = GridSearchCV(est, g, cv=t, method="exact", protocol="transductive",
                               random_state=0, refit=False)
     prof = cProfile.Profile() if profile else None
     t1, c1 = time.perf_counter(), time.process_time()

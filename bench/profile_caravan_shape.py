@@ -4,7 +4,7 @@ ISLP's Caravan data (5,822 customers, 85 mostly small-integer features, 6 % buye
 the shared data sets; this script draws data of that shape: ``n`` points (default 2,000),
 85 features, 6 % positives (``sklearn.datasets.make_classification`` with ``weights=[0.94]``,
 features rounded to 9 levels as Caravan's are), a 70 / 30 split, standardized. It runs
-``bench_svm_selection.one_split`` (ours: ``ApproxGridSearchCV(SVM(h=0.05,
+``bench_svm_selection.one_split`` (ours: ``GridSearchCV(SVM(h=0.05,
 fit_intercept=True), 12-candidate grid, method="exact")`` against ``GridSearchCV(SVC)``, the
 same folds) ``--repeats`` times and prints the times and their ratio, then profiles one of
 our searches with cProfile (the 25 most expensive functions by cumulative time).
@@ -64,7 +64,7 @@ def main(argv=None):
               flush=True)
     print(f"median ratio {statistics.median(ratios):.2f}x over {len(ratios)} splits")
 
-    from fastgssl.cv import ApproxGridSearchCV, make_folds
+    from fastgssl.cv import GridSearchCV, make_folds
     from fastgssl.kernels import default_sigma
     from fastgssl.models import SVM
 
@@ -75,7 +75,7 @@ def main(argv=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         prof.enable()
-        ApproxGridSearchCV(SVM(h=0.05, fit_intercept=True), grid, cv=folds,
+        GridSearchCV(SVM(h=0.05, fit_intercept=True), grid, cv=folds,
                            method="exact").fit(X_tr, y_tr)
         prof.disable()
     out = io.StringIO()

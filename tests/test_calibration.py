@@ -86,14 +86,14 @@ def test_search_reuses_its_exact_cv_for_probabilities():
     the same sigmoids as calibrating a plain fit on exact CV with the search's folds."""
     from sklearn.datasets import make_moons
 
-    from fastgssl.cv import ApproxGridSearchCV, cv_result
+    from fastgssl.cv import GridSearchCV, cv_result
     from fastgssl.models import LapSVM
 
     X, y = make_moons(160, noise=0.25, random_state=0)
     ys = y.copy()
     ys[40:] = -1
     grid = {"gamma_a": [1e-3, 1e-2], "gamma_i": [0.1, 1.0]}
-    search = ApproxGridSearchCV(LapSVM(probability=True), grid, cv=4, random_state=0)
+    search = GridSearchCV(LapSVM(probability=True), grid, cv=4, random_state=0)
     search.fit(X, ys)
     assert search.probability_source_.startswith("the search's exact transductive CV")
     ref = LapSVM(**search.best_params_).fit(X, ys)
@@ -106,11 +106,11 @@ def test_search_reuses_its_exact_cv_for_probabilities():
 def test_search_without_probability_has_no_predict_proba():
     from sklearn.datasets import make_moons
 
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.models import SVM
 
     X, y = make_moons(80, noise=0.25, random_state=0)
-    search = ApproxGridSearchCV(SVM(), {"lam": [1e-3, 1e-2]}, cv=4, random_state=0).fit(X, y)
+    search = GridSearchCV(SVM(), {"lam": [1e-3, 1e-2]}, cv=4, random_state=0).fit(X, y)
     assert not hasattr(search, "predict_proba") and search.probability_source_ is None
 
 

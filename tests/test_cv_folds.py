@@ -119,14 +119,14 @@ def _malformed_targets():
 
 @pytest.mark.parametrize("bad, message", _malformed_targets())
 def test_make_folds_and_the_search_refuse_malformed_y(bad, message):
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.models import SVM
 
     with pytest.raises(ValueError, match=message):
         make_folds(bad, 3)
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(ValueError, match=message):
-        ApproxGridSearchCV(SVM(), {"lam": [1e-2]}, cv=3).fit(X, bad)
+        GridSearchCV(SVM(), {"lam": [1e-2]}, cv=3).fit(X, bad)
 
 
 def test_make_folds_refuses_an_infinite_label_and_ravels_a_column():

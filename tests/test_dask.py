@@ -1,4 +1,4 @@
-"""ApproxGridSearchCV on a dask.distributed cluster through joblib's Dask backend.
+"""GridSearchCV on a dask.distributed cluster through joblib's Dask backend.
 
 Two worker processes (``LocalCluster(n_workers=2, processes=True)``) must give the serial
 search's ``cv_results_`` exactly (every column but the wall-clock ``cost_seconds``): the
@@ -17,7 +17,7 @@ pytest.importorskip(
 import joblib  # noqa: E402
 from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
 
-from fastgssl.cv import ApproxGridSearchCV  # noqa: E402
+from fastgssl.cv import GridSearchCV  # noqa: E402
 from fastgssl.models import SVM, LapSVM  # noqa: E402
 
 
@@ -57,9 +57,9 @@ def test_search_on_local_cluster_matches_serial(client, method, verify):
     X, y = _data()
     grid = {"sigma": [1.0, 4.0, 16.0, 64.0], "lam": [1e-6, 1e-3, 1e-1]}
     kw = dict(cv=4, method=method, verify=verify, random_state=0)
-    serial = ApproxGridSearchCV(SVM(), grid, n_jobs=1, **kw).fit(X, y)
+    serial = GridSearchCV(SVM(), grid, n_jobs=1, **kw).fit(X, y)
     with get_task_stream(client) as stream, joblib.parallel_backend("dask"):
-        distributed = ApproxGridSearchCV(SVM(), grid, n_jobs=-1, **kw).fit(X, y)
+        distributed = GridSearchCV(SVM(), grid, n_jobs=-1, **kw).fit(X, y)
     _assert_same_results(serial, distributed)
     # the groups really ran on the cluster's worker processes
     workers = {t["worker"] for t in stream.data}
@@ -72,7 +72,7 @@ def test_semi_supervised_search_on_local_cluster(client):
     y[np.random.default_rng(0).permutation(120)[:90]] = -1
     grid = {"sigma": [2.0, 8.0], "gamma_a": [1e-4, 1e-2], "gamma_i": [0.1, 1.0]}
     kw = dict(cv=3, method="fbif", random_state=0)
-    serial = ApproxGridSearchCV(LapSVM(n_neighbors=6), grid, n_jobs=1, **kw).fit(X, y)
+    serial = GridSearchCV(LapSVM(n_neighbors=6), grid, n_jobs=1, **kw).fit(X, y)
     with joblib.parallel_backend("dask"):
-        distributed = ApproxGridSearchCV(LapSVM(n_neighbors=6), grid, n_jobs=-1, **kw).fit(X, y)
+        distributed = GridSearchCV(LapSVM(n_neighbors=6), grid, n_jobs=-1, **kw).fit(X, y)
     _assert_same_results(serial, distributed)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.datasets import make_moons
 
-from fastgssl.cv import ApproxGridSearchCV, cv_result, cv_score, make_folds
+from fastgssl.cv import GridSearchCV, cv_result, cv_score, make_folds
 from fastgssl.graphs import knn_graph
 from fastgssl.kernels import DeformedKernel, rbf_kernel
 from fastgssl.models import (
@@ -277,7 +277,7 @@ def test_search_transductive_equals_cv_result_per_candidate(search_matches_cv):
     X, _, y_semi = _semi(n=150)
     grid = {"sigma": [0.3, 1.0], "gamma_a": [1e-4, 1e-2], "gamma_i": [0.1, 10.0]}
     for est in (LapSVM(n_neighbors=8), LapRLS(n_neighbors=8, task="classification")):
-        search = ApproxGridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
+        search = GridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
         assert search.method_ == "exact" and search.protocol_ == "transductive"
         search_matches_cv(search, est, X, y_semi, {"abs": 1e-12}, protocol="transductive")
 
@@ -292,7 +292,7 @@ def test_search_shared_factor_and_neighbours_equal_per_candidate_fits(search_mat
     y_semi = np.where(np.arange(160) < 50, y, np.nan)
     est = LapRLS(task="regression", backend="nystrom", n_components=40, random_state=0)
     grid = {"sigma": [0.5, 2.0], "n_neighbors": [5, 8], "gamma_i": [0.1, 10.0]}
-    search = ApproxGridSearchCV(est, grid, cv=5, random_state=0).fit(X, y_semi)
+    search = GridSearchCV(est, grid, cv=5, random_state=0).fit(X, y_semi)
     assert search.method_ == "exact" and search.protocol_ == "transductive"
     search_matches_cv(search, est, X, y_semi, {"rel": 1e-9}, protocol="transductive")
 
@@ -306,7 +306,7 @@ def test_search_over_regularizers_equals_cv_result_per_candidate(search_matches_
     y_semi = np.where(np.arange(120) < 30, y, np.nan)
     est = LapRLS(task="regression", sigma=1.0, n_neighbors=6, gamma_a=1e-3)
     grid = {"regularizer": ["L", "L_norm"], "power": [1, 3], "gamma_i": [0.1, 10.0]}
-    search = ApproxGridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
+    search = GridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
     assert search.method_ == "exact" and search.protocol_ == "transductive"
     errors = search.cv_results_["mean_cv_error"]
     assert np.unique(np.round(errors, 10)).size == errors.size  # the settings differ
@@ -319,10 +319,10 @@ def test_search_spectral_route_for_many_ratios(monkeypatch):
     monkeypatch.setattr(search_mod, "_SPECTRAL_MIN_RATIOS", 2)
     X, _, y_semi = _semi(n=120)
     grid = {"gamma_a": [1e-4, 1e-3, 1e-2], "gamma_i": [0.1, 1.0]}
-    a = ApproxGridSearchCV(LapRLS(sigma=0.5, task="classification"), grid, cv=4,
+    a = GridSearchCV(LapRLS(sigma=0.5, task="classification"), grid, cv=4,
                            random_state=0).fit(X, y_semi)
     monkeypatch.setattr(search_mod, "_SPECTRAL_MIN_RATIOS", 100)
-    b = ApproxGridSearchCV(LapRLS(sigma=0.5, task="classification"), grid, cv=4,
+    b = GridSearchCV(LapRLS(sigma=0.5, task="classification"), grid, cv=4,
                            random_state=0).fit(X, y_semi)
     assert np.array_equal(a.cv_results_["mean_cv_error"], b.cv_results_["mean_cv_error"])
 
@@ -344,11 +344,11 @@ def test_search_refuses_a_dense_grid_that_cannot_fit_and_reads_memory_once(monke
 
     monkeypatch.setattr(memory, "available_memory", tiny)
     with pytest.raises(InsufficientMemoryError, match="nystrom"):
-        ApproxGridSearchCV(LapRLS(task="classification"), grid, cv=4).fit(X, y_semi)
+        GridSearchCV(LapRLS(task="classification"), grid, cv=4).fit(X, y_semi)
     monkeypatch.setattr(memory, "available_memory",
                         lambda: (calls.append(1), (10**12, "MemAvailable (test)"))[1])
     calls.clear()
-    search = ApproxGridSearchCV(LapRLS(task="classification"), grid, cv=4,
+    search = GridSearchCV(LapRLS(task="classification"), grid, cv=4,
                                 refit=False).fit(X, y_semi)  # the refit checks its own
     assert search.protocol_ == "transductive" and len(calls) == 1
     calls.clear()
@@ -361,18 +361,18 @@ def test_search_label_propagation_and_pipeline():
     from sklearn.preprocessing import StandardScaler
 
     X, _, y_semi = _semi(n=120)
-    lp = ApproxGridSearchCV(LabelPropagation(), {"n_neighbors": [5, 10]}, cv=4,
+    lp = GridSearchCV(LabelPropagation(), {"n_neighbors": [5, 10]}, cv=4,
                             random_state=0).fit(X, y_semi)
     assert lp.protocol_ == "transductive" and np.isfinite(lp.best_cv_error_)
     pipe = make_pipeline(StandardScaler(), LapSVM(sigma=1.0))
-    ps = ApproxGridSearchCV(pipe, {"lapsvm__gamma_i": [0.1, 1.0]}, cv=4,
+    ps = GridSearchCV(pipe, {"lapsvm__gamma_i": [0.1, 1.0]}, cv=4,
                             random_state=0).fit(X, y_semi)
     assert set(ps.best_params_) == {"lapsvm__gamma_i"}
 
 
 def test_search_auto_is_exact_for_supervised_svm():
     X, y, _ = _semi(n=120)
-    s = ApproxGridSearchCV(SVM(), {"sigma": [0.3, 1.0], "lam": [1e-4, 1e-2]}, cv=4,
+    s = GridSearchCV(SVM(), {"sigma": [0.3, 1.0], "lam": [1e-4, 1e-2]}, cv=4,
                            random_state=0).fit(X, y)
     assert s.method_ == "exact" and s.verify_ is None
     for params, err in zip(s.cv_results_["params"], s.cv_results_["mean_cv_error"]):

@@ -7,7 +7,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
-from fastgssl.cv import ApproxGridSearchCV
+from fastgssl.cv import GridSearchCV
 from fastgssl.kernels import rbf_kernel
 from fastgssl.models import KRR, SVM, LapRLS, LapSVM
 
@@ -57,9 +57,9 @@ def test_search_with_intercept_in_the_grid_equals_per_candidate_cv(search_matche
     grid = {"fit_intercept": [False, True], "gamma_i": [0.1, 1.0]}
     est = LapRLS(sigma=2.0, task="regression")
     yr = np.where(y_semi == -1, np.nan, y_semi.astype(float))
-    search = ApproxGridSearchCV(est, grid, cv=5, random_state=0).fit(X, yr)
+    search = GridSearchCV(est, grid, cv=5, random_state=0).fit(X, yr)
     search_matches_cv(search, est, X, yr, {"rel": 1e-9})
-    sup = ApproxGridSearchCV(KRR(sigma=2.0), {"fit_intercept": [False, True],
+    sup = GridSearchCV(KRR(sigma=2.0), {"fit_intercept": [False, True],
                                               "lam": [1e-3, 1e-1]}, cv=5,
                              random_state=0).fit(X, y.astype(float))
     search_matches_cv(sup, KRR(sigma=2.0), X, y.astype(float), {"rel": 1e-9})

@@ -14,7 +14,7 @@ from sklearn.datasets import load_digits
 from sklearn.svm import SVC
 from sklearn.utils.multiclass import _ovr_decision_function
 
-from fastgssl.cv import ApproxGridSearchCV, cv_result, make_folds
+from fastgssl.cv import GridSearchCV, cv_result, make_folds
 from fastgssl.models import KRR, SVM, LapRLS, LapSVM
 from fastgssl.models._multiclass import ovo_decision, ovo_pairs
 
@@ -149,7 +149,7 @@ def test_search_over_multi_class_equals_cv_result_per_candidate(monkeypatch, war
     grid = {"sigma": [4.0, 8.0], "gamma_a": [1e-4, 1e-2], "gamma_i": [0.1, 1.0],
             "multi_class": ["ovr", "ovo"]}
     est = LapSVM()
-    search = ApproxGridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
+    search = GridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
     assert search.method_ == "exact" and search.protocol_ == "transductive"
     search_matches_cv(search, est, X, y_semi, {"abs": 1e-12}, protocol="transductive")
     assert search.best_estimator_.multi_class_ == search.best_params_["multi_class"]
@@ -158,7 +158,7 @@ def test_search_over_multi_class_equals_cv_result_per_candidate(monkeypatch, war
 def test_supervised_search_auto_is_exact_for_one_vs_one(search_matches_cv):
     X, y = _digits(200, 3)
     grid = {"sigma": [4.0, 8.0], "lam": [1e-4, 1e-2]}
-    search = ApproxGridSearchCV(SVM(multi_class="ovo"), grid, cv=4, random_state=0,
+    search = GridSearchCV(SVM(multi_class="ovo"), grid, cv=4, random_state=0,
                                 refit=False).fit(X, y)
     assert search.method_ == "exact"
     search_matches_cv(search, SVM(multi_class="ovo"), X, y, {"abs": 1e-12})
@@ -173,7 +173,7 @@ def test_derivative_methods_refuse_one_vs_one(method):
     with pytest.raises(ValueError, match="one-vs-one"):
         cv_result(est, X, y, folds, method=method)
     with pytest.raises(ValueError, match="one-vs-one"):
-        ApproxGridSearchCV(est, {"sigma": [1.0, 2.0]}, cv=folds, method=method).fit(X, y)
+        GridSearchCV(est, {"sigma": [1.0, 2.0]}, cv=folds, method=method).fit(X, y)
 
 
 def test_bad_multi_class_is_refused():

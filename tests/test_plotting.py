@@ -29,21 +29,21 @@ GRID = {"sigma": [0.5, 5.0, 50.0], "lam": [1e-6, 1e-3, 1e-1]}
 
 @pytest.fixture(scope="module")
 def verified_search(data):
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.models import SVM
 
     X, y = data
-    return ApproxGridSearchCV(SVM(), GRID, cv=4, method="fbif", verify="best",
+    return GridSearchCV(SVM(), GRID, cv=4, method="fbif", verify="best",
                               random_state=0).fit(X, y)
 
 
 @pytest.fixture(scope="module")
 def exact_search(data):
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.models import SVM
 
     X, y = data
-    return ApproxGridSearchCV(SVM(), GRID, cv=4, method="exact", random_state=0).fit(X, y)
+    return GridSearchCV(SVM(), GRID, cv=4, method="exact", random_state=0).fit(X, y)
 
 
 def _markers(ax, label):
@@ -106,11 +106,11 @@ def test_cv_surface_defaults_and_given_axes(exact_search):
 
 
 def test_cv_surface_needs_two_parameters(data):
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.models import KRR
 
     X, y = data
-    s = ApproxGridSearchCV(KRR(), {"lam": [1e-3, 1e-1]}, cv=3, method="exact-quadratic",
+    s = GridSearchCV(KRR(), {"lam": [1e-3, 1e-1]}, cv=3, method="exact-quadratic",
                            random_state=0).fit(X, y.astype(float))
     with pytest.raises(ValueError, match="needs two"):
         plot_cv_surface(s)
@@ -183,11 +183,11 @@ def test_import_without_matplotlib_is_cheap():
 
 
 def test_cv_surface_of_an_auto_search(data):
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.models import SVM
 
     X, y = data
-    s = ApproxGridSearchCV(SVM(), GRID, cv=4, random_state=0).fit(X, y)  # method="auto"
+    s = GridSearchCV(SVM(), GRID, cv=4, random_state=0).fit(X, y)  # method="auto"
     _, axes = plot_cv_surface(s, "sigma", "lam")
     method = getattr(s, "method_", s.method)
     assert method in axes[0].get_title()

@@ -187,7 +187,7 @@ def test_precomputed_affinity_block_solve():
 def test_search_over_learners_and_k_equals_per_candidate_cv_and_shares_the_knn_search(
         monkeypatch):
     import fastgssl.graphs._knn as knn_module
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
 
     X, y_ssl, lab = _data(7, n=200, n_lab=24)
     searched = []
@@ -204,7 +204,7 @@ def test_search_over_learners_and_k_equals_per_candidate_cv_and_shares_the_knn_s
     grid = {"estimator": learners, "n_neighbors": [4, 7, 10]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        search = ApproxGridSearchCV(PoissonLearning(), grid, cv=4, random_state=0,
+        search = GridSearchCV(PoissonLearning(), grid, cv=4, random_state=0,
                                     refit=False).fit(X, y_ssl)
     assert search.method_ == "exact" and search.protocol_ == "transductive"
     # three graphs (one per k, shared by the five learners) served by one neighbour search
@@ -225,7 +225,7 @@ def test_third_party_graph_learner_gets_the_shared_graph():
     CVObjective reaches the shared-graph path (one build per key)."""
     from sklearn.base import BaseEstimator, ClassifierMixin
 
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
 
     built = []
 
@@ -266,7 +266,7 @@ def test_third_party_graph_learner_gets_the_shared_graph():
     X, y_ssl, _ = _data(8, n=120, n_lab=24)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        s = ApproxGridSearchCV(MyPropagation(), {"k": [4, 6], "shift": [0.0, 1.0]}, cv=3,
+        s = GridSearchCV(MyPropagation(), {"k": [4, 6], "shift": [0.0, 1.0]}, cv=3,
                                random_state=0).fit(X, y_ssl)
     assert sorted(built) == [4, 6]  # one graph per key, not per candidate
     assert s.best_params_["k"] in (4, 6)

@@ -258,14 +258,14 @@ def test_regularizer_arguments_a_factory_does_not_take_are_named(shifted_laplaci
 
 
 def test_regularizer_params_are_searchable_and_carried_to_cv(shifted_laplacian):
-    from fastgssl.cv import ApproxGridSearchCV, cv_score
+    from fastgssl.cv import GridSearchCV, cv_score
     from fastgssl.models import LapRLS, LapSVM
 
     X, y_semi = _semi_moons()
     shifts = [{"shift": 0.0}, {"shift": 0.1}, {"shift": 1.0}]
     for base in (LapRLS(regularizer="shifted_laplacian", sigma=0.5, gamma_i=1.0),
                  LapSVM(regularizer="shifted_laplacian", sigma=0.5, gamma_i=1.0)):
-        search = ApproxGridSearchCV(base, {"regularizer_params": shifts, "gamma_a": [1e-3, 1e-1]},
+        search = GridSearchCV(base, {"regularizer_params": shifts, "gamma_a": [1e-3, 1e-1]},
                                     cv=3, random_state=0).fit(X, y_semi)
         errors = search.cv_results_["mean_cv_error"]
         for params, err in zip(search.cv_results_["params"], errors):
@@ -275,7 +275,7 @@ def test_regularizer_params_are_searchable_and_carried_to_cv(shifted_laplacian):
             "regularizer_params"]
     # each value builds its own Q: the shifts give different criteria somewhere
     y_reg = np.where(y_semi >= 0, X[:, 0] + X[:, 1], np.nan)  # a regression target
-    losses = ApproxGridSearchCV(LapRLS(regularizer="shifted_laplacian", sigma=0.5,
+    losses = GridSearchCV(LapRLS(regularizer="shifted_laplacian", sigma=0.5,
                                        gamma_i=10.0, gamma_a=1e-3),
                                 {"regularizer_params": shifts}, cv=3,
                                 random_state=0).fit(X, y_reg)

@@ -1,11 +1,11 @@
-"""ApproxGridSearchCV against brute force (one cv_score per grid point)."""
+"""GridSearchCV against brute force (one cv_score per grid point)."""
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from fastgssl.cv import ApproxGridSearchCV, cv_result, cv_score, make_folds
+from fastgssl.cv import ApproxGridSearchCV, GridSearchCV, cv_result, cv_score, make_folds
 from fastgssl.models import KRR, SVM, LapRLS
 
 
@@ -30,7 +30,7 @@ def test_krr_search_equals_brute_force(method):
     folds = make_folds(y, 5, classification=False, random_state=0)
     opts = {"n_components": 25, "random_state": 0} if "fbif" in method else {}
     params, errors = brute_force(KRR(), grid, X, y, folds, method, **opts)
-    search = ApproxGridSearchCV(KRR(), grid, cv=folds, method=method,
+    search = GridSearchCV(KRR(), grid, cv=folds, method=method,
                                 n_components=opts.get("n_components"), random_state=0).fit(X, y)
     assert search.cv_results_["params"] == params
     assert np.allclose(search.cv_results_["mean_cv_error"], errors, rtol=1e-7, atol=1e-12)
@@ -47,9 +47,9 @@ def test_svm_search_equals_brute_force_and_parallel(method):
     grid = {"sigma": [0.5, 4.0], "lam": [1e-3, 1e-1]}
     folds = make_folds(y, 4, random_state=0)
     _, errors = brute_force(SVM(), grid, X, y, folds, method)
-    search = ApproxGridSearchCV(SVM(), grid, cv=folds, method=method).fit(X, y)
+    search = GridSearchCV(SVM(), grid, cv=folds, method=method).fit(X, y)
     assert np.allclose(search.cv_results_["mean_cv_error"], errors)
-    par = ApproxGridSearchCV(SVM(), grid, cv=folds, method=method, n_jobs=2).fit(X, y)
+    par = GridSearchCV(SVM(), grid, cv=folds, method=method, n_jobs=2).fit(X, y)
     assert np.allclose(par.cv_results_["mean_cv_error"], errors)
     assert par.best_params_ == search.best_params_
     # accuracy convention: higher is better
@@ -69,7 +69,7 @@ def test_semi_supervised_search_shares_the_graph_and_equals_brute_force():
     for method in ("bif", "fbif"):
         opts = {"n_components": 20, "random_state": 0} if method == "fbif" else {}
         _, errors = brute_force(est, grid, X, y, folds, method, **opts)
-        search = ApproxGridSearchCV(est, grid, cv=folds, method=method,
+        search = GridSearchCV(est, grid, cv=folds, method=method,
                                     n_components=opts.get("n_components"),
                                     random_state=0).fit(X, y)
         assert np.allclose(search.cv_results_["mean_cv_error"], errors)
@@ -78,7 +78,7 @@ def test_semi_supervised_search_shares_the_graph_and_equals_brute_force():
 def test_cv_results_layout_progress_and_refit_false(capsys):
     X, y = regression_data(40)
     grid = [{"sigma": [1.0], "lam": [1e-3, 1e-1]}, {"sigma": [3.0], "lam": [1e-2]}]
-    search = ApproxGridSearchCV(KRR(), grid, cv=4, method="exact-quadratic", verbose=1,
+    search = GridSearchCV(KRR(), grid, cv=4, method="exact-quadratic", verbose=1,
                                 refit=False, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert "3 candidates" in out and "3/3" in out
@@ -99,11 +99,11 @@ def test_cv_results_layout_progress_and_refit_false(capsys):
 def test_search_bad_input():
     X, y = regression_data(30)
     with pytest.raises(ValueError, match="scoring"):
-        ApproxGridSearchCV(KRR(), {"lam": [1.0]}, scoring="not-a-scorer").fit(X, y)
+        GridSearchCV(KRR(), {"lam": [1.0]}, scoring="not-a-scorer").fit(X, y)
     with pytest.raises(ValueError, match=">= 2"):
-        ApproxGridSearchCV(KRR(), {"lam": [1.0]}, cv=1).fit(X, y)
+        GridSearchCV(KRR(), {"lam": [1.0]}, cv=1).fit(X, y)
     with pytest.raises(ValueError, match="lam"):
-        ApproxGridSearchCV(KRR(), {"lam": [-1.0]}, cv=3, method="bif").fit(X, y)
+        GridSearchCV(KRR(), {"lam": [-1.0]}, cv=3, method="bif").fit(X, y)
 
 
 def overfitting_grid_data(seed=0):
@@ -119,9 +119,9 @@ def test_verify_best_rescores_the_winner_exactly():
     X, y, grid = overfitting_grid_data()
     folds = make_folds(y, 5, random_state=0)
     params, exact = brute_force(SVM(), grid, X, y, folds, "exact")
-    plain = ApproxGridSearchCV(SVM(), grid, cv=folds, method="fbif", random_state=0).fit(X, y)
+    plain = GridSearchCV(SVM(), grid, cv=folds, method="fbif", random_state=0).fit(X, y)
     assert plain.n_verified_ == 0 and "verified" not in plain.cv_results_
-    search = ApproxGridSearchCV(SVM(), grid, cv=folds, method="fbif", random_state=0,
+    search = GridSearchCV(SVM(), grid, cv=folds, method="fbif", random_state=0,
                                 verify="best").fit(X, y)
     res = search.cv_results_
     verified = res["verified"]
@@ -144,8 +144,8 @@ def test_verify_leaves_exact_methods_alone():
     grid = {"sigma": [0.3, 1.0], "lam": [1e-4, 1e-2, 1e-1]}
     folds = make_folds(y, 3, classification=False, random_state=0)
     for method in ("exact-quadratic", "exact"):
-        plain = ApproxGridSearchCV(KRR(), grid, cv=folds, method=method).fit(X, y)
-        ver = ApproxGridSearchCV(KRR(), grid, cv=folds, method=method, verify="best").fit(X, y)
+        plain = GridSearchCV(KRR(), grid, cv=folds, method=method).fit(X, y)
+        ver = GridSearchCV(KRR(), grid, cv=folds, method=method, verify="best").fit(X, y)
         assert ver.n_verified_ == 0 and "verified" not in ver.cv_results_
         assert np.array_equal(ver.cv_results_["mean_cv_error"],
                               plain.cv_results_["mean_cv_error"])
@@ -154,16 +154,16 @@ def test_verify_leaves_exact_methods_alone():
 def test_verify_cap_warns_and_bad_values():
     X, y, grid = overfitting_grid_data()
     folds = make_folds(y, 5, random_state=0)
-    search = ApproxGridSearchCV(SVM(), grid, cv=folds, method="fbif", random_state=0,
+    search = GridSearchCV(SVM(), grid, cv=folds, method="fbif", random_state=0,
                                 verify="best").fit(X, y)
     if search.n_verified_ >= 2:  # a cap below the number needed stops early with a warning
         with pytest.warns(UserWarning, match="stopped after 1 exact verification"):
-            capped = ApproxGridSearchCV(SVM(), grid, cv=folds, method="fbif",
+            capped = GridSearchCV(SVM(), grid, cv=folds, method="fbif",
                                         random_state=0, verify=1).fit(X, y)
         assert capped.n_verified_ == 1
     for bad in ("all", 0, -2, 1.5, True):
         with pytest.raises(ValueError, match="verify must be"):
-            ApproxGridSearchCV(SVM(), grid, cv=folds, verify=bad).fit(X, y)
+            GridSearchCV(SVM(), grid, cv=folds, verify=bad).fit(X, y)
 
 
 @pytest.mark.parametrize("mu", [1e-4, 1e-1, 10.0])
@@ -200,7 +200,7 @@ def test_krr_search_many_lams_uses_the_eigendecomposition_path():
     lams = list(np.logspace(-5, 0, 17))
     grid = {"sigma": [1.0], "lam": lams}
     params, errors = brute_force(KRR(), grid, X, y, folds, "exact-quadratic")
-    search = ApproxGridSearchCV(KRR(), grid, cv=folds, method="exact-quadratic").fit(X, y)
+    search = GridSearchCV(KRR(), grid, cv=folds, method="exact-quadratic").fit(X, y)
     assert np.allclose(search.cv_results_["mean_cv_error"], errors, rtol=1e-7, atol=1e-12)
 
 
@@ -253,7 +253,7 @@ def test_unverified_fbif_warns_and_breaks_ties_toward_the_largest_lam():
     n = len(y)
     grid = {"sigma": [1e-6], "lam": [1e-5, 1e-4, 1e-3]}
     with pytest.warns(OptimisticCriterionWarning, match="training error") as record:
-        s = ApproxGridSearchCV(SVM(fit_intercept=False), grid, cv=5, method="fbif",
+        s = GridSearchCV(SVM(fit_intercept=False), grid, cv=5, method="fbif",
                                n_components=n, verify=None, random_state=0).fit(X, y)
     assert "verify='best'" in str(record[0].message)
     errors = s.cv_results_["mean_cv_error"]
@@ -270,7 +270,7 @@ def test_tie_break_against_the_ranking_rule():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        s = ApproxGridSearchCV(SVM(fit_intercept=False), grid, cv=4, method="bif",
+        s = GridSearchCV(SVM(fit_intercept=False), grid, cv=4, method="bif",
                                random_state=0).fit(X, y)
     err = s.cv_results_["mean_cv_error"]
     tied = np.flatnonzero(err == err.min())
@@ -288,7 +288,7 @@ def test_verified_search_does_not_warn_and_keeps_its_winner():
     grid = {"sigma": [1e-6, 1.0], "lam": [1e-4, 1e-2]}
     with warnings.catch_warnings():
         warnings.simplefilter("error", OptimisticCriterionWarning)
-        s = ApproxGridSearchCV(SVM(fit_intercept=False), grid, cv=5, method="fbif",
+        s = GridSearchCV(SVM(fit_intercept=False), grid, cv=5, method="fbif",
                                verify="best", random_state=0).fit(X, y)
     assert s.cv_results_["verified"][s.best_index_]
     exact = cv_score(SVM(fit_intercept=False, **s.best_params_), X, y, s.folds_,
@@ -310,6 +310,19 @@ def test_unverified_fbif_warns_for_a_regression_winner_whose_criterion_is_round_
     y_semi[rng.permutation(120)[20:]] = np.nan
     grid = {"sigma": [2.0**-10, 4.0, 64.0], "gamma_a": [1e-6, 1e-2], "gamma_i": [1e-6, 1.0]}
     with pytest.warns(OptimisticCriterionWarning, match="training error"):
-        s = ApproxGridSearchCV(LapRLS(task="regression", n_neighbors=8, sigma_w=16.0), grid,
+        s = GridSearchCV(LapRLS(task="regression", n_neighbors=8, sigma_w=16.0), grid,
                                cv=5, method="fbif", verify=None, random_state=0).fit(X, y_semi)
     assert s.best_cv_error_ < 1e-6  # the collapsed criterion the warning is about
+
+
+def test_former_name_is_an_alias_with_the_same_results():
+    """ApproxGridSearchCV: the search's former name, the same estimator and results."""
+    from fastgssl.cv import GridSearchCV
+
+    X, y = regression_data(40)
+    grid = {"sigma": [1.0, 3.0], "lam": [1e-3, 1e-1]}
+    old = ApproxGridSearchCV(KRR(), grid, cv=4, random_state=0).fit(X, y)
+    new = GridSearchCV(KRR(), grid, cv=4, random_state=0).fit(X, y)
+    assert issubclass(ApproxGridSearchCV, GridSearchCV)
+    assert old.method_ == new.method_ and old.best_params_ == new.best_params_
+    assert np.array_equal(old.cv_results_["mean_cv_error"], new.cv_results_["mean_cv_error"])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.class_weight import compute_class_weight
 
-from fastgssl.cv import ApproxGridSearchCV, cv_result, make_folds
+from fastgssl.cv import GridSearchCV, cv_result, make_folds
 from fastgssl.losses import get_loss
 from fastgssl.models import KRR, SVM, LapRLS, LapSVM
 from fastgssl.solvers._kernel_fits import fit_dense, fit_nystrom
@@ -162,7 +162,7 @@ def test_search_with_weights_equals_per_candidate_exact_cv(class_weight, weighte
     folds = make_folds(y, 3, random_state=0)
     grid = {"sigma": [0.5, 2.0], "gamma_a": [1e-3, 1e-1], "gamma_i": [0.0, 1.0]}
     est = LapSVM(n_neighbors=6, class_weight=class_weight)
-    search = ApproxGridSearchCV(est, grid, cv=folds).fit(X, y, sample_weight=w)
+    search = GridSearchCV(est, grid, cv=folds).fit(X, y, sample_weight=w)
     assert search.method_ == "exact" and search.protocol_ == "transductive"
     from sklearn.base import clone
 
@@ -183,13 +183,13 @@ def test_approximations_refuse_weights():
     with pytest.raises(ValueError, match="method='exact'"):
         cv_result(SVM(class_weight="balanced"), X, y_sup, 3, method="bif")
     with pytest.raises(ValueError, match="method='exact'"):
-        ApproxGridSearchCV(SVM(), {"lam": [1e-3]}, cv=3, method="fbif").fit(
+        GridSearchCV(SVM(), {"lam": [1e-3]}, cv=3, method="fbif").fit(
             X, y_sup, sample_weight=w)
     from fastgssl.cv import bif_matrix
 
     with pytest.raises(ValueError, match="method='exact'"):
         bif_matrix(SVM().fit(X, y_sup, sample_weight=w), make_folds(y_sup, 3, random_state=0))
-    s = ApproxGridSearchCV(SVM(class_weight="balanced"), {"lam": [1e-3, 1e-1]}, cv=3).fit(
+    s = GridSearchCV(SVM(class_weight="balanced"), {"lam": [1e-3, 1e-1]}, cv=3).fit(
         X, y_sup)
     assert s.method_ == "exact"
 
@@ -237,7 +237,7 @@ def test_sample_weight_needs_an_estimator_that_takes_it():
     with pytest.raises(ValueError, match="takes no sample_weight"):
         cv_result(LabelPropagation(), X, y, 3, sample_weight=w)
     with pytest.raises(ValueError, match="takes no sample_weight"):
-        ApproxGridSearchCV(LabelPropagation(), {"n_neighbors": [5]}, cv=3).fit(
+        GridSearchCV(LabelPropagation(), {"n_neighbors": [5]}, cv=3).fit(
             X, y, sample_weight=w)
 
 
@@ -289,8 +289,8 @@ def test_search_with_weights_in_worker_processes():
     folds = make_folds(y, 3, random_state=0)
     grid = {"sigma": [0.5, 2.0], "gamma_a": [1e-3, 1e-1], "gamma_i": [1.0]}
     est = LapSVM(n_neighbors=6, class_weight="balanced")
-    one = ApproxGridSearchCV(est, grid, cv=folds).fit(X, y, sample_weight=w)
-    two = ApproxGridSearchCV(est, grid, cv=folds, n_jobs=2).fit(X, y, sample_weight=w)
+    one = GridSearchCV(est, grid, cv=folds).fit(X, y, sample_weight=w)
+    two = GridSearchCV(est, grid, cv=folds, n_jobs=2).fit(X, y, sample_weight=w)
     np.testing.assert_allclose(two.cv_results_["mean_cv_error"],
                                one.cv_results_["mean_cv_error"], atol=1e-12)
 

@@ -91,14 +91,14 @@ class GridSearch_grid4x4:
 
     def setup(self, method, n):
         log_environment(type(self).__name__)
-        from fastgssl.cv import ApproxGridSearchCV
+        from fastgssl.cv import GridSearchCV
         from fastgssl.models import KRR, SVM
 
         warnings.simplefilter("ignore")
         self.X, self.y = _classification(n)
         self.Xr, self.yr = _regression(n)
         self.grid = {"sigma": [10.0, 40.0, 160.0, 640.0], "lam": [1e-6, 1e-4, 1e-2, 1.0]}
-        self.Search, self.SVM, self.KRR = ApproxGridSearchCV, SVM, KRR
+        self.Search, self.SVM, self.KRR = GridSearchCV, SVM, KRR
         self.Search(SVM(), {"lam": [1e-2]}, cv=3).fit(self.X[:100], self.y[:100])  # warm JIT
 
     def _svm(self, method):

@@ -42,10 +42,10 @@ def _data(n=600, n_labels=60, n_test=2000, draw=0):
 
 
 def _search(method, folds):
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.models import LapSVM
 
-    return ApproxGridSearchCV(LapSVM(n_neighbors=10, h=0.01), GRID, cv=folds, random_state=0,
+    return GridSearchCV(LapSVM(n_neighbors=10, h=0.01), GRID, cv=folds, random_state=0,
                               **METHODS[method])
 
 

@@ -1,4 +1,4 @@
-"""Measure ApproxGridSearchCV serial vs on a 2-worker dask.distributed LocalCluster.
+"""Measure GridSearchCV serial vs on a 2-worker dask.distributed LocalCluster.
 
     python docs/scripts/dask_speedup.py [--n 1500] [--repeats 3]
 
@@ -26,7 +26,7 @@ def main():
     from distributed import Client, LocalCluster
     from sklearn.datasets import make_classification
 
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV
     from fastgssl.models import SVM
 
     X, y = make_classification(n_samples=args.n, n_features=20, random_state=0)
@@ -34,7 +34,7 @@ def main():
             "lam": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]}
 
     def search(n_jobs):
-        return ApproxGridSearchCV(SVM(), grid, cv=10, method="fbif", n_jobs=n_jobs,
+        return GridSearchCV(SVM(), grid, cv=10, method="fbif", n_jobs=n_jobs,
                                   random_state=0).fit(X, y)
 
     print(f"n={args.n}, {len(grid['sigma'])} groups x {len(grid['lam'])} candidates, "

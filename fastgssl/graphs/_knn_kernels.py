@@ -83,6 +83,21 @@ def _count_below(values, threshold):
 
 
 @njit(cache=True, nogil=True)
+def _push_chunk(row, b0, b1, threshold, hd, hi, r_offset, skip, size):
+    """Push the entries of ``row[b0:b1]`` below ``threshold`` (column ``skip`` aside; -1:
+    none) into the max-heap ``hd`` / ``hi`` of reference ids offset by ``r_offset``, as
+    each lowers the heap's root; returns the new threshold (the root)."""
+    for b in range(b0, b1):
+        v = row[b]
+        if v < threshold and b != skip:
+            hd[0] = v
+            hi[0] = r_offset + b
+            _sift_down(hd, hi, 0, size)
+            threshold = hd[0]
+    return threshold
+
+
+@njit(cache=True, nogil=True)
 def _select_block(part, q_offset, r_offset, exclude_self, heap_d, heap_i):
     """Merge one block of approximate squared distances into the per-query max-heaps.
 
@@ -106,20 +121,12 @@ def _select_block(part, q_offset, r_offset, exclude_self, heap_d, heap_i):
         hi = heap_i[a]
         row = part[a]
         threshold = hd[0]
-        self_col = q_offset + a - r_offset
+        skip = q_offset + a - r_offset if exclude_self else -1
         b0 = 0
         while b0 < nr:
             b1 = b0 + _CHUNK if b0 < n_full else nr
             if _count_below(row[b0:b1], threshold):
-                for b in range(b0, b1):
-                    v = row[b]
-                    if v < threshold:
-                        if exclude_self and b == self_col:
-                            continue
-                        hd[0] = v
-                        hi[0] = r_offset + b
-                        _sift_down(hd, hi, 0, size)
-                        threshold = hd[0]
+                threshold = _push_chunk(row, b0, b1, threshold, hd, hi, r_offset, skip, size)
             b0 = b1
 
 
@@ -157,13 +164,7 @@ def _select_block_sym(block, q_offset, r_offset, row_d, row_i, col_d, col_i):
         while b0 < nr:
             b1 = b0 + _CHUNK if b0 < n_full else nr
             if _count_below(row[b0:b1], threshold):
-                for b in range(b0, b1):
-                    v = row[b]
-                    if v < threshold:
-                        hd[0] = v
-                        hi[0] = r_offset + b
-                        _sift_down(hd, hi, 0, size)
-                        threshold = hd[0]
+                threshold = _push_chunk(row, b0, b1, threshold, hd, hi, r_offset, -1, size)
             if _count_below_each(row[b0:b1], col_thr[b0:b1]):
                 for b in range(b0, b1):
                     v = row[b]
