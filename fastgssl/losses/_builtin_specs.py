@@ -10,55 +10,21 @@ from fastgssl.losses._spec import LossSpec
 __all__ = ["HUBER_HINGE", "LOGISTIC", "SQUARE", "SQUARED_HINGE"]
 
 
-SQUARE = LossSpec(
-    name="square",
-    value=kernels.square_value,
-    d1=kernels.square_d1,
-    d2=kernels.square_d2,
-    y_domain="real",
-    convex=True,
-    smooth=True,
-    description="(y - f)^2",
-    _builtin_code=0,
-)
+def _builtin(code, name, y_domain, smooth, description, **extra):
+    """The spec of built-in loss ``code``: its three Numba functions ``<name>_value``,
+    ``<name>_d1``, ``<name>_d2`` of :mod:`fastgssl.losses._builtin` (every built-in is
+    convex)."""
+    return LossSpec(name=name, value=getattr(kernels, f"{name}_value"),
+                    d1=getattr(kernels, f"{name}_d1"), d2=getattr(kernels, f"{name}_d2"),
+                    y_domain=y_domain, convex=True, smooth=smooth, description=description,
+                    _builtin_code=code, **extra)
 
-HUBER_HINGE = LossSpec(
-    name="huber_hinge",
-    value=kernels.huber_hinge_value,
-    d1=kernels.huber_hinge_d1,
-    d2=kernels.huber_hinge_d2,
-    param_names=("h",),
-    defaults={"h": 0.05},
-    constraints={"h": "positive"},
-    y_domain="binary",
-    convex=True,
-    smooth=False,
-    kinks=lambda params: (1.0 - params["h"], 1.0 + params["h"]),
-    description="Huber-smoothed hinge: 0 / (1+h-yf)^2/(4h) / 1-yf",
-    _builtin_code=1,
-)
 
-SQUARED_HINGE = LossSpec(
-    name="squared_hinge",
-    value=kernels.squared_hinge_value,
-    d1=kernels.squared_hinge_d1,
-    d2=kernels.squared_hinge_d2,
-    y_domain="binary",
-    convex=True,
-    smooth=False,
-    kinks=lambda params: (1.0,),
-    description="max(0, 1 - y f)^2",
-    _builtin_code=2,
-)
-
-LOGISTIC = LossSpec(
-    name="logistic",
-    value=kernels.logistic_value,
-    d1=kernels.logistic_d1,
-    d2=kernels.logistic_d2,
-    y_domain="binary",
-    convex=True,
-    smooth=True,
-    description="log(1 + exp(-y f))",
-    _builtin_code=3,
-)
+SQUARE = _builtin(0, "square", "real", True, "(y - f)^2")
+HUBER_HINGE = _builtin(
+    1, "huber_hinge", "binary", False, "Huber-smoothed hinge: 0 / (1+h-yf)^2/(4h) / 1-yf",
+    param_names=("h",), defaults={"h": 0.05}, constraints={"h": "positive"},
+    kinks=lambda params: (1.0 - params["h"], 1.0 + params["h"]))
+SQUARED_HINGE = _builtin(2, "squared_hinge", "binary", False, "max(0, 1 - y f)^2",
+                         kinks=lambda params: (1.0,))
+LOGISTIC = _builtin(3, "logistic", "binary", True, "log(1 + exp(-y f))")
