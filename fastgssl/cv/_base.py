@@ -88,8 +88,9 @@ def _check_fitted(state):
     return state
 
 
-def _landmark_factor(state, K, n_components, random_state):
-    """Nystrom factor V of the training kernel, sampling columns of K (Liu et al. 2018)."""
+def landmark_factor(K, n_components, random_state):
+    """Nystrom factor V of the training kernel, sampling ``n_components`` columns of K (all:
+    None; Liu et al. 2018); the one landmark factor of the one-fit methods and the search."""
     n = K.shape[0]
     c = n if n_components is None else int(n_components)
     if c < 1:

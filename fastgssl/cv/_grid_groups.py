@@ -29,7 +29,7 @@ from fastgssl._memory import check_dense_memory
 from fastgssl._protocol import CVState, learner_objective
 from fastgssl._threads import small_blas
 from fastgssl.cv._api import _method, _run
-from fastgssl.cv._base import as_state, weight_kw
+from fastgssl.cv._base import as_state, landmark_factor, weight_kw
 from fastgssl.cv._bif import bif_predictions, fbif_dense
 from fastgssl.cv._exact import ExactMethod
 from fastgssl.cv._influence import fbif_rank
@@ -113,10 +113,8 @@ class _SharedFactor:
 
     def __call__(self):
         if self._V is None:
-            from fastgssl.kernels import nystrom_from_gram
-
             c = fbif_rank(self.K.shape[0], self.n_components, paper=self.paper)
-            self._V = nystrom_from_gram(self.K, c, random_state=self.random_state).features_
+            self._V = landmark_factor(self.K, c, self.random_state)
         return self._V
 
 

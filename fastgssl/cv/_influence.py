@@ -15,9 +15,9 @@ from fastgssl.cv._base import (
     _check_fitted,
     _fitted_state,
     _kernel_matrix,
-    _landmark_factor,
     _OneFitMethod,
     fold_regularizers,
+    landmark_factor,
 )
 from fastgssl.cv._bif import (
     bif_dense,
@@ -92,7 +92,7 @@ def bif_of_fitted(fitted, folds, n_folds, method="bif", n_components=None, rando
         def factor():
             nonlocal V
             if V is None:
-                V = _landmark_factor(state, K, c, random_state)
+                V = landmark_factor(K, c, random_state)
             elif callable(V):  # a shared factor built on first use (the search object)
                 V = V()
             return V
