@@ -139,3 +139,30 @@ def test_no_import_cycle():
 def test_no_module_is_longer_than_700_lines(path):
     n = len(path.read_text(encoding="utf-8").splitlines())
     assert n <= 700, f"{path.relative_to(ROOT.parent)}: {n} lines"
+
+
+def test_the_grid_search_reads_no_parameter_name():
+    """The search shares what learners declare (CVObjective), never by reading their
+    parameters: no string constant of its modules (docstrings aside) names a parameter of a
+    fastgssl learner."""
+    from fastgssl import models
+
+    names = set()
+    for name in models.__all__:
+        cls = getattr(models, name)
+        if isinstance(cls, type) and hasattr(cls, "_get_param_names"):
+            names.update(cls._get_param_names())
+    # "estimator" is the grid's own axis of learners compared in one search (a key of
+    # param_grid), which ALGT's wrapped-learner parameter happens to share
+    names.discard("estimator")
+    found = []
+    for module in ("_search.py", "_grid_groups.py", "_auto.py"):
+        tree = ast.parse((ROOT / "cv" / module).read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        found += [f"cv/{module}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and id(node) not in docstrings and node.value in names]
+    assert not found, found

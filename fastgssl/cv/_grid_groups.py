@@ -381,7 +381,7 @@ def evaluate_group(search, X, y, folds, n_folds, labeled, classification, group,
     V = None
     if method in FBIF_METHODS and K is not None:
         paper = method == "fbif" and first.gamma_i == 0
-        V = _SharedFactor(K, search.n_components, options["random_state"], paper=paper)
+        V = _SharedFactor(K, search.n_components, search._landmark_seed(), paper=paper)
     share = setup / len(group.indices)
     # One fit per candidate: on the dense path, walk the group from the strongest to the
     # weakest regularization and warm-start each Newton fit from the previous solution.
@@ -457,7 +457,7 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
         spectrum()
     V = None
     if method in FBIF_METHODS:
-        V = _SharedFactor(K, search.n_components, search._method_options(method)["random_state"],
+        V = _SharedFactor(K, search.n_components, search._landmark_seed(),
                           paper=method == "fbif")()
     share = (setup + time.perf_counter() - t0) / len(group.indices)
     lab_idx = np.flatnonzero(labeled)

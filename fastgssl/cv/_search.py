@@ -216,8 +216,12 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _method_options(self, method):
         if method not in FBIF_METHODS:
             return {}
-        return {"n_components": self.n_components,
-                "random_state": self.random_state if self.random_state is not None else 0}
+        # the FBIF methods' own options (the search's n_components and landmark seed)
+        return dict(n_components=self.n_components, random_state=self._landmark_seed())
+
+    def _landmark_seed(self):
+        """The seed of FBIF's Nystrom landmarks: ``random_state``, 0 when None."""
+        return self.random_state if self.random_state is not None else 0
 
     def _resolve(self, X, y, candidates):
         """(method, protocol, verify) actually used; ``method="auto"`` picks here
