@@ -30,7 +30,6 @@ Leave-one-label-out (each labeled point its own fold) costs the same block solve
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import time
 
 import numpy as np
@@ -38,6 +37,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from fastgssl._digest import content_digest
 from fastgssl.regularizers import laplacian
 from fastgssl.solvers import reused_solver
 
@@ -65,13 +65,11 @@ def shared_blocks():
 def _system_key(system, S, Y_S):
     """The system's identity: a digest of W's entries (a graph equal to another shares its
     block whatever object holds it), the kind and its parameters, the labels."""
-    W = sp.csr_matrix(system.graph)
-    digest = hashlib.blake2b(digest_size=16)
-    for part in (W.indptr, W.indices, W.data, S, Y_S):
-        digest.update(np.ascontiguousarray(part).tobytes())
     lam = system.lam if system.kind == "ss" else None
     alpha = system.alpha if system.kind == "lgc" else None
-    return (digest.hexdigest(), W.shape, system.kind, lam, alpha, system.solver, system.rtol)
+    return (content_digest(sp.csr_matrix(system.graph)), content_digest(np.asarray(S)),
+            content_digest(np.asarray(Y_S)), system.kind, lam, alpha, system.solver,
+            system.rtol)
 
 
 # columns of the indicator block solved together (bounds the n x block work array)

@@ -530,10 +530,13 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         # the criterion "falls to" the training error: equal for 0-1 errors; for squared
         # errors within a millionth of the targets' mean square (a nearly interpolating
         # model's criterion, ~1e-9, sits just above its training error, ~1e-10)
-        targets = np.asarray(rec.get("targets", 0.0), dtype=float)
-        scale = 1e-12 * max(1.0, abs(train or 0.0)) if self._classes is not None else \
-            1e-6 * float(np.mean(targets**2)) if targets.size else 0.0
-        if train is None or not rec["error"] <= train + scale:
+        if train is None:
+            return
+        if self._classes is not None:
+            slack = 1e-12 * max(1.0, abs(train))
+        else:
+            slack = 1e-6 * float(np.mean(np.asarray(rec["targets"], dtype=float) ** 2))
+        if not rec["error"] <= train + slack:
             return
         warnings.warn(
             f"the selected candidate {candidates[self.best_index_]} has a {self.method_} "

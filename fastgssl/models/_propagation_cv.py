@@ -10,11 +10,10 @@ shared between candidates, the system a fit solved and the fitted state. Mixed i
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._protocol import CVObjective, CVState, PropagationSystem
+from fastgssl._protocol import CVObjective, CVState, PropagationSystem, sharing_key
 from fastgssl._validation import check_X
 
 
@@ -77,12 +76,9 @@ class _PropagationCV:
         if self._precomputed():
             return {"graph_key": ("precomputed",), "build_graph": lambda X: X,
                     "with_graph": lambda W: clone(self)}
-        if isinstance(graph, str):
-            key = ("builder", graph, self.n_neighbors, self.graph_weight, self.sigma_w)
-        elif sp.issparse(graph) or isinstance(graph, np.ndarray):
-            key = ("matrix", id(graph))
-        else:
-            key = ("callable", id(graph))
+        # a given matrix by its entries: each candidate of a search holds a copy of it
+        key = (sharing_key("builder", graph, self.n_neighbors, self.graph_weight, self.sigma_w)
+               if isinstance(graph, str) else sharing_key("given", graph))
 
         def build_graph(X):
             return self._build_graph(check_X(X, "X", min_samples=2))[0]
