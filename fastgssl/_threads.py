@@ -11,6 +11,7 @@
   barriers cost more than they gain (badly so on a machine shared with other jobs);
 - :func:`factorization_blas`: :func:`small_blas` for an n x n LU, and one BLAS thread
   above the order where OpenBLAS's threaded ``getrf`` crashed;
+- :func:`fold_threads`: threads for the t independent fold refits of exact CV;
 - :func:`thread_settings`: the load and the thread settings, for benchmark output.
 
 Why the default looks at the load
@@ -34,8 +35,8 @@ import time
 import numba
 import numpy as np
 
-__all__ = ["default_numba_threads", "factorization_blas", "numba_threads", "small_blas",
-           "thread_settings"]
+__all__ = ["default_numba_threads", "factorization_blas", "fold_threads", "numba_threads",
+           "small_blas", "thread_settings"]
 
 #: environment variable: the thread count of ``n_jobs=None`` (a positive integer, ``all``
 #: for the whole Numba pool, or ``auto`` for the load-based choice, the default)
@@ -196,6 +197,26 @@ def numba_threads(n_jobs):
         numba.set_num_threads(previous)
         with _lock:
             _own_load()  # account the CPU the enclosed kernels used as this process's load
+
+
+# Fold refits run on threads from this many rows (a refit of a few hundred rows costs about
+# a millisecond, a thread handoff some microseconds) and below the block size from which
+# take_block opens a Numba parallel region (which must not run on two threads at once under
+# Numba's workqueue threading layer).
+_FOLD_THREADS_MIN_ROWS = 256
+_FOLD_THREADS_MAX_ROWS = 4096
+
+
+def fold_threads(rows, n_folds):
+    """Threads for ``n_folds`` independent refits of about ``rows`` rows each.
+
+    The library's default thread count (:func:`default_numba_threads`: the cores other jobs
+    leave free, or ``FASTGSSL_NUM_THREADS``), at most ``n_folds``, for refits of 256 to
+    4,095 rows; 1 (sequential) otherwise. Callers run each refit on one BLAS thread.
+    """
+    if not _FOLD_THREADS_MIN_ROWS <= rows < _FOLD_THREADS_MAX_ROWS:
+        return 1
+    return max(1, min(int(n_folds), default_numba_threads()))
 
 
 def thread_settings():

@@ -339,6 +339,27 @@ def test_fold_refits_in_one_call_equal_refits_one_by_one(seed, n, n_dup, flip_du
             assert np.abs(KVR @ beta - pred[V]).max() <= tol * size
 
 
+@pytest.mark.parametrize("n, workers", [(300, 2), (300, 3), (90, 2)])
+def test_fold_refits_on_threads_equal_the_sequential_loop(monkeypatch, n, workers):
+    """The folds' refits on several threads: the same held-out values and iteration counts,
+    bit for bit, as one after the other (each fold writes only its own rows)."""
+    import fastgssl.solvers._kernel_fits as kernel_fits
+    from fastgssl._threads import fold_threads
+
+    assert fold_threads(100, 10) == 1 and fold_threads(5000, 10) == 1
+    K, y = _problem(7, n, None, 2, True)
+    rng = np.random.default_rng(8)
+    Y = np.column_stack([y, np.where(rng.random(y.size) < 0.3, 1.0, -1.0)])
+    fl = rng.integers(0, 5, size=y.size)
+    loss = get_loss("huber_hinge", h=0.05)
+    out = {}
+    for w in (1, workers):
+        monkeypatch.setattr(kernel_fits, "fold_threads", lambda rows, t, w=w: w)
+        out[w] = kernel_fits.fold_refits(K, Y, fl, 5, loss, 1e-3)
+    assert np.array_equal(out[1][0], out[workers][0])
+    assert np.array_equal(out[1][1], out[workers][1])
+
+
 def test_fold_refits_fall_back_where_the_qp_stops_early():
     """max_iter too small for the compiled loop: those columns are refitted by fit_dense
     (its fallback and ConvergenceWarning), the others are kept."""

@@ -75,13 +75,14 @@ terms are precomputed, so each trial costs O(l)); the full step is taken when ``
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
 
 from fastgssl._indexing import take_block
-from fastgssl._threads import factorization_blas, small_blas
+from fastgssl._threads import factorization_blas, fold_threads, small_blas
 from fastgssl.solvers._active_set import (
     _BLOCK,
     _GROW,
@@ -108,46 +109,60 @@ __all__ = ["SOLVERS", "fit_dense", "fit_nystrom", "fold_refits", "objective_dens
            "objective_nystrom"]
 
 
-def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_iter, ok):
-    """Cold active-set refits of every fold and column: for fold i, the box QP on
-    ``K[R, R]`` (``R``: rows not in i) from ``a = 0`` with the certificate pass of
-    :func:`_fit_active_set`, then the held-out values ``pred[V, j] = K[V, R] (y_R a)``.
-    ``ok[i, j]`` is False where the QP did not converge (the caller refits those with the
-    fallback).
-
-    The loop over folds and columns is Python around the compiled :func:`_box_qp_kernel`
-    (a few microseconds per call): compiled as one kernel it re-optimized the whole
-    active-set solver linked into it, about 5 s more of a cold start's compilation.
-    """
-    l, k = Y.shape
-    for i in range(n_folds):
-        R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
-        nR = R.shape[0]
-        KR = take_block(K, R)
-        KVR = take_block(K, V, R)
-        gl = gamma_a * nR
-        if huber:
-            c, b, U = 4.0 * h * gl, 1.0 + h, 1.0 / (2.0 * gl)
-        else:
-            c, b, U = gl, 1.0, np.inf
-        bvec = np.full(nR, b)
-        Uvec = np.full(nR, U)
-        for j in range(k):
-            y = np.ascontiguousarray(Y[R, j])
-            a = np.zeros(nR)
+def _refit_fold(K, Y, fl, i, huber, h, gamma_a, max_outer, pred, n_iter, ok):
+    """Cold active-set refits of fold i, every column: the box QP on ``K[R, R]`` (``R``:
+    rows not in i) from ``a = 0`` with the certificate pass of :func:`_fit_active_set`,
+    then the held-out values ``pred[V, j] = K[V, R] (y_R a)``. ``ok[i, j]`` is False where
+    the QP did not converge (the caller refits those with the fallback). Writes only the
+    rows of fold i and row i of ``n_iter`` / ``ok`` (folds may run concurrently)."""
+    R, V = np.flatnonzero(fl != i), np.flatnonzero(fl == i)
+    nR = R.shape[0]
+    KR = take_block(K, R)
+    KVR = take_block(K, V, R)
+    gl = gamma_a * nR
+    if huber:
+        c, b, U = 4.0 * h * gl, 1.0 + h, 1.0 / (2.0 * gl)
+    else:
+        c, b, U = gl, 1.0, np.inf
+    bvec = np.full(nR, b)
+    Uvec = np.full(nR, U)
+    for j in range(Y.shape[1]):
+        y = np.ascontiguousarray(Y[R, j])
+        a = np.zeros(nR)
+        f, n_solve, outer, conv, margin, linear, fresh = _box_qp_kernel(
+            KR, y, c, bvec, Uvec, a, np.zeros(nR), max_outer, _BLOCK, _GROW, _TRIALS)
+        total = n_solve
+        if not (fresh and conv):  # certificate: f from scratch, the KKT test again
+            sup = np.flatnonzero(a > 0)
+            f = np.zeros(nR)
+            _add_rows(KR, sup, y[sup] * a[sup], f)
             f, n_solve, outer, conv, margin, linear, fresh = _box_qp_kernel(
-                KR, y, c, bvec, Uvec, a, np.zeros(nR), max_outer, _BLOCK, _GROW, _TRIALS)
-            total = n_solve
-            if not (fresh and conv):  # certificate: f from scratch, the KKT test again
-                sup = np.flatnonzero(a > 0)
-                f = np.zeros(nR)
-                _add_rows(KR, sup, y[sup] * a[sup], f)
-                f, n_solve, outer, conv, margin, linear, fresh = _box_qp_kernel(
-                    KR, y, c, bvec, Uvec, a, f, max_outer, _BLOCK, _GROW, _TRIALS)
-                total += n_solve
-            n_iter[i, j] = total
-            ok[i, j] = conv
-            pred[V, j] = KVR @ (y * a)
+                KR, y, c, bvec, Uvec, a, f, max_outer, _BLOCK, _GROW, _TRIALS)
+            total += n_solve
+        n_iter[i, j] = total
+        ok[i, j] = conv
+        pred[V, j] = KVR @ (y * a)
+
+
+def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_iter, ok):
+    """:func:`_refit_fold` for every fold, on :func:`fastgssl._threads.fold_threads` threads.
+
+    The loop over folds is Python around the compiled :func:`_box_qp_kernel` (a few
+    microseconds per call; compiled as one kernel it re-optimized the whole active-set
+    solver linked into it, about 5 s more of a cold start's compilation). The QP kernel,
+    the gathers and the held-out products release the GIL, so the folds' refits run
+    concurrently, each on one BLAS thread; the results do not depend on the thread count.
+    """
+    args = (K, Y, fl)
+    rest = (huber, h, gamma_a, max_outer, pred, n_iter, ok)
+    workers = fold_threads(K.shape[0], n_folds)
+    if workers == 1:
+        for i in range(n_folds):
+            _refit_fold(*args, i, *rest)
+        return
+    with small_blas(0.0), ThreadPoolExecutor(workers) as pool:
+        # list(): wait for every fold, re-raise the first exception
+        list(pool.map(lambda i: _refit_fold(*args, i, *rest), range(n_folds)))
 
 
 def fold_refits(K, Y, fold_of_rows, n_folds, loss, gamma_a, *, tol=1e-10, max_iter=100,
