@@ -154,6 +154,16 @@ def _square_predictions(KLL, Y, fl, n_folds, gamma_a):
     return pred
 
 
+def concurrent_fold_refits(objective, l, n_folds):
+    """Whether the t refits of ``l`` labeled points run cold and concurrently through the
+    learner's ``solve_folds`` (:func:`fastgssl._threads.fold_threads` gives several
+    threads; unweighted, not one-vs-one) instead of one by one from the full fit's
+    solution: a warm start saved 5-10 % of an active-set refit, two threads about 40 % of
+    all of them, and the full fit is then not needed."""
+    return (objective.solve_folds is not None and objective.sample_weight is None
+            and objective.decode is None and fold_threads(l, n_folds) > 1)
+
+
 def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
     """Losses without a closed form (and weighted or one-vs-one square losses): the
     learner's ``solve`` on each ``K~_RR``, with the loss weights each refit uses; the held-out
@@ -173,11 +183,9 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
     if beta_full is not None:  # (l,) + the solve's columns (class pairs for one-vs-one)
         beta_full = np.asarray(beta_full, dtype=np.float64).reshape(Y.shape[0], -1)
 
-    if w_full is None and state.decode is None and state.solve_folds is not None and \
-            (beta_full is None or fold_threads(l, n_folds) > 1):
-        # every cold refit in one call where the learner has that path; also instead of
-        # warm starts where the folds run on several threads (the active-set hinges: a
-        # warm start saved 5-10 % of a refit, two threads save about 40 % of all)
+    if state.solve_folds is not None and w_full is None and state.decode is None and \
+            (beta_full is None or concurrent_fold_refits(state, l, n_folds)):
+        # every cold refit in one call where the learner has that path
         with small_blas(l**3 / 3.0):
             out = state.solve_folds(KLL, Y, fl, n_folds)
         if out is not None:

@@ -16,7 +16,7 @@ from fastgssl._protocol import CVObjective, CVState, sharing_key
 from fastgssl._validation import check_sample_weight
 from fastgssl.models._multiclass import solve_gram
 from fastgssl.models._targets import decoder, point_weights
-from fastgssl.solvers import fold_refits
+from fastgssl.solvers import fold_refits, has_fold_refits
 
 __all__ = []
 
@@ -46,9 +46,15 @@ class _CVDeclarations:
                            regularizer_factory=self._build_regularizer if gamma_i > 0 else None,
                            sample_weight=weights, weights_for=weights_for,
                            decode=decoder(classes) if ovo else None,
-                           solve_folds=None if ovo else partial(
-                               fold_refits, loss=loss, gamma_a=gamma_a, tol=self.tol,
-                               max_iter=self.max_iter, solver=self.solver))
+                           solve_folds=self._solve_folds(loss, gamma_a, ovo))
+
+    def _solve_folds(self, loss, gamma_a, ovo):
+        """The protocol's ``solve_folds``: the batched active-set fold refits where the
+        loss and solver have them (not one-vs-one), else None."""
+        if ovo or not has_fold_refits(loss, self.solver):
+            return None
+        return partial(fold_refits, loss=loss, gamma_a=gamma_a, tol=self.tol,
+                       max_iter=self.max_iter, solver=self.solver)
 
     def cv_objective(self, y, sample_weight=None):
         """What the parameters and the targets ``y`` define, without fitting
@@ -162,8 +168,7 @@ class _CVDeclarations:
             sample_weight=self.__dict__.get("_cv_weights", (None, None))[0],
             weights_for=self.__dict__.get("_cv_weights", (None, None))[1],
             decode=decoder(self.classes_) if self.multi_class_ == "ovo" else None,
-            solve_folds=None if self.multi_class_ == "ovo" else partial(
-                fold_refits, loss=self.loss_, gamma_a=float(self.gamma_a_), tol=self.tol,
-                max_iter=self.max_iter, solver=self.solver),
+            solve_folds=self._solve_folds(self.loss_, float(self.gamma_a_),
+                                          self.multi_class_ == "ovo"),
             extra={"deformed_coef": self.deformed_coef_},
         )

@@ -26,8 +26,8 @@ _LOCATIONS = {
 # kernel machines' solvers
 _INTERNAL = {
     name: "fastgssl.solvers._kernel_fits"
-    for name in ("SOLVERS", "fit_dense", "fit_nystrom", "fold_refits", "objective_dense",
-                 "objective_nystrom")
+    for name in ("SOLVERS", "fit_dense", "fit_nystrom", "fold_refits", "has_fold_refits",
+                 "objective_dense", "objective_nystrom")
 }
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _INTERNAL)

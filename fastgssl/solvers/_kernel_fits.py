@@ -105,8 +105,8 @@ from fastgssl.solvers._newton import (
     objective_dense,
 )
 
-__all__ = ["SOLVERS", "fit_dense", "fit_nystrom", "fold_refits", "objective_dense",
-           "objective_nystrom"]
+__all__ = ["SOLVERS", "fit_dense", "fit_nystrom", "fold_refits", "has_fold_refits",
+           "objective_dense", "objective_nystrom"]
 
 
 def _refit_fold(K, Y, fl, i, huber, h, gamma_a, max_outer, pred, n_iter, ok):
@@ -163,6 +163,12 @@ def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_i
     with small_blas(0.0), ThreadPoolExecutor(workers) as pool:
         # list(): wait for every fold, re-raise the first exception
         list(pool.map(lambda i: _refit_fold(*args, i, *rest), range(n_folds)))
+
+
+def has_fold_refits(loss, solver="auto"):
+    """Whether :func:`fold_refits` has a batched path for ``loss`` and ``solver`` (the
+    active-set hinges; it still returns None for targets other than +-1)."""
+    return solver != "newton" and _piecewise_kind(loss)[0] is not None
 
 
 def fold_refits(K, Y, fold_of_rows, n_folds, loss, gamma_a, *, tol=1e-10, max_iter=100,
