@@ -13,9 +13,13 @@ import numbers
 
 import numpy as np
 
-from fastgssl._validation import check_random_state, check_target
+from fastgssl._validation import check_class_counts, check_random_state, check_target
 
 __all__ = ["labeled_mask_from_y", "make_folds", "check_folds"]
+
+# the classifiers' folds (made or given) need labeled points of two classes at least
+_SINGLE_CLASS = ("the labeled points hold a single class ({classes}); cross-validating a "
+                 "classifier needs at least two.")
 
 
 def labeled_mask_from_y(y, *, classification=None):
@@ -102,18 +106,13 @@ def make_folds(y, n_folds=10, *, labeled=None, classification=True, random_state
         classes, inverse, counts = np.unique(
             y[lab_idx], return_inverse=True, return_counts=True
         )
-        if len(classes) < 2:
-            raise ValueError(
-                f"the labeled points hold a single class ({classes.tolist()}); "
-                f"cross-validating a classifier needs at least two."
-            )
-        if counts.min() < n_folds:
-            bad = classes[counts < n_folds].tolist()
-            raise ValueError(
-                f"n_folds={n_folds} is larger than the labeled count {int(counts.min())} of "
-                f"class(es) {bad}: stratified folds need n_folds <= the smallest class "
-                f"count; lower n_folds or label more points of those classes."
-            )
+        check_class_counts(
+            classes, counts, min_per_class=n_folds, too_few_classes=_SINGLE_CLASS,
+            too_few_points="n_folds={n_folds} is larger than the labeled count {smallest} of "
+                           "class(es) {bad}: stratified folds need n_folds <= the smallest class "
+                           "count; lower n_folds or label more points of those classes.",
+            n_folds=n_folds,
+        )
         order = []
         for k in range(len(classes)):
             members = lab_idx[inverse == k]
@@ -179,12 +178,8 @@ def check_folds(folds, labeled, y=None, *, classification=True):
         y = np.asarray(y)
         y_lab = y[labeled]
         f_lab = folds[labeled]
-        all_classes = np.unique(y_lab)
-        if len(all_classes) < 2:
-            raise ValueError(
-                f"the labeled points hold a single class ({all_classes.tolist()}); "
-                f"cross-validating a classifier needs at least two."
-            )
+        all_classes, counts = np.unique(y_lab, return_counts=True)
+        check_class_counts(all_classes, counts, too_few_classes=_SINGLE_CLASS)
         # A fold may hold a single class (leave-one-label-out gives every labeled point its
         # own fold); what no refit can do is predict a class whose every label it lost.
         for i in range(n_folds):

@@ -23,6 +23,7 @@ __all__ = [
     "as_label_array",
     "check_X",
     "check_bounded_int",
+    "check_class_counts",
     "check_finite_result",
     "check_n_jobs",
     "check_n_neighbors",
@@ -213,22 +214,47 @@ def check_semi_supervised_y(
             f"sample per class."
         )
     classes, counts = np.unique(y[labeled], return_counts=True)
-    if len(classes) < min_classes:
-        hint = (
-            " Note that -1 marks unlabeled points: remap labels such as LIBSVM's +1 / -1 to "
-            "0 / 1 first." if not labeled.all() else ""
-        )
-        raise ValueError(
-            f"{name} has {len(classes)} class(es) among its labeled points "
-            f"({classes.tolist()}); at least {min_classes} are needed.{hint}"
-        )
-    if counts.min() < min_per_class:
-        bad = classes[counts < min_per_class].tolist()
-        raise ValueError(
-            f"class(es) {bad} of {name} have fewer than {min_per_class} labeled "
-            f"point(s); label more points of each class."
-        )
+    hint = (
+        " Note that -1 marks unlabeled points: remap labels such as LIBSVM's +1 / -1 to "
+        "0 / 1 first." if not labeled.all() else ""
+    )
+    check_class_counts(
+        classes, counts, min_classes=min_classes, min_per_class=min_per_class,
+        too_few_classes="{name} has {n_classes} class(es) among its labeled points "
+                        "({classes}); at least {min_classes} are needed.{hint}",
+        too_few_points="class(es) {bad} of {name} have fewer than {min_per_class} labeled "
+                       "point(s); label more points of each class.",
+        name=name, hint=hint,
+    )
     return y, labeled, classes
+
+
+def check_class_counts(classes, counts, *, min_classes=2, min_per_class=1,
+                       too_few_classes, too_few_points=None, **fields):
+    """Refuse labeled points of too few classes, or a class with too few labeled points.
+
+    The class check of the targets (:func:`check_semi_supervised_y`) and of the stratified
+    folds (:mod:`fastgssl._folds`); each caller words its own errors.
+
+    Parameters
+    ----------
+    classes, counts : ndarray
+        The distinct labels of the labeled points and their counts (``np.unique``).
+    min_classes, min_per_class : int
+        Smallest number of classes, and of labeled points in every class.
+    too_few_classes, too_few_points : str
+        ``str.format`` templates of the two errors. The first may name ``classes`` (the
+        list of classes) and ``n_classes``; the second ``bad`` (the classes with fewer than
+        ``min_per_class`` points) and ``smallest`` (the smallest count); both may name
+        ``min_classes``, ``min_per_class`` and any of ``fields``.
+    """
+    fields.update(min_classes=min_classes, min_per_class=min_per_class)
+    if len(classes) < min_classes:
+        raise ValueError(too_few_classes.format(
+            classes=classes.tolist(), n_classes=len(classes), **fields))
+    if counts.min() < min_per_class:
+        raise ValueError(too_few_points.format(
+            bad=classes[counts < min_per_class].tolist(), smallest=int(counts.min()), **fields))
 
 
 def check_random_state(seed, name="random_state"):

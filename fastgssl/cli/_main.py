@@ -30,23 +30,27 @@ def build_parser():
                      help="digits (default, bundled with scikit-learn), breast_cancer, "
                           "mnist (the shared MNIST test images), a LIBSVM file path or a "
                           "shared dataset name such as a1a or housing_scale")
-    sel.add_argument("--model", choices=_MODELS, default=None,
-                     help="default: lapsvm for classification, laprls for regression (semi-"
-                          "supervised: --labeled-fraction of the training labels are kept; the "
-                          "report compares an SVM on the labeled points alone and scikit-"
-                          "learn's LabelSpreading); krr / svm are supervised; graph "
-                          "propagation: poisson (Poisson learning, for few labels), "
-                          "poissonmbo, labelprop (harmonic), lgc (local and global "
-                          "consistency), their n_neighbors (and class mass normalization) "
-                          "selected by exact CV from one block solve")
-    sel.add_argument("--method", choices=_METHODS, default=None,
-                     help="CV criterion of the search (default: auto, i.e. exact CV where it "
-                          "costs about one fit: transductive exact CV through the deformed "
-                          "kernel for laprls / lapsvm, exact CV for krr and svm)")
-    sel.add_argument("--task", choices=_TASKS, default=None,
-                     help="classification or regression (default: guessed from the labels: "
-                          "integer labels, of any count, are classes; other numbers are a "
-                          "regression target; the report says which and why)")
+    # one name of a fixed list each; omitted (None), the job chooses it from the data
+    for flag, choices, help_ in (
+        ("--model", _MODELS,
+         "default: lapsvm for classification, laprls for regression (semi-"
+         "supervised: --labeled-fraction of the training labels are kept; the "
+         "report compares an SVM on the labeled points alone and scikit-"
+         "learn's LabelSpreading); krr / svm are supervised; graph "
+         "propagation: poisson (Poisson learning, for few labels), "
+         "poissonmbo, labelprop (harmonic), lgc (local and global "
+         "consistency), their n_neighbors (and class mass normalization) "
+         "selected by exact CV from one block solve"),
+        ("--method", _METHODS,
+         "CV criterion of the search (default: auto, i.e. exact CV where it "
+         "costs about one fit: transductive exact CV through the deformed "
+         "kernel for laprls / lapsvm, exact CV for krr and svm)"),
+        ("--task", _TASKS,
+         "classification or regression (default: guessed from the labels: "
+         "integer labels, of any count, are classes; other numbers are a "
+         "regression target; the report says which and why)"),
+    ):
+        sel.add_argument(flag, choices=choices, default=None, help=help_)
     sel.add_argument("--folds", type=int, default=None,
                      help="number of folds t (default 10, lowered to the labeled count of "
                           "the smallest class, or of the labeled points for regression, when "

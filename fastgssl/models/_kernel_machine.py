@@ -667,4 +667,17 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
         return tags
 
     def _declared_task(self):
-        return None
+        """The task the parameters fix before any fit (None: the targets decide)."""
+        task = getattr(self, "task", None)
+        return task if task in _TASKS else None
+
+
+class _ClassifierOnly:
+    """Mixin of the machines without a ``task`` parameter (SVM, LapSVM): classifiers
+    whatever the targets."""
+
+    def _task(self, y):
+        return "classification"
+
+    def _declared_task(self):
+        return "classification"

@@ -14,6 +14,7 @@ from fastgssl.models._kernel_machine import (
     _POSITIVE,
     _TASKS,
     _check_choice,
+    _ClassifierOnly,
     _KernelMachine,
 )
 from fastgssl.models._machine_docs import machine_docstring
@@ -167,11 +168,8 @@ class LapRLS(_LaplacianMachine):
                 return "regression"
         return "classification"
 
-    def _declared_task(self):
-        return self.task if self.task in _TASKS else None
 
-
-class LapSVM(_LaplacianMachine):
+class LapSVM(_ClassifierOnly, _LaplacianMachine):
     __doc__ = _laplacian_docstring(
         summary="Laplacian SVM with the Huber-smoothed hinge (Liu et al. (2019)).",
         intro="""\
@@ -225,9 +223,3 @@ class LapSVM(_LaplacianMachine):
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
                  class_weight=None, multi_class="ovr", regularizer_params=None):
         store_init_arguments(self, locals())
-
-    def _task(self, y):
-        return "classification"
-
-    def _declared_task(self):
-        return "classification"

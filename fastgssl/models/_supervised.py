@@ -11,6 +11,7 @@ from fastgssl.models._kernel_machine import (
     _POSITIVE,
     _TASKS,
     _check_choice,
+    _ClassifierOnly,
     _KernelMachine,
 )
 from fastgssl.models._machine_docs import machine_docstring
@@ -18,7 +19,17 @@ from fastgssl.models._machine_docs import machine_docstring
 __all__ = ["KRR", "SVM"]
 
 
-class KRR(_KernelMachine):
+class _SupervisedMachine(_KernelMachine):
+    """Shared base of :class:`KRR` and :class:`SVM`: the regularization ``lam`` alone
+    (``gamma_a = lam``, ``gamma_i = 0``)."""
+
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "lam": [_POSITIVE]}
+
+    def _regularization(self):
+        return check_positive(self.lam, "lam"), 0.0
+
+
+class KRR(_SupervisedMachine):
     __doc__ = machine_docstring(
         """\
 Kernel ridge regression (square loss); LSSVM is the same model.
@@ -79,8 +90,7 @@ Kernel ridge regression (square loss); LSSVM is the same model.
     )
 
     _parameter_constraints = {
-        **_COMMON_CONSTRAINTS,
-        "lam": [_POSITIVE],
+        **_SupervisedMachine._parameter_constraints,
         "task": [StrOptions(set(_TASKS))],
     }
 
@@ -92,17 +102,11 @@ Kernel ridge regression (square loss); LSSVM is the same model.
                  class_weight=None, multi_class="ovr"):
         store_init_arguments(self, locals())
 
-    def _regularization(self):
-        return check_positive(self.lam, "lam"), 0.0
-
     def _task(self, y):
         return _check_choice(self.task, "task", _TASKS)
 
-    def _declared_task(self):
-        return self.task if self.task in _TASKS else None
 
-
-class SVM(_KernelMachine):
+class SVM(_ClassifierOnly, _SupervisedMachine):
     __doc__ = machine_docstring(
         """\
 Support vector machine with the Huber-smoothed hinge loss (Liu et al. (2018)).
@@ -150,7 +154,7 @@ Support vector machine with the Huber-smoothed hinge loss (Liu et al. (2018)).
         "True",
     )
 
-    _parameter_constraints = {**_COMMON_CONSTRAINTS, "lam": [_POSITIVE], "h": [_POSITIVE]}
+    _parameter_constraints = {**_SupervisedMachine._parameter_constraints, "h": [_POSITIVE]}
 
     def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", kernel_params=None,
                  loss="huber_hinge", loss_params=None, backend="dense", n_components=300,
@@ -159,12 +163,3 @@ Support vector machine with the Huber-smoothed hinge loss (Liu et al. (2018)).
                  probability=False, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, multi_class="ovr"):
         store_init_arguments(self, locals())
-
-    def _regularization(self):
-        return check_positive(self.lam, "lam"), 0.0
-
-    def _task(self, y):
-        return "classification"
-
-    def _declared_task(self):
-        return "classification"
