@@ -305,13 +305,9 @@ def bif_wspace(V, w, g, h, labeled, folds, n_folds, gamma_a, gamma_i=0.0, Q=None
                fold_regularizers=None):
     """Exact BIF (n x t) of the Nystrom-backend model f = V w (Liu et al. 2018, w-space).
 
-    Parameters
-    ----------
-    V : ndarray of shape (n, c)
-        Nystrom features of the training points.
-    w : ndarray of shape (c,)
-        Fitted coefficients; ``f = V w``.
-    Other parameters : as :func:`bif_dense`.
+    Takes the parameters of :func:`bif_dense`, with the model given by its Nystrom features
+    ``V`` (ndarray of shape (n, c), of the training points) and fitted coefficients ``w``
+    (ndarray of shape (c,); ``f = V w``) in place of ``K`` and ``f``.
 
     Notes
     -----

@@ -53,35 +53,35 @@ def square_d2(y, f, p):
 
 # --- Huber-smoothed hinge -----------------------------------------------------------------
 @_jit
-def _huber_hinge(y, f, h, order):
-    """The Huber hinge (``order`` 0) or its derivative of ``order`` 1 or 2 in ``f``: its three
-    pieces in the margin ``z = y f`` (the module docstring's table) tested once for all."""
-    z = y * f
-    if z > 1.0 + h:  # flat
-        return 0.0
-    if z < 1.0 - h:  # linear
-        if order == 0:
-            return 1.0 - z
-        return -y if order == 1 else 0.0
-    t = 1.0 + h - z  # quadratic
-    if order == 0:
-        return t * t / (4.0 * h)
-    return -y * t / (2.0 * h) if order == 1 else y * y / (2.0 * h)
-
-
-@_jit
 def huber_hinge_value(y, f, p):
-    return _huber_hinge(y, f, p[0], 0)
+    h = p[0]
+    z = y * f
+    if z > 1.0 + h:
+        return 0.0
+    if z < 1.0 - h:
+        return 1.0 - z
+    t = 1.0 + h - z
+    return t * t / (4.0 * h)
 
 
 @_jit
 def huber_hinge_d1(y, f, p):
-    return _huber_hinge(y, f, p[0], 1)
+    h = p[0]
+    z = y * f
+    if z > 1.0 + h:
+        return 0.0
+    if z < 1.0 - h:
+        return -y
+    return -y * (1.0 + h - z) / (2.0 * h)
 
 
 @_jit
 def huber_hinge_d2(y, f, p):
-    return _huber_hinge(y, f, p[0], 2)
+    h = p[0]
+    z = y * f
+    if z > 1.0 + h or z < 1.0 - h:
+        return 0.0
+    return y * y / (2.0 * h)
 
 
 # --- squared hinge ------------------------------------------------------------------------
