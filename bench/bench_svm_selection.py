@@ -212,7 +212,7 @@ def warm_up():
 # ---------------------------------------------------------------------------------------------
 # One split: both searches back to back
 # ---------------------------------------------------------------------------------------------
-def one_split(task, X_tr, y_tr, X_te, y_te, grid_size, seed, t=10):
+def one_split(task, X_tr, y_tr, X_te, y_te, grid_size, seed, t=10, sk_jobs=None):
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.model_selection import GridSearchCV, PredefinedSplit
     from sklearn.svm import SVC
@@ -240,7 +240,7 @@ def one_split(task, X_tr, y_tr, X_te, y_te, grid_size, seed, t=10):
         t0 = time.perf_counter()
         sk = GridSearchCV(sk_est, sk_grid(grid, n_fit, task), cv=PredefinedSplit(folds),
                           scoring=None if classification else "neg_mean_squared_error",
-                          n_jobs=None).fit(X_tr, y_tr)
+                          n_jobs=sk_jobs).fit(X_tr, y_tr)
         t_sk = time.perf_counter() - t0
     if classification:
         e_ours = float(np.mean(ours.predict(X_te) != y_te))

@@ -12,6 +12,11 @@ our searches with cProfile (the 25 most expensive functions by cumulative time).
 Usage::
 
     nice -n 5 python bench/profile_caravan_shape.py [--n 2000] [--repeats 3] [--grid 12]
+        [--sk-jobs 2] [--no-profile]
+
+Our search runs on the library's default threads (the exact fold refits run concurrently,
+``fastgssl._threads.fold_threads``; ``FASTGSSL_NUM_THREADS=1`` for one core);
+``--sk-jobs 2`` gives GridSearchCV two workers too (default: its own default, one).
 """
 
 from __future__ import annotations
@@ -48,21 +53,30 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--grid", type=int, default=12, choices=[12, 25])
+    ap.add_argument("--sk-jobs", type=int, default=None,
+                    help="GridSearchCV's n_jobs (default: None, one worker)")
+    ap.add_argument("--no-profile", action="store_true")
     args = ap.parse_args(argv)
     X, y = caravan_shape(args.n)
+    from fastgssl._threads import default_numba_threads
+
     print(f"n = {args.n}, 85 features, {100 * y.mean():.1f} % positives; load "
-          f"{os.getloadavg()[0]:.1f}", flush=True)
+          f"{os.getloadavg()[0]:.1f}; fastgssl threads {default_numba_threads()}, "
+          f"GridSearchCV n_jobs={args.sk_jobs}", flush=True)
     X_w, X_tw, y_w, y_tw = split(X[:200], y[:200], 0, True)
     one_split("svm", X_w, y_w, X_tw, y_tw, 12, seed=0, t=4)  # compile, untimed
     ratios = []
     for r in range(args.repeats):
         X_tr, X_te, y_tr, y_te = split(X, y, r, True)
-        out = one_split("svm", X_tr, y_tr, X_te, y_te, args.grid, seed=r)
+        out = one_split("svm", X_tr, y_tr, X_te, y_te, args.grid, seed=r,
+                        sk_jobs=args.sk_jobs)
         ratios.append(out["t_sk"] / out["t_ours"])
         print(f"split {r}: ours {out['t_ours']:.2f} s, GridSearchCV(SVC) {out['t_sk']:.2f} s, "
               f"ratio {ratios[-1]:.2f}x; test error {out['e_ours']:.4f} / {out['e_sk']:.4f}",
               flush=True)
     print(f"median ratio {statistics.median(ratios):.2f}x over {len(ratios)} splits")
+    if args.no_profile:
+        return
 
     from fastgssl.cv import GridSearchCV, make_folds
     from fastgssl.kernels import default_sigma
