@@ -121,8 +121,9 @@ def _select_block(part, q_offset, r_offset, exclude_self, heap_d, heap_i):
         hi = heap_i[a]
         row = part[a]
         threshold = hd[0]
-        skip = q_offset + a - r_offset if exclude_self else -1
-        b0 = 0
+        # (-1 and 0 not as constants: a constant argument compiles a callee once per value)
+        skip = q_offset + a - r_offset if exclude_self else nr - nr - 1
+        b0 = nr - nr
         while b0 < nr:
             b1 = b0 + _CHUNK if b0 < n_full else nr
             if _count_below(row[b0:b1], threshold):
@@ -155,16 +156,19 @@ def _select_block_sym(block, q_offset, r_offset, row_d, row_i, col_d, col_i):
     size = row_d.shape[1]
     n_full = nr - nr % _CHUNK
     col_thr = col_d[:, 0].copy()
+    # (-1 and 0 not as constants: a constant argument compiles a callee once per value)
+    no_skip = nr - nr - 1
     for a in range(nq):
         hd = row_d[a]
         hi = row_i[a]
         row = block[a]
         threshold = hd[0]
-        b0 = 0
+        b0 = no_skip + 1
         while b0 < nr:
             b1 = b0 + _CHUNK if b0 < n_full else nr
             if _count_below(row[b0:b1], threshold):
-                threshold = _push_chunk(row, b0, b1, threshold, hd, hi, r_offset, -1, size)
+                threshold = _push_chunk(row, b0, b1, threshold, hd, hi, r_offset, no_skip,
+                                        size)
             if _count_below_each(row[b0:b1], col_thr[b0:b1]):
                 for b in range(b0, b1):
                     v = row[b]
