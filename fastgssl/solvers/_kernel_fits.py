@@ -151,7 +151,8 @@ def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_i
     microseconds per call; compiled as one kernel it re-optimized the whole active-set
     solver linked into it, about 5 s more of a cold start's compilation). The QP kernel,
     the gathers and the held-out products release the GIL, so the folds' refits run
-    concurrently, each on one BLAS thread; the results do not depend on the thread count.
+    concurrently, each on one BLAS thread; the results do not depend on the number of fold
+    threads (at one BLAS thread per refit, the sequential loop's are the same bit for bit).
     """
     args = (K, Y, fl)
     rest = (huber, h, gamma_a, max_outer, pred, n_iter, ok)
