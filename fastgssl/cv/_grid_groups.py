@@ -37,7 +37,7 @@ from fastgssl.cv._propagation import shared_blocks
 from fastgssl.cv._quadratic import exact_quadratic_cholesky, exact_quadratic_eigh
 from fastgssl.cv._result import validation_loss
 from fastgssl.cv._scoring import fold_scores
-from fastgssl.cv._transductive import concurrent_fold_refits, transductive_predictions
+from fastgssl.cv._transductive import batched_fold_refits, transductive_predictions
 from fastgssl.exceptions import ClassShareWarning, UnlabeledComponentWarning
 from fastgssl.graphs import reuse_neighbors
 from fastgssl.kernels import DeformedKernel
@@ -259,7 +259,7 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
                         weights_for=objective.weights_for, decode=objective.decode,
                         solve_folds=objective.solve_folds)
         warm = (getattr(loss, "name", None) != "square" and L.size >= _WARM_MIN_LABELED
-                and not concurrent_fold_refits(objective, L.size, n_folds))
+                and not batched_fold_refits(objective))
         if warm:  # the fit on all of L, started from the previous candidate's solution
             Y_L = state.columns()[0][L]
             key = (r, objective.decode is not None)  # one-vs-one: one column per pair
