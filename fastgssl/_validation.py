@@ -245,8 +245,9 @@ def check_class_counts(classes, counts, *, min_classes=2, min_per_class=1,
     too_few_classes, too_few_points : str
         ``str.format`` templates of the two errors. The first may name ``classes`` (the
         list of classes) and ``n_classes``; the second ``bad`` (the classes with fewer than
-        ``min_per_class`` points) and ``smallest`` (the smallest count); both may name
-        ``min_classes``, ``min_per_class`` and any of ``fields``.
+        ``min_per_class`` points) and ``smallest`` (the smallest count), needed when
+        ``min_per_class > 1``; both may name ``min_classes``, ``min_per_class`` and any of
+        ``fields``.
     """
     fields.update(min_classes=min_classes, min_per_class=min_per_class)
     if len(classes) < min_classes:

@@ -163,7 +163,7 @@ def _select_block_sym(block, q_offset, r_offset, row_d, row_i, col_d, col_i):
         hi = row_i[a]
         row = block[a]
         threshold = hd[0]
-        b0 = no_skip + 1
+        b0 = nr - nr
         while b0 < nr:
             b1 = b0 + _CHUNK if b0 < n_full else nr
             if _count_below(row[b0:b1], threshold):

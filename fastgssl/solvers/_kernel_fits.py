@@ -90,6 +90,7 @@ from fastgssl.solvers._active_set import (
     _TRIALS,
     _add_rows,
     _binary_targets,
+    _box_qp_constants,
     _box_qp_kernel,
     _fit_active_set,
     _piecewise_kind,
@@ -109,7 +110,7 @@ __all__ = ["SOLVERS", "fit_dense", "fit_nystrom", "fold_refits", "has_fold_refit
            "objective_dense", "objective_nystrom"]
 
 
-def _refit_fold(K, Y, fl, i, huber, h, gamma_a, max_outer, pred, n_iter, ok):
+def _refit_fold(K, Y, fl, i, kind, h, gamma_a, max_outer, pred, n_iter, ok):
     """Cold active-set refits of fold i, every column: the box QP on ``K[R, R]`` (``R``:
     rows not in i) from ``a = 0`` with the certificate pass of :func:`_fit_active_set`,
     then the held-out values ``pred[V, j] = K[V, R] (y_R a)``. ``ok[i, j]`` is False where
@@ -119,11 +120,7 @@ def _refit_fold(K, Y, fl, i, huber, h, gamma_a, max_outer, pred, n_iter, ok):
     nR = R.shape[0]
     KR = take_block(K, R)
     KVR = take_block(K, V, R)
-    gl = gamma_a * nR
-    if huber:
-        c, b, U = 4.0 * h * gl, 1.0 + h, 1.0 / (2.0 * gl)
-    else:
-        c, b, U = gl, 1.0, np.inf
+    c, b, U = _box_qp_constants(kind, h, gamma_a, nR)
     bvec = np.full(nR, b)
     Uvec = np.full(nR, U)
     for j in range(Y.shape[1]):
@@ -144,7 +141,7 @@ def _refit_fold(K, Y, fl, i, huber, h, gamma_a, max_outer, pred, n_iter, ok):
         pred[V, j] = KVR @ (y * a)
 
 
-def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_iter, ok):
+def _fold_refits_loop(K, Y, fl, n_folds, kind, h, gamma_a, max_outer, pred, n_iter, ok):
     """:func:`_refit_fold` for every fold, on :func:`fastgssl._threads.fold_threads` threads.
 
     The loop over folds is Python around the compiled :func:`_box_qp_kernel` (a few
@@ -155,7 +152,7 @@ def _fold_refits_loop(K, Y, fl, n_folds, huber, h, gamma_a, max_outer, pred, n_i
     threads (at one BLAS thread per refit, the sequential loop's are the same bit for bit).
     """
     args = (K, Y, fl)
-    rest = (huber, h, gamma_a, max_outer, pred, n_iter, ok)
+    rest = (kind, h, gamma_a, max_outer, pred, n_iter, ok)
     workers = fold_threads(K.shape[0], n_folds)
     if workers == 1:
         for i in range(n_folds):
@@ -186,10 +183,10 @@ def fold_refits(K, Y, fold_of_rows, n_folds, loss, gamma_a, *, tol=1e-10, max_it
     beta_i`` in the rows' order and the |M| x |M| solves per fold (largest over
     columns), or None (other losses, targets or ``solver="newton"``).
     """
-    kind, h = _piecewise_kind(loss)
     Y = np.asarray(Y, dtype=np.float64)
-    if solver == "newton" or kind is None or not _binary_targets(Y):
+    if not has_fold_refits(loss, solver) or not _binary_targets(Y):
         return None
+    kind, h = _piecewise_kind(loss)
     K = np.ascontiguousarray(K, dtype=np.float64)
     fl = np.ascontiguousarray(fold_of_rows, dtype=np.int64)
     l, k = Y.shape
@@ -198,7 +195,7 @@ def fold_refits(K, Y, fold_of_rows, n_folds, loss, gamma_a, *, tol=1e-10, max_it
     ok = np.zeros((n_folds, k), dtype=np.bool_)
     try:
         _fold_refits_loop(K, np.ascontiguousarray(Y), fl, int(n_folds),
-                          kind == "huber_hinge", float(h), float(gamma_a), int(max_iter),
+                          kind, float(h), float(gamma_a), int(max_iter),
                           pred, n_iter, ok)
     except np.linalg.LinAlgError:
         raise ValueError(_NOT_PSD) from None
