@@ -130,6 +130,36 @@ def test_components_that_lose_their_labels_follow_the_policy_exactly(est, policy
     assert r.info["refitted_folds"] == ([2] if policy == "nearest" else [])
 
 
+@pytest.mark.parametrize("est", [PoissonLearning(**TIGHT), LabelPropagation(**TIGHT),
+                                 LabelPropagation(class_mass_normalization=True, **TIGHT),
+                                 LocalGlobalConsistency(**TIGHT),
+                                 LocalGlobalConsistency(class_mass_normalization=True, **TIGHT),
+                                 PoissonMBO(n_mbo_iter=3)], ids=repr)
+def test_abstention_is_an_error_as_in_the_refits(est):
+    # fold 0 hides the only label (25) of the far component: with unlabeled_policy="abstain"
+    # the refit labels 25 with -1, an error; CV used to score the all-zero row as classes_[0]
+    rng = np.random.RandomState(0)
+    X = np.r_[rng.normal(size=(20, 2)), rng.normal(size=(10, 2)) + 100]
+    y = np.full(30, -1)
+    y[[0, 1, 2, 3, 25]] = [0, 1, 0, 1, 0]
+    folds = np.ones(30, int)
+    folds[[0, 1, 25]] = 0
+    est = clone(est).set_params(n_neighbors=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        r = cv_result(est, X, y, folds, method="exact")
+        errors = []
+        for i in range(2):
+            refit = clone(est).fit(X, np.where(folds == i, -1, y))
+            held = np.flatnonzero((folds == i) & (y >= 0))
+            errors.extend(refit.transduction_[held] != y[held])
+    assert refit.transduction_[25] == 0 and np.isnan(r.predictions[-1]).all()
+    assert r.score == pytest.approx(np.mean(errors))
+    assert r.score >= 1 / 5  # point 25 is an error
+    if refit.cv_state().propagation is not None:
+        assert r.info["policy_folds"] == [0] and r.info["refitted_folds"] == []
+
+
 def test_poisson_component_left_with_one_class_takes_it():
     rng = np.random.default_rng(4)
     X = np.r_[rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + 50.0]

@@ -20,9 +20,13 @@ columns (one solver setup, l right-hand sides) and l x l algebra per fold:
   capacitance is a difference of terms of order 1/lambda, so the block is solved to
   rtol = min(rtol, 1e-8 / lambda).
 
-A fold whose held-out points lie in a graph component with no kept label (or, for Poisson
-learning, with kept labels of a single class) has no such algebra: that fold is refitted
-(``info["refitted_folds"]``), which is what the refit would compute anyway.
+A held-out point in a graph component with no kept label has no such algebra: it takes the
+value the learner's ``unlabeled_policy`` gives there in the refit (``"abstain"``: a NaN row,
+which every CV score counts as an error, as the refit's label -1 is; ``"uniform"``: the
+uniform row), and a fold holding such points under ``"nearest"`` (which needs the
+coordinates) is refitted (``info["refitted_folds"]``; ``info["policy_folds"]`` lists the folds
+whose orphans took the policy's value). For Poisson learning a held-out point in a component
+whose kept labels are of a single class takes that class, as the refit does.
 
 Leave-one-label-out (each labeled point its own fold) costs the same block solve as t-fold.
 """
@@ -264,7 +268,7 @@ def propagation_predictions(state, folds, n_folds, refit_fold):
     t1 = time.perf_counter()
     fl = np.asarray(folds)[S]
     pred = np.empty((S.size, Y.shape[1]))
-    refitted = []
+    refitted, policy_folds = [], []
     for i in range(n_folds):
         F = np.flatnonzero(fl == i)
         K = np.flatnonzero(fl != i)
@@ -289,12 +293,14 @@ def propagation_predictions(state, folds, n_folds, refit_fold):
             rows[reached] = system.scores(rows[reached], mass, Y_S[K].sum(axis=0))
         if orphans.size:  # components without a kept label: the learner's fill policy
             rows[~reached] = system.fill(Y_S[K])
+            policy_folds.append(i)
         pred[F] = rows
     info = {
         "solver": f"one block solve with {S.size} labeled right-hand sides "
                   f"(LaplacianSolver, {system.solver}), then l x l algebra per fold",
         "reduction": f"{system.kind}: same graph, labels hidden (DESIGN 3.10)",
         "refitted_folds": refitted,
+        "policy_folds": policy_folds,
         "block_time": t1 - t0,
         "block_solve": solve_info,
     }

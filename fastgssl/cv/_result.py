@@ -67,11 +67,16 @@ class CVResult:
 
 
 def validation_loss(pred, targets, classification):
-    """Per-point validation loss: 0-1 (classification, +-1 coded targets) or squared error."""
+    """Per-point validation loss: 0-1 (classification, +-1 coded targets) or squared error.
+
+    A classifier's NaN row is an abstention (a point the refit leaves undecided, label -1):
+    an error, as the refit's label is."""
     if classification:
         if pred.ndim == 1:
-            return (np.where(pred > 0, 1.0, -1.0) != np.sign(targets)).astype(float)
-        return (np.argmax(pred, axis=1) != np.argmax(targets, axis=1)).astype(float)
+            wrong = np.where(pred > 0, 1.0, -1.0) != np.sign(targets)
+            return (wrong | np.isnan(pred)).astype(float)
+        wrong = np.argmax(pred, axis=1) != np.argmax(targets, axis=1)
+        return (wrong | np.isnan(pred).any(axis=1)).astype(float)
     err = (pred - targets) ** 2
     return err if err.ndim == 1 else err.sum(axis=1)
 

@@ -37,15 +37,22 @@ class _OutOfFold:
     def decision_function(self, X):
         if self.classes_ is None:
             raise AttributeError("a regressor has no decision_function")
-        return self._decision[np.asarray(X, dtype=np.intp).ravel()]
+        # an abstention (NaN row) scores 0 for every class, as the abstaining learner's F row
+        return np.nan_to_num(self._decision[np.asarray(X, dtype=np.intp).ravel()], nan=0.0)
 
     def predict(self, X):
         d = self._decision[np.asarray(X, dtype=np.intp).ravel()]
         if self.classes_ is None:
             return d
         if d.ndim == 1:
-            return self.classes_[(d > 0).astype(np.intp)]
-        return self.classes_[np.argmax(d, axis=1)]
+            labels, abstained = self.classes_[(d > 0).astype(np.intp)], np.isnan(d)
+        else:
+            labels, abstained = self.classes_[np.argmax(d, axis=1)], np.isnan(d).any(axis=1)
+        if abstained.any():  # the learner's label of an abstention
+            if labels.dtype.kind not in "iuf":
+                labels = labels.astype(object)
+            labels[abstained] = -1
+        return labels
 
     def fit(self, X, y):  # pragma: no cover - never fitted; scorers only predict
         return self

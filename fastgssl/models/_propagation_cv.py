@@ -41,8 +41,8 @@ class _PropagationCV:
         """``Y_K -> row``: the value ``unlabeled_policy`` gives points of a component
         without labels (None for "nearest", which needs the coordinates)."""
         k = len(self.classes_) if self._task == "classification" else 1
-        if self.unlabeled_policy == "abstain":
-            return lambda Y_K: np.zeros(k)
+        if self.unlabeled_policy == "abstain":  # an abstention: NaN, an error in every score
+            return lambda Y_K: np.full(k, np.nan)
         if self.unlabeled_policy == "uniform":
             if self._task == "classification":
                 return lambda Y_K: np.full(k, 1.0 / k)
@@ -100,10 +100,15 @@ class _PropagationCV:
         Label propagation has no kernel or loss: cross-validation re-solves the propagation
         with the fold's labels hidden on the same graph (transductive protocol), or refits
         without the fold's points (inductive protocol, the induction formula at the held-out
-        points).
+        points). Rows of ``f`` at points the classifier abstains on are NaN (an error in
+        every CV score, as the label -1 of ``transduction_``).
         """
         check_is_fitted(self, "graph_")
-        F = np.asarray(self._F, dtype=np.float64)
+        F = np.array(self._F, dtype=np.float64)
+        if self._task == "classification":
+            # abstained points (unlabeled_policy="abstain") hold NaN: CV counts them as
+            # errors, as the refit's label -1 is, instead of argmax(0, ..., 0) = classes_[0]
+            F[~np.asarray(self._valid, dtype=bool)] = np.nan
         return CVState(task=self._task, y=self._Y_train, labeled=self._labeled_train,
                        f=F if F.shape[1] > 1 else F[:, 0],
                        classes=getattr(self, "classes_", None), graph=self.graph_,
