@@ -326,3 +326,22 @@ def test_former_name_is_an_alias_with_the_same_results():
     assert issubclass(ApproxGridSearchCV, GridSearchCV)
     assert old.method_ == new.method_ and old.best_params_ == new.best_params_
     assert np.array_equal(old.cv_results_["mean_cv_error"], new.cv_results_["mean_cv_error"])
+
+
+@pytest.mark.parametrize("est, grid, semi", [(KRR(), {"lam": [1e-3, 1e-1]}, False),
+                                             (LapRLS(n_neighbors=5), {"gamma_a": [1e-3, 1e-1]},
+                                              True)], ids=["KRR", "LapRLS"])
+def test_search_keeps_the_column_names_of_a_dataframe(est, grid, semi):
+    pd = pytest.importorskip("pandas")
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(60, 4, random_state=0)
+    if semi:
+        y[20:] = -1
+    df = pd.DataFrame(X, columns=list("abcd"))
+    search = GridSearchCV(est, grid, cv=3, random_state=0).fit(df, y)
+    assert list(search.feature_names_in_) == list("abcd") and search.n_features_in_ == 4
+    assert list(search.best_estimator_.feature_names_in_) == list("abcd")
+    np.testing.assert_array_equal(search.predict(df), search.best_estimator_.predict(X))
+    with pytest.raises(ValueError, match="feature names"):
+        search.predict(df[list("dcba")])  # reordered columns used to give other predictions

@@ -20,7 +20,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fastgssl import registry
 from fastgssl._folds import check_folds, make_folds
@@ -139,6 +139,10 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
     verify_time_ : float
         Wall seconds spent in them.
     best_index_, best_params_, best_score_, best_estimator_, best_cv_error_
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame ``X`` (the refit gets the frame, so
+        ``best_estimator_`` has them too and ``predict`` refuses other columns).
     n_splits_ : int
     folds_ : ndarray of int
     refit_time_ : float
@@ -374,7 +378,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         """
         self._scorer = check_scoring(self.scoring)
         self._verify_cap(1)  # validate before any work
+        X_in = X  # a DataFrame goes to the refit as given: best_estimator_ keeps its names
         X = check_X(X, "X")
+        validate_data(self, X_in, skip_check_array=True, reset=True)  # feature_names_in_
         self._sample_weight = check_sample_weight(sample_weight, X.shape[0],
                                                   self.estimator)
         y_arr, labeled, classification = _prepare(self.estimator, X, y, None)
@@ -430,7 +436,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.cost_per_candidate_ = self.search_time_ / len(candidates)
         if self.refit:
             t0 = time.perf_counter()
-            self.best_estimator_ = self._refit_best(X, y, results[self.best_index_],
+            self.best_estimator_ = self._refit_best(X_in, y, results[self.best_index_],
                                                     classification, self._sample_weight)
             self.refit_time_ = time.perf_counter() - t0
         return self
