@@ -35,12 +35,13 @@ class UnlabeledComponentWarning(UserWarning):
 
 
 class ClassShareWarning(UserWarning):
-    """A graph-propagation fit whose predicted class shares on the unlabeled points depart
-    grossly from the labeled shares: some class c with labeled share p_c, expected on at
-    least 20 unlabeled points (``n_unlabeled * p_c >= 20``), receives less than a quarter of
-    it (``q_c < p_c / 4``). Typical of Laplace learning (the harmonic solution) at one or two
-    labels per class; :class:`fastgssl.models.PoissonLearning` or class mass normalization
-    avoid it."""
+    """A graph-propagation fit whose predicted class shares on the unlabeled points collapse:
+    some class c with reference share p_c, expected on at least 20 unlabeled points
+    (``n_unlabeled * p_c >= 20``), receives less than a quarter of it (``q_c < p_c / 4``)
+    where p are the ``class_priors`` the user gave, or less than a tenth (``q_c < p_c / 10``)
+    where p are the labels' shares (a weak estimate of the true shares when labels are drawn
+    per class). Typical of Laplace learning (the harmonic solution) at one or two labels per
+    class; :class:`fastgssl.models.PoissonLearning` or class mass normalization avoid it."""
 
 
 class OptimisticCriterionWarning(UserWarning):

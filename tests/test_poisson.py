@@ -115,18 +115,80 @@ def test_poisson_equals_graphlearning_on_the_same_weight_matrix():
                                atol=1e-8 * abs(u_gl).max())
 
 
-def test_priors_weight_the_decision_and_are_validated():
+def test_given_priors_set_the_class_sizes_and_are_validated():
     X, _, y_ssl = _blobs(per_class=3, seed=5)
     base = PoissonLearning(**EXACT).fit(X, y_ssl)
     np.testing.assert_allclose(base.class_priors_, [1 / 3] * 3)
+    assert base.class_offsets_ is None
     p = np.array([0.6, 0.3, 0.1])
     weighted = PoissonLearning(class_priors=p * 5, **EXACT).fit(X, y_ssl)
     np.testing.assert_allclose(weighted.class_priors_, p)
-    np.testing.assert_allclose(weighted.scores_, base.scores_ * 3 * p, rtol=1e-9, atol=1e-14)
+    # the scores are u + a: base's u (its p_c = 1/3) shifted by one offset per class
+    u = base.scores_ * 3
+    np.testing.assert_allclose(weighted.scores_, u + weighted.class_offsets_, rtol=1e-9,
+                               atol=1e-12)
+    shares = np.bincount(weighted.transduction_, minlength=3) / len(y_ssl)
+    np.testing.assert_allclose(shares, p, atol=2 / len(y_ssl))
+    np.testing.assert_array_equal(weighted.predict(X[:50]),
+                                  np.argmax(weighted.scores_[:50], axis=1))
     for bad, match in [([0.5, 0.5], "one entry per class"), ([1, -1, 1], "nonnegative"),
                        ([0, 0, 0], "not all zero"), ("abc", "class_priors")]:
         with pytest.raises(ValueError, match=match):
             PoissonLearning(class_priors=bad).fit(X, y_ssl)
+
+
+def _imbalanced_binary(seed, per_class):
+    """90 / 10 two-class data, overlapping clusters, ``per_class`` labels per class."""
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.zeros(540, int), np.ones(60, int)]
+    X = np.r_[rng.normal(size=(540, 2)), rng.normal(size=(60, 2)) * 0.7 + [2.2, 0]]
+    y_ssl = np.full(600, -1)
+    for c in (0, 1):
+        y_ssl[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
+    return X, y, y_ssl
+
+
+def test_binary_priors_move_the_predicted_share():
+    # two classes: u_0 = -u_1, so p_c u_ic ignored any prior (every pair gave sign(u_1))
+    X, _, y_ssl = _imbalanced_binary(0, 2)
+    shares = [np.mean(PoissonLearning(class_priors=[1 - q, q]).fit(X, y_ssl).transduction_
+                      == 1) for q in (0.05, 0.1, 0.3, 0.5)]
+    np.testing.assert_allclose(shares, [0.05, 0.1, 0.3, 0.5], atol=2 / 600)
+
+
+@pytest.mark.parametrize("per_class", [1, 2])
+def test_true_binary_priors_improve_accuracy_at_few_labels(per_class):
+    gain = []
+    for seed in range(6):
+        X, y, y_ssl = _imbalanced_binary(seed, per_class)
+        u = y_ssl < 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClassShareWarning)
+            plain = PoissonLearning(n_neighbors=10).fit(X, y_ssl).transduction_
+        priors = PoissonLearning(n_neighbors=10, class_priors=[0.9, 0.1]).fit(X, y_ssl)
+        gain.append(np.mean(priors.transduction_[u] == y[u]) - np.mean(plain[u] == y[u]))
+    assert np.mean(gain) > 0.1 and min(gain) > 0  # measured: +0.24 on average
+
+
+def test_exact_cv_with_given_priors_equals_refits():
+    from sklearn.base import clone
+
+    from fastgssl.cv import cv_result
+
+    X, y, y_ssl = _imbalanced_binary(1, 6)
+    est = PoissonLearning(n_neighbors=10, class_priors=[0.9, 0.1], **EXACT)
+    folds = np.zeros(600, int)
+    lab = np.flatnonzero(y_ssl >= 0)
+    folds[lab] = np.arange(lab.size) % 3
+    r = cv_result(est, X, y_ssl, folds, method="exact")
+    ref = np.empty((lab.size, 2))
+    for i in range(3):
+        hide = folds[lab] == i
+        refit = clone(est).fit(X, np.where((folds == i) & (y_ssl >= 0), -1, y_ssl))
+        ref[hide] = refit.scores_[lab[hide]]
+    np.testing.assert_allclose(np.column_stack([-r.predictions, r.predictions])
+                               if r.predictions.ndim == 1 else r.predictions, ref,
+                               rtol=1e-9, atol=1e-12)
 
 
 def test_poisson_induction_reproduces_unlabeled_training_scores():
@@ -266,3 +328,29 @@ def test_sklearn_check_estimator(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         check(estimator)
+
+
+def test_share_warning_spares_a_correct_imbalanced_answer_and_reads_the_priors():
+    from fastgssl.models._balance import check_class_shares
+
+    correct = np.r_[np.zeros(270, int), np.ones(30, int)]  # the truth is 90 / 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClassShareWarning)
+        check_class_shares(correct, np.array([1, 1]), np.array([0, 1]), "m", "")  # balanced
+        check_class_shares(correct, np.array([1, 1]), np.array([0, 1]), "m", "",
+                           priors=np.array([0.9, 0.1]))
+    with pytest.warns(ClassShareWarning, match="given class priors"):  # 10 % against 50 %
+        check_class_shares(correct, np.array([1, 1]), np.array([0, 1]), "m", "",
+                           priors=np.array([0.5, 0.5]))
+    with pytest.warns(ClassShareWarning, match="labeled shares"):  # a collapse still warns
+        check_class_shares(np.r_[np.zeros(295, int), np.ones(5, int)], np.array([1, 1]),
+                           np.array([0, 1]), "m", "")
+    # end to end: well separated 90 / 10 clusters, one label each, a correct answer
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(size=(270, 2)), rng.normal(size=(30, 2)) + 20]
+    y_ssl = np.full(300, -1)
+    y_ssl[[0, 270]] = [0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClassShareWarning)
+        model = LabelPropagation(n_neighbors=8).fit(X, y_ssl)
+    assert np.array_equal(model.transduction_, correct)

@@ -31,8 +31,11 @@ from fastgssl.exceptions import ClassShareWarning
 __all__ = ["check_class_priors", "check_class_shares", "class_mass_normalize",
            "prior_weighted"]
 
-# the rule of ClassShareWarning
-SHARE_FACTOR = 4.0
+# the rule of ClassShareWarning: a class expected on MIN_EXPECTED unlabeled points gets less
+# than its reference share over PRIOR_FACTOR (given class priors) or LABEL_FACTOR (the labels'
+# shares, a weak estimate when labels are drawn per class: only a collapse warns)
+PRIOR_FACTOR = 4.0
+LABEL_FACTOR = 10.0
 MIN_EXPECTED = 20.0
 
 
@@ -74,7 +77,7 @@ def check_class_priors(class_priors, n_classes):
     return p / p.sum()
 
 
-def check_class_shares(decided, labeled_counts, classes, estimator, hint):
+def check_class_shares(decided, labeled_counts, classes, estimator, hint, priors=None):
     """Warn (:class:`ClassShareWarning`) when the predicted shares collapse.
 
     Parameters
@@ -88,24 +91,33 @@ def check_class_shares(decided, labeled_counts, classes, estimator, hint):
         Name for the message.
     hint : str
         What to do instead (named in the message).
+    priors : ndarray of shape (k,), optional
+        The class shares the user gave (``class_priors``): the reference, with a factor
+        :data:`PRIOR_FACTOR`. Without them the labels' shares are the reference with the
+        wider factor :data:`LABEL_FACTOR` (at one or two labels per class the labels' shares
+        say little about the true ones: a correct 90 / 10 answer from balanced labels must
+        not warn).
     """
     n_u = decided.size
-    p = labeled_counts / labeled_counts.sum()
     if n_u == 0:
         return
+    if priors is None:
+        p, factor, source = labeled_counts / labeled_counts.sum(), LABEL_FACTOR, "labels"
+    else:
+        p, factor, source = np.asarray(priors, dtype=np.float64), PRIOR_FACTOR, "priors"
     q = np.bincount(decided, minlength=p.size) / n_u
-    bad = (p * n_u >= MIN_EXPECTED) & (q < p / SHARE_FACTOR)
+    bad = (p * n_u >= MIN_EXPECTED) & (q < p / factor)
     if not bad.any():
         return
     worst = np.flatnonzero(bad)[np.argsort(q[bad] / p[bad])][:5]
     names = np.asarray(classes).tolist()
-    detail = ", ".join(f"class {names[c]!r} {q[c]:.1%} (labels {p[c]:.1%})" for c in worst)
+    detail = ", ".join(f"class {names[c]!r} {q[c]:.1%} ({source} {p[c]:.1%})" for c in worst)
     top = int(np.argmax(q))
     warnings.warn(
-        f"{estimator} predicted class shares on the {n_u} unlabeled points far from the "
-        f"labeled shares: {detail}; class {names[top]!r} takes {q[top]:.1%}. At low label "
-        f"rates the solution is nearly constant away from the labels and its argmax "
-        f"collapses. {hint}",
+        f"{estimator} predicted class shares on the {n_u} unlabeled points far below the "
+        f"{'given class priors' if priors is not None else 'labeled shares'}: {detail}; "
+        f"class {names[top]!r} takes {q[top]:.1%}. At low label rates the solution is nearly "
+        f"constant away from the labels and its argmax collapses. {hint}",
         ClassShareWarning,
         stacklevel=3,
     )

@@ -259,18 +259,25 @@ class PoissonLearning(_PoissonBase):
     Parameters
     ----------
     class_priors : array-like of shape (n_classes,) or None, default=None
-        Class shares p_c in the order of ``classes_`` (normalized to sum to one); the
-        decision is argmax_c p_c u_ic. None: the shares of the labels (equal labels per
-        class give equal weights).
+        The true class shares in the order of ``classes_`` (normalized to sum to one): the
+        decision is then argmax_c (u_ic + a_c), with one offset a_c per class set so that
+        the predicted class sizes over the points of labeled components follow the priors
+        (the volume-constrained decision of :func:`volume_assignment`; graphlearning's
+        ``class_priors`` set class sizes too). This acts for two classes as well, where it
+        is a threshold on u_i1 - u_i0. None: the paper's argmax_c p_c u_ic with p the labels'
+        shares (equal labels per class give equal weights; for two classes u_0 = -u_1, so
+        it is the sign of u_1 whatever p is).
 """ + _GRAPH_DOC + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
     transduction_ : ndarray of shape (n_samples,)
-        argmax_c p_c u_ic at every training point (labeled points included; -1 where
+        argmax of ``scores_`` at every training point (labeled points included; -1 where
         abstaining).
     scores_ : ndarray of shape (n_samples, n_classes)
-        The prior-weighted scores p_c u_ic (signed).
+        The decision scores (signed): p_c u_ic, or u_ic + a_c with ``class_priors`` given.
+    class_offsets_ : ndarray of shape (n_classes,) or None
+        The offsets a_c of the prior decision (None without ``class_priors``).
     label_distributions_ : ndarray of shape (n_samples, n_classes)
         The scores clipped at zero and row-normalized (a row without a positive score is
         one-hot at its argmax).
@@ -296,7 +303,9 @@ class PoissonLearning(_PoissonBase):
 
     Exact transductive cross-validation (labels of a fold hidden, the graph kept) costs one
     block solve with the l labeled indicator columns: u' = G_{:, S'} (Y_S' - ybar'), with
-    ybar' and the estimated priors recomputed per fold (:func:`fastgssl.cv.cv_result`).
+    ybar' and the estimated priors recomputed per fold (:func:`fastgssl.cv.cv_result`). With
+    ``class_priors`` given the offsets depend on every point's scores, so exact CV refits
+    per fold (t solves on one solver setup).
 
     See Also
     --------
@@ -328,8 +337,29 @@ class PoissonLearning(_PoissonBase):
     def _system_kind(self):
         return "poisson"
 
+    def _propagation_system(self):
+        # the prior decision's offsets depend on all the refit's rows: CV refits per fold
+        return None if self.class_priors is not None else super()._propagation_system()
+
     def _solve_full(self, W, labeled, Y):
         return self._poisson_solution(W, labeled, Y)
+
+    def _balanced(self, F, reached, labeled, Y):
+        """p_c u_ic; with ``class_priors`` given, u_ic + a_c with the offsets of the
+        volume-constrained assignment whose class sizes follow the priors."""
+        self.class_offsets_ = None
+        if self.class_priors is None:
+            return super()._balanced(F, reached, labeled, Y)
+        idx = np.flatnonzero(reached)
+        pos = np.full(F.shape[0], -1)
+        pos[idx] = np.arange(idx.size)
+        lab = np.flatnonzero(labeled & reached)
+        _, offsets = volume_assignment(F[idx], class_sizes(self.class_priors_, idx.size),
+                                       fixed=pos[lab], fixed_labels=np.argmax(Y[lab], axis=1))
+        self.class_offsets_ = offsets
+        out = F.copy()
+        out[idx] += offsets
+        return out
 
     @property
     def scores_(self):

@@ -423,9 +423,11 @@ class _PropagationClassifier(ClassifierMixin, _GraphPropagation):
         self.label_distributions_ = self._distributions(F, valid)
         self.transduction_ = self._labels(F, valid)
         decided = valid & ~self._labeled_train
+        given = getattr(self, "class_priors", None)
         check_class_shares(np.argmax(F[decided], axis=1),
                            (self._Y_train[self._labeled_train] > 0).sum(axis=0),
-                           self.classes_, type(self).__name__, self._share_hint)
+                           self.classes_, type(self).__name__, self._share_hint,
+                           priors=None if given is None else self.class_priors_)
         return self
 
     _share_hint = ("PoissonLearning (fastgssl.models) is built for few labels; "
