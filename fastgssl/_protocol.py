@@ -121,6 +121,9 @@ class CVObjective:
     with_graph : callable or None
         ``with_graph(W) -> estimator``: an unfitted copy of the learner that uses the
         precomputed W (built by ``build_graph`` from the same X) and is otherwise the same.
+    graph_given : bool
+        The learner's graph is a given affinity over the training points, not built from
+        ``X``: inductive CV cannot rebuild it on a subset and uses its induced subgraphs.
     regularizer_key : hashable or None
         Candidates with equal graph and regularizer keys have the same regularizer
         ``Q = regularizer_factory(W)``.
@@ -159,6 +162,7 @@ class CVObjective:
     build_graph: object = None
     knn_k: int | None = None
     with_graph: object = None
+    graph_given: bool = False
     regularizer_key: object = None
     estimator_for: object = None
     refit_calibrated: object = None
@@ -166,6 +170,13 @@ class CVObjective:
     @property
     def classification(self):
         return self.task == "classification"
+
+    @property
+    def uses_graph(self):
+        """Whether the objective has a graph term: a kernel machine with ``gamma_i > 0`` or a
+        graph-propagation learner (no loss), with the graph hooks declared."""
+        return (self.build_graph is not None and self.with_graph is not None
+                and (self.gamma_i > 0 or self.loss is None))
 
     @property
     def shares_kernel(self):

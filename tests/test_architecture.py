@@ -141,10 +141,10 @@ def test_no_module_is_longer_than_700_lines(path):
     assert n <= 700, f"{path.relative_to(ROOT.parent)}: {n} lines"
 
 
-def test_the_grid_search_reads_no_parameter_name():
-    """The search shares what learners declare (CVObjective), never by reading their
-    parameters: no string constant of its modules (docstrings aside) names a parameter of a
-    fastgssl learner."""
+def test_the_cv_package_reads_no_parameter_name():
+    """CV and the search read what learners declare (CVObjective, CVState), never their
+    parameters: no string constant of any module of ``fastgssl/cv`` (docstrings aside)
+    names a parameter of a fastgssl learner."""
     from fastgssl import models
 
     names = set()
@@ -156,13 +156,29 @@ def test_the_grid_search_reads_no_parameter_name():
     # param_grid), which ALGT's wrapped-learner parameter happens to share
     names.discard("estimator")
     found = []
-    for module in ("_search.py", "_grid_groups.py", "_auto.py"):
+    modules = sorted(p.name for p in (ROOT / "cv").glob("*.py"))
+    assert len(modules) > 10, modules
+    for module in modules:
         tree = ast.parse((ROOT / "cv" / module).read_text(encoding="utf-8"))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                       if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
                       and node.body and isinstance(node.body[0], ast.Expr)
                       and isinstance(node.body[0].value, ast.Constant)}
+        # the keys of result dictionaries (info={"backend": ...}) name what a method
+        # reports, not a parameter it reads
+        keys = {id(k) for node in ast.walk(tree) if isinstance(node, ast.Dict)
+                for k in node.keys if k is not None}
+        keys |= {id(node.slice) for node in ast.walk(tree)
+                 if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)}
         found += [f"cv/{module}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
                   if isinstance(node, ast.Constant) and isinstance(node.value, str)
-                  and id(node) not in docstrings and node.value in names]
+                  and id(node) not in docstrings and id(node) not in keys
+                  and node.value in names]
+        # parameters are never read, and set only from the user's own grid (**params)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "get_params":
+                    found.append(f"cv/{module}:{node.lineno} get_params()")
+                if node.func.attr == "set_params" and any(k.arg for k in node.keywords):
+                    found.append(f"cv/{module}:{node.lineno} set_params(name=...)")
     assert not found, found

@@ -429,3 +429,45 @@ def test_numpy_refinement_equals_the_kernel(scan, exclude_self, complete):
     np.testing.assert_array_equal(i1, i2)
     np.testing.assert_array_equal(d1, d2)
     np.testing.assert_array_equal(f1, f2)
+
+
+def test_builder_by_name_missing_a_required_setting_names_it():
+    from fastgssl.models import LapRLS, PoissonLearning
+
+    X = np.random.RandomState(0).normal(size=(40, 2))
+    y = np.full(40, -1)
+    y[:4] = [0, 1, 0, 1]
+    with pytest.raises(ValueError, match=r"needs eps.*EpsilonGraph\(eps=\.\.\.\)"):
+        PoissonLearning(graph="epsilon").fit(X, y)  # was a TypeError from __init__
+    LapRLS(graph="epsilon", graph_params={"eps": 1.5}).fit(X, y)  # given: it works
+    with pytest.warns(UserWarning, match="does not take n_neighbors=5"):
+        LapRLS(graph="epsilon", graph_params={"eps": 1.5, "n_neighbors": 5}).fit(X, y)
+
+
+def test_dropped_builder_setting_warns_unless_offered_by_default(monkeypatch):
+    import warnings
+
+    from fastgssl import registry
+    from fastgssl.models import PoissonLearning
+
+    class Ring:  # a third-party builder by name that takes no n_neighbors or weight
+        def __init__(self, n_jobs=None):
+            pass
+
+        def __call__(self, X):
+            n = X.shape[0]
+            i = np.arange(n)
+            return sp.csr_matrix((np.ones(2 * n), (np.r_[i, (i + 1) % n],
+                                                   np.r_[(i + 1) % n, i])), shape=(n, n))
+
+    load = registry.load
+    monkeypatch.setattr(registry, "load",
+                        lambda g, name: Ring if name == "ring" else load(g, name))
+    X = np.random.RandomState(0).normal(size=(30, 2))
+    y = np.full(30, -1)
+    y[:2] = [0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the learner's defaults are dropped silently
+        PoissonLearning(graph="ring").fit(X, y)
+    with pytest.warns(UserWarning, match="does not take n_neighbors=7"):
+        PoissonLearning(graph="ring", n_neighbors=7).fit(X, y)

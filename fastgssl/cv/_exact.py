@@ -20,11 +20,9 @@ from fastgssl.cv._transductive import transductive_predictions
 __all__ = ["ExactMethod"]
 
 
-def _fit_fold(estimator, X, y_fit, train, val, precomputed, graph=None, init=None,
-              classes=None, sample_weight=None):
+def _fit_fold(estimator, X, y_fit, train, val, precomputed, init=None, classes=None,
+              sample_weight=None):
     est = clone(estimator)
-    if graph is not None:
-        est.set_params(graph=graph)
     kw = {} if init is None else {"init_coef": init}  # Newton starts from a given solution
     if sample_weight is not None:
         kw["sample_weight"] = sample_weight[train]
@@ -150,9 +148,10 @@ class ExactMethod(CVMethod):
         if objective.sample_weight is not None or sample_weight is not None:
             return None  # the start's scaling assumes equal weights; refits start cold
         if full_fit is None:
-            with warnings.catch_warnings():  # the refits report their own trouble
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
                 full_fit = clone(estimator).fit(X, y)
+            _reemit(caught, "the fit on all labels that warm-starts the refits")
         state = full_fit.cv_state()
         if state.factor is not None or state.coef is None:
             return None
@@ -202,14 +201,15 @@ class ExactMethod(CVMethod):
         if precomputed and sp.issparse(X):
             X = X.toarray()
         t0 = time.perf_counter()
-        params = estimator.get_params()
-        has_graph = float(params.get("gamma_i", 0) or 0) > 0
+        # the graph, read from the learner's protocol object (never by parameter name)
+        objective = learner_objective(estimator, y)
+        has_graph = objective is not None and objective.uses_graph
         graph_mode = graph_mode_option if has_graph else None
         W = None
-        if has_graph and not isinstance(params.get("graph", "knn"), str):
-            # a precomputed affinity cannot be rebuilt: the folds use its induced subgraphs
+        if has_graph and objective.graph_given:
+            # a given affinity cannot be rebuilt: the folds use its induced subgraphs
             graph_mode = "induced"
-            W = sp.csr_matrix(params["graph"])
+            W = sp.csr_matrix(objective.build_graph(X))
         full_fit = None
         if W is None and graph_mode == "induced":
             full_fit = clone(estimator).fit(X, y, **weight_kw(sample_weight))
@@ -221,16 +221,17 @@ class ExactMethod(CVMethod):
         for i in range(n_folds):
             train = np.flatnonzero(folds != i)
             val = np.flatnonzero((folds == i) & labeled)
-            graph = None if W is None else W[train][:, train]
+            fold_estimator = estimator if W is None else \
+                objective.with_graph(W[train][:, train])
             init = None
             if full is not None:
                 init = full[train] * (n_lab / max(1, int(np.count_nonzero(labeled[train]))))
-            tasks.append((train, val, graph, init))
+            tasks.append((train, val, fold_estimator, init))
         targets, classes = _encode_targets(y_arr, lab_idx, classification)
         decs = Parallel(n_jobs=check_n_jobs(self.n_jobs))(
-            delayed(_fit_fold)(estimator, X, _subset(y, train), train, val, precomputed, graph,
+            delayed(_fit_fold)(fold_estimator, X, _subset(y, train), train, val, precomputed,
                                init, classes, sample_weight)
-            for train, val, graph, init in tasks
+            for train, val, fold_estimator, init in tasks
         )
         pred = np.empty(targets.shape)
         pos = {j: p for p, j in enumerate(lab_idx)}
@@ -242,6 +243,20 @@ class ExactMethod(CVMethod):
                        classification, classes, times={"fit": 0.0, "cv": t1 - t0},
                        graph_mode=graph_mode, protocol="inductive",
                        info={"refits": n_folds, "warm_start": full is not None})
+
+
+def _reemit(caught, where):
+    """Warn again, once per distinct (category, message), what a fit inside the CV warned."""
+    seen = set()
+    for w in caught:
+        key = (w.category, str(w.message))
+        if key not in seen:
+            seen.add(key)
+            try:
+                message = w.category(f"{w.message} (in {where})")
+            except Exception:  # a warning class with its own constructor: as it was
+                message = w.message
+            warnings.warn(message, stacklevel=3)
 
 
 def _n_samples(X):

@@ -147,20 +147,38 @@ def _graph_group(search, X, y, folds, n_folds, classification, group, candidates
     share = (time.perf_counter() - t0) / len(group.indices)
     exact = ExactMethod()
     records = []
-    with shared_blocks(), warnings.catch_warnings():
-        # per-candidate reports of the fits (collapsed shares, components without labels)
-        # would repeat for every candidate; the refit of the selected one reports its own
-        warnings.simplefilter("ignore", ClassShareWarning)
-        warnings.simplefilter("ignore", UnlabeledComponentWarning)
+    with shared_blocks():
         for idx in group.indices:
             t1 = time.perf_counter()
             est = objectives[idx].with_graph(W)
-            res = exact.run_transductive(est, X, y, folds,
-                                         sample_weight=search._sample_weight)
-            records.append((idx, _record(search, res.predictions, res.targets,
-                                         fold_of_labeled, n_folds, classification,
-                                         time.perf_counter() - t1 + share)))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                res = exact.run_transductive(est, X, y, folds,
+                                             sample_weight=search._sample_weight)
+            rec = _record(search, res.predictions, res.targets, fold_of_labeled, n_folds,
+                          classification, time.perf_counter() - t1 + share)
+            rec["muted_warnings"] = _mute_fit_reports(caught)
+            records.append((idx, rec))
     return records
+
+
+# per-candidate reports of the fits (collapsed shares, components without labels) would
+# repeat for every candidate: they are kept with the candidate's record, and the search
+# re-emits those of the selected one when no refit reports them (refit=False)
+_FIT_REPORTS = (ClassShareWarning, UnlabeledComponentWarning)
+
+
+def _mute_fit_reports(caught):
+    """Warn again what ``caught`` holds except the fit reports; return those as
+    ``(category, message)`` pairs, once each."""
+    muted = []
+    for w in caught:
+        if issubclass(w.category, _FIT_REPORTS):
+            if (w.category, str(w.message)) not in muted:
+                muted.append((w.category, str(w.message)))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return muted
 
 
 def _transductive_group(search, X, y, folds, n_folds, classification, group, candidates):

@@ -439,6 +439,10 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.best_estimator_ = self._refit_best(X_in, y, results[self.best_index_],
                                                     classification, self._sample_weight)
             self.refit_time_ = time.perf_counter() - t0
+        else:  # no refit reports the selected candidate's fit: its muted reports, once
+            for category, message in results[self.best_index_].get("muted_warnings", ()):
+                warnings.warn(f"selected candidate {self.best_params_}: {message}", category,
+                              stacklevel=2)
         return self
 
     def _refit_best(self, X, y, record, classification, sample_weight=None):

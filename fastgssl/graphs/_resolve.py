@@ -10,25 +10,74 @@ n rows of ``X`` (:func:`fastgssl.graphs.check_adjacency`).
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["resolve_graph"]
 
+# offered to every builder; a builder without threads ignores it without a word
+_RESOURCES = ("n_jobs",)
+
+
+def _signature(factory):
+    try:
+        return inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+
 
 def _accepted(factory, params):
     """The keyword arguments a registered factory accepts (all, if it takes ``**kwargs``)."""
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return params
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+    sig = _signature(factory)
+    if sig is None or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
         return params
     return {k: v for k, v in params.items() if k in sig.parameters}
 
 
-def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"):
+def _check_builder_params(factory, params, accepted, defaults, graph, name):
+    """A required setting the learner cannot give is an error; a setting the builder does
+    not take warns unless the caller offered it by default (a grid over it would give
+    identical graphs)."""
+    sig = _signature(factory)
+    if sig is not None:
+        missing = [p.name for p in sig.parameters.values()
+                   if p.default is p.empty and p.name not in accepted
+                   and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        if missing:
+            example = ", ".join(f"{m}=..." for m in missing)
+            raise ValueError(
+                f"{name}={graph!r}: the builder {getattr(factory, '__name__', factory)} needs "
+                f"{', '.join(missing)}, which this learner's parameters do not give. Pass a "
+                f"builder object instead, e.g. {name}={getattr(factory, '__name__', 'Builder')}"
+                f"({example}) (fastgssl.graphs), or, on a learner with graph_params, "
+                f"graph_params={{{', '.join(repr(m) + ': ...' for m in missing)}}}."
+            )
+    defaults = defaults or {}
+    dropped = {k: v for k, v in params.items()
+               if k not in accepted and k not in _RESOURCES
+               and not (k in defaults and _same(defaults[k], v))}
+    if dropped:
+        warnings.warn(
+            f"{name}={graph!r} does not take "
+            f"{', '.join(f'{k}={v!r}' for k, v in dropped.items())}: the setting is ignored "
+            f"(candidates of a search that differ only in it get the same graph). Remove it, "
+            f"or use a builder that takes it.",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _same(a, b):
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph",
+                  defaults=None):
     """Build or check the affinity W of ``graph`` over the rows of ``X``.
 
     Parameters
@@ -42,10 +91,14 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
         n when ``X`` is None.
     builder_params : dict, optional
         Keyword arguments offered to a registered builder's factory (``n_neighbors``,
-        ``weight``, ``sigma_w``, ``n_jobs``, ...); those it does not accept are left out,
-        None values are left out.
+        ``weight``, ``sigma_w``, ``n_jobs``, ...); those it does not accept are left out
+        with a warning (``n_jobs`` silently), None values are left out. A required
+        argument of the builder that none of them gives is an error naming it.
     name : str
         Argument name for messages.
+    defaults : dict, optional
+        Values of ``builder_params`` that the caller offers by default rather than because
+        the user set them: left out silently when the builder does not take them.
 
     Returns
     -------
@@ -64,7 +117,9 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
 
         factory = registry.load("fastgssl.graphs", graph)
         params = {k: v for k, v in (builder_params or {}).items() if v is not None}
-        W = factory(**_accepted(factory, params))(X)
+        accepted = _accepted(factory, params)
+        _check_builder_params(factory, params, accepted, defaults, graph, name)
+        W = factory(**accepted)(X)
         what = f"the graph built by {name}={graph!r}"
     elif sp.issparse(graph) or isinstance(graph, np.ndarray):
         W, what = graph, name

@@ -106,6 +106,7 @@ class _CVDeclarations:
                                                     if by_name else ())),
                 build_graph=self.build_graph,
                 with_graph=lambda W: self._estimator_for(graph=W),
+                graph_given=not by_name and not callable(self.graph),
                 regularizer_key=sharing_key(self.regularizer, self.regularizer_params,
                                             self.power),
                 knn_k=(int(self.n_neighbors) if by_name and self.graph == "knn" and gamma_i > 0

@@ -12,6 +12,7 @@ class-share check).
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from numbers import Integral, Real
 
@@ -121,7 +122,10 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         if isinstance(graph, str) and graph == "precomputed":
             W = resolve_graph(X, None, n_samples=n, name="X (graph='precomputed')")
             return W, None, (weight, None)
-        W = resolve_graph(graph, X, builder_params=params)
+        own = inspect.signature(type(self).__init__).parameters
+        W = resolve_graph(graph, X, builder_params=params,
+                          defaults={"n_neighbors": own["n_neighbors"].default,
+                                    "weight": own["graph_weight"].default})
         if callable(graph) and not isinstance(graph, str) and not sp.issparse(graph):
             # a builder object (e.g. fastgssl.graphs.EpsilonGraph(eps=...)) names its kernel
             if getattr(graph, "weight", None) in WEIGHTS:

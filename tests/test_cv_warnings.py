@@ -1,0 +1,49 @@
+"""Warnings raised inside cross-validation reach the user: the warm-start fit of exact
+inductive CV, and the per-candidate fit reports a grid search keeps with each candidate."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from fastgssl.cv import GridSearchCV, cv_result
+from fastgssl.exceptions import UnlabeledComponentWarning
+from fastgssl.models import SVM, PoissonLearning
+
+
+class _LoudSVM(SVM):
+    """An SVM whose fits report trouble (as a non-converged solver would)."""
+
+    def fit(self, X, y, **kw):
+        warnings.warn(f"trouble with {len(y)} points", RuntimeWarning, stacklevel=2)
+        return super().fit(X, y, **kw)
+
+
+def test_the_warm_start_fit_reports_its_warnings():
+    X, y = make_classification(60, 4, random_state=0)
+    with pytest.warns(RuntimeWarning, match=r"trouble with 60 points \(in the fit on all "
+                                             r"labels that warm-starts the refits\)"):
+        cv_result(_LoudSVM(), X, y, 3, method="exact", protocol="inductive",
+                  random_state=0)
+
+
+def _two_components():
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(size=(40, 2)), rng.normal(size=(20, 2)) + 50]
+    y = np.full(60, -1)
+    y[:8] = np.arange(8) % 2  # the far component has no label
+    return X, y
+
+
+def test_search_without_refit_reports_the_selected_candidates_fit():
+    X, y = _two_components()
+    grid = {"n_neighbors": [4, 6]}
+    with pytest.warns(UnlabeledComponentWarning) as record:
+        search = GridSearchCV(PoissonLearning(), grid, cv=2, refit=False,
+                              random_state=0).fit(X, y)
+    selected = [w for w in record if "selected candidate" in str(w.message)]
+    assert len(selected) == 1 and str(search.best_params_) in str(selected[0].message)
+    with pytest.warns(UnlabeledComponentWarning) as record:  # the refit reports its own
+        GridSearchCV(PoissonLearning(), grid, cv=2, random_state=0).fit(X, y)
+    assert not any("selected candidate" in str(w.message) for w in record)
