@@ -181,3 +181,69 @@ def sparse_dense_product(A, X, rows=None, out=None):
         return np.asarray(product, dtype=np.float64)
     out[...] = product
     return out
+
+
+# -- locality order and the aggregation coarse space of the block solvers -------------------
+
+
+@njit(cache=True, parallel=True)
+def permute_symmetric(indptr, indices, data, perm, inv):
+    """CSR arrays of ``P A P^T`` (row i of the result is row ``perm[i]`` of ``A``, column
+    j maps to ``inv[j]``), each row's indices sorted."""
+    n = perm.shape[0]
+    new_indptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        new_indptr[i + 1] = new_indptr[i] + indptr[perm[i] + 1] - indptr[perm[i]]
+    new_indices = np.empty(new_indptr[n], dtype=np.int64)
+    new_data = np.empty(new_indptr[n], dtype=np.float64)
+    for i in prange(n):
+        lo = new_indptr[i]
+        src = indptr[perm[i]]
+        m = new_indptr[i + 1] - lo
+        for t in range(m):  # insertion sort of a short row
+            j = inv[indices[src + t]]
+            a = data[src + t]
+            s = lo + t
+            while s > lo and new_indices[s - 1] > j:
+                new_indices[s] = new_indices[s - 1]
+                new_data[s] = new_data[s - 1]
+                s -= 1
+            new_indices[s] = j
+            new_data[s] = a
+    return new_indptr, new_indices, new_data
+
+
+@njit(cache=True, parallel=True)
+def aggregate_sums(agg, m, R):
+    """``S = Z^T R`` for the aggregate indicator ``Z`` (row i in aggregate ``agg[i]``, none
+    where ``agg[i] < 0``): per-chunk partial sums, shape (m, r)."""
+    n, r = R.shape
+    partial = np.zeros((_N_CHUNKS, m, r))
+    for t in prange(_N_CHUNKS):
+        lo, hi = _chunk_rows(t, n)
+        for i in range(lo, hi):
+            a = agg[i]
+            if a >= 0:
+                for c in range(r):
+                    partial[t, a, c] += R[i, c]
+    return partial.sum(axis=0)
+
+
+@njit(cache=True, parallel=True)
+def jacobi_coarse_dot(dinv, agg, C, R, Z):
+    """Two-level additive preconditioner ``Z = D^-1 R + Z_agg C`` (``C`` the coarse
+    correction per aggregate); return the column products ``R^T Z``."""
+    n, r = R.shape
+    partial = np.zeros((_N_CHUNKS, r))
+    for t in prange(_N_CHUNKS):
+        lo, hi = _chunk_rows(t, n)
+        for i in range(lo, hi):
+            di = dinv[i]
+            a = agg[i]
+            for c in range(r):
+                z = di * R[i, c]
+                if a >= 0:
+                    z += C[a, c]
+                Z[i, c] = z
+                partial[t, c] += R[i, c] * z
+    return partial.sum(axis=0)

@@ -88,10 +88,12 @@ def solve_poisson(W, labeled, Y, solver, rtol):
     info = None
     idx = np.flatnonzero(reached & (single[comp] < 0))
     if idx.size:
-        L = _laplacian(W)[idx][:, idx].tocsr()
+        L = _laplacian(W)
+        if idx.size < n:  # (a copy of the graph only when some components are left out)
+            L = L[idx][:, idx].tocsr()
         d = np.asarray(W.sum(axis=1)).ravel()[idx]
-        sol, info = reused_solver(L, method=solver, rtol=rtol, null_space="auto").solve(
-            B[idx])
+        sol, info = reused_solver(L, method=solver, rtol=rtol, null_space="auto",
+                                  check_input=False).solve(B[idx])
         U[idx] = degree_centered(np.asarray(sol).reshape(idx.size, -1), comp[idx], d)
     one = np.flatnonzero(single[comp] >= 0)
     U[one, single[comp[one]]] = 1.0

@@ -71,7 +71,8 @@ def _reached_by_labels(W, labeled):
 
 def _linear_solve(Q, B, solver, rtol):
     # every system here is nonsingular (unlabeled components were taken out)
-    X, info = reused_solver(Q, method=solver, rtol=rtol, null_space=None).solve(B)
+    X, info = reused_solver(Q, method=solver, rtol=rtol, null_space=None,
+                            check_input=False).solve(B)
     X = np.asarray(X, dtype=np.float64).reshape(B.shape)
     return X, info
 

@@ -9,7 +9,11 @@ Methods
 -------
 ``"cg"``
     Block Jacobi-preconditioned CG (:mod:`fastgssl.solvers._block_pcg`): the columns of a
-    panel (``block_size``) in lock-step, one sparse-times-block product per iteration.
+    panel (``block_size``) in lock-step, one sparse-times-block product per iteration; with
+    the default ``coarse_space="auto"`` the Jacobi preconditioner gets an additive coarse
+    correction on aggregates of the graph (:mod:`fastgssl.solvers._coarse_space`), which
+    holds the slow modes of near-separate clusters (87 -> 34 iterations on a 10^5-point
+    10-class kNN graph).
 ``"amg"``
     The same block CG preconditioned by one V-cycle of aggregation multigrid configured
     for graph Laplacians (:mod:`fastgssl.solvers._multigrid`).
@@ -25,6 +29,11 @@ Methods
     iterations (poorly conditioned graphs, e.g. low-dimensional data or long chains), the
     multigrid hierarchy is built and the unconverged columns continue with AMG-PCG from
     their current iterates; later solves use ``"amg"`` directly.
+
+Iterative methods run on ``Q`` permuted once into a locality order (reverse Cuthill-McKee,
+``reorder="auto"`` from ``REORDER_MIN_N`` vertices): the sparse-times-block product then
+reads neighbouring rows of the block, 3.4x faster on a 10^5-point kNN graph in random order;
+right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
 component: the right-hand sides are projected onto the range of ``Q`` (the orthogonal
@@ -58,6 +67,12 @@ from fastgssl.regularizers import LaplacianPower, component_basis
 __all__ = ["LaplacianSolver", "SolveInfo", "reused_solver"]
 
 DIRECT_MAX_N = 2000
+# below this many vertices the block fits in cache: a locality order does not pay its setup
+REORDER_MIN_N = 20_000
+# panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
+# all; 10 classes in one panel), else as many as keep one (n, block) array at
+# PANEL_CACHE numbers, and never more than PANEL_MAX numbers per array (memory)
+PANEL_MIN, PANEL_CACHE, PANEL_MAX = 16, 1 << 21, 1 << 25
 _POWER_HINT = (
     " Each power is one chained solve (and multiplies the condition number): powers "
     "beyond a few tens only make the solve slower and less accurate."
@@ -112,6 +127,43 @@ def _as_csr(Q):
     return Q
 
 
+def _check_matrix(Q, diag):
+    if not np.isfinite(Q.data).all():
+        raise ValueError("Q contains NaN or infinite entries.")
+    if (diag < 0).any():
+        raise ValueError(
+            f"Q has {int((diag < 0).sum())} negative diagonal entries; it must be "
+            f"positive semi-definite (a Laplacian, possibly shifted)."
+        )
+    asym = abs(Q - Q.T)
+    if asym.nnz and asym.max() > 1e-10 * abs(Q).max():
+        raise ValueError(f"Q is not symmetric (max |Q - Q^T| = {asym.max():.3g}).")
+
+
+def _locality_order(Q):
+    """Reverse Cuthill-McKee order of Q's graph (neighbours close in index order)."""
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    return np.asarray(reverse_cuthill_mckee(Q, symmetric_mode=True), dtype=np.int64)
+
+
+def _permuted(Q, order, inverse):
+    """``Q[order][:, order]`` as a CSR matrix with sorted indices (one parallel pass)."""
+    from fastgssl import _sparse_blocks as K
+
+    indptr, indices, data = K.permute_symmetric(Q.indptr.astype(np.int64, copy=False),
+                                                Q.indices.astype(np.int64, copy=False),
+                                                Q.data, order, inverse)
+    P = sp.csr_matrix((data, indices, indptr), shape=Q.shape)
+    P.has_sorted_indices = True
+    return P
+
+
+def _panel_width(n, r):
+    """Right-hand sides per panel (see ``block_size``)."""
+    return max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
+
+
 def _is_null(Q, N, slack=4.0):
     """Columns of N with ||Q n|| at the round-off level of the product (boolean mask)."""
     QN = Q @ N
@@ -147,10 +199,21 @@ class LaplacianSolver:
     switch_iterations : int, default=150
         "auto" only: Jacobi iterations after which the multigrid hierarchy is built.
     block_size : int or None, default=None
-        Right-hand sides solved together in one block (a panel).  None: as many as keep
-        one (n, block) array at 2^21 numbers (16 MB), at least 4.  The block iteration is
-        memory-bound: measured at n = 64,000 (ms per right-hand side, cg / amg): panels of
-        8: 40 / 24, 32: 22 / 20, 128: 32 / 31, all 500 at once: 54 / 57.
+        Right-hand sides solved together in one block (a panel).  None: at least 16 (the
+        matrix is read once per iteration for all of them), more while one (n, block)
+        array stays under 2^21 numbers (16 MB, cache-sized), never more than 2^25 numbers
+        (256 MB) per array.  The block iteration is memory-bound: measured at
+        n = 64,000 (ms per right-hand side, cg / amg): panels of 8: 40 / 24, 32: 22 / 20,
+        128: 32 / 31, all 500 at once: 54 / 57.
+    reorder : {"auto", "rcm", None}, default="auto"
+        Locality order of the iterative methods: ``"rcm"`` (reverse Cuthill-McKee, once
+        at setup), None (the input order), ``"auto"``: ``"rcm"`` from 20,000 vertices.
+    coarse_space : {"auto", None}, default="auto"
+        ``"cg"`` only: the aggregation coarse correction of the Jacobi preconditioner
+        (None: Jacobi alone).
+    check_input : bool, default=True
+        Check that ``Q`` is finite and symmetric with a nonnegative diagonal (O(nnz) work
+        and a transposed copy); False for a matrix the caller built from a checked graph.
     amg_options : dict or None
         Passed to :class:`fastgssl.solvers._multigrid.BlockMultigrid` (``smooth``,
         ``strength_theta``, ``max_coarse``, ``sweeps``).
@@ -161,6 +224,10 @@ class LaplacianSolver:
         Method in use ("cg", "amg" or "direct"; "auto" may switch "cg" to "amg").
     n_ : int
     null_space_ : ndarray of shape (n, m) or None
+    order_ : ndarray of int of shape (n,) or None
+        The locality order (the solver works on ``Q[order_][:, order_]``), or None.
+    coarse_space_ : AggregationCoarseSpace or None
+        The aggregates of the coarse correction (``n_aggregates_``, ``passes_``).
     setup_time_ : float
     multigrid_ : BlockMultigrid or None
         The hierarchy (``operator_complexity``, ``sizes``) when built.
@@ -180,7 +247,7 @@ class LaplacianSolver:
 
     def __init__(self, Q, method="auto", rtol=1e-8, maxiter=None, power=1, *,
                  null_space="auto", switch_iterations=SWITCH_ITERATIONS, block_size=None,
-                 amg_options=None):
+                 amg_options=None, reorder="auto", coarse_space="auto", check_input=True):
         t0 = time.perf_counter()
         if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}.")
@@ -197,6 +264,10 @@ class LaplacianSolver:
             raise ValueError(f"block_size must be a positive integer or None, got "
                              f"{block_size!r}.")
         self.block_size = block_size
+        if reorder not in ("auto", "rcm", None):
+            raise ValueError(f"reorder must be 'auto', 'rcm' or None, got {reorder!r}.")
+        if coarse_space not in ("auto", None):
+            raise ValueError(f"coarse_space must be 'auto' or None, got {coarse_space!r}.")
         self.amg_options = dict(amg_options or {})
         if isinstance(Q, LaplacianPower):
             power = check_bounded_int(power * Q.power, "power (times the power of Q)",
@@ -207,18 +278,9 @@ class LaplacianSolver:
         n = Q.shape[0]
         if Q.ndim != 2 or Q.shape[0] != Q.shape[1] or n == 0:
             raise ValueError(f"Q must be a nonempty square matrix, got shape {Q.shape}.")
-        if not np.isfinite(Q.data).all():
-            raise ValueError("Q contains NaN or infinite entries.")
         diag = Q.diagonal()
-        if (diag < 0).any():
-            raise ValueError(
-                f"Q has {int((diag < 0).sum())} negative diagonal entries; it must be "
-                f"positive semi-definite (a Laplacian, possibly shifted)."
-            )
-        asym = abs(Q - Q.T)
-        if asym.nnz and asym.max() > 1e-10 * abs(Q).max():
-            raise ValueError(f"Q is not symmetric (max |Q - Q^T| = {asym.max():.3g}).")
-        self.Q_ = Q
+        if check_input:
+            _check_matrix(Q, diag)
         self.n_ = n
         # null space
         if isinstance(null_space, str):
@@ -267,17 +329,45 @@ class LaplacianSolver:
             self.null_space_ = np.ascontiguousarray(Nq)
         self.multigrid_ = None
         self.lu_ = None
+        self.coarse_space_ = None
         if method == "auto":
             self.method_ = "direct" if n <= DIRECT_MAX_N else "cg"
         else:
             self.method_ = method
+        # the iterative methods work in a locality order (inputs and outputs are permuted)
+        self.order_ = None
+        if self.method_ != "direct" and (reorder == "rcm" or (
+                reorder == "auto" and n >= REORDER_MIN_N)):
+            self.order_ = _locality_order(Q)
+        self._inverse_order = None
+        if self.order_ is not None:
+            self._inverse_order = np.empty(n, dtype=np.int64)
+            self._inverse_order[self.order_] = np.arange(n)
+            Q = _permuted(Q, self.order_, self._inverse_order)
+            diag = diag[self.order_]
+        self._A = Q
+        self._N = (None if self.null_space_ is None else
+                   self.null_space_ if self.order_ is None else
+                   np.ascontiguousarray(self.null_space_[self.order_]))
         d = diag.copy()
         self._dinv = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
         if self.method_ == "direct":
             self._setup_direct()
         elif self.method_ == "amg":
             self._setup_amg()
+        elif coarse_space == "auto":
+            from ._coarse_space import AggregationCoarseSpace
+
+            space = AggregationCoarseSpace(Q)
+            self.coarse_space_ = space if space else None
         self.setup_time_ = time.perf_counter() - t0
+
+    @property
+    def Q_(self):
+        """The matrix ``Q`` (CSR, in the input order)."""
+        if self.order_ is None:
+            return self._A
+        return _permuted(self._A, self._inverse_order, self.order_)
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
@@ -294,24 +384,24 @@ class LaplacianSolver:
     # ------------------------------------------------------------------ setup
     def _setup_direct(self):
         keep = np.ones(self.n_, dtype=bool)
-        if self.null_space_ is not None:
+        if self._N is not None:
             # ground one vertex per null vector: the largest entry of each basis vector
-            for c in range(self.null_space_.shape[1]):
-                keep[np.argmax(np.abs(self.null_space_[:, c]) * keep)] = False
+            for c in range(self._N.shape[1]):
+                keep[np.argmax(np.abs(self._N[:, c]) * keep)] = False
         self._keep = np.flatnonzero(keep)
-        Qr = self.Q_[self._keep][:, self._keep].tocsc()
+        Qr = self._A[self._keep][:, self._keep].tocsc()
         if Qr.shape[0]:
             self.lu_ = splu(Qr, permc_spec="COLAMD")
 
     def _setup_amg(self):
         from ._multigrid import BlockMultigrid
 
-        near_null = self.null_space_ if self.null_space_ is not None else np.ones((self.n_, 1))
-        self.multigrid_ = BlockMultigrid(self.Q_, near_null, **self.amg_options)
+        near_null = self._N if self._N is not None else np.ones((self.n_, 1))
+        self.multigrid_ = BlockMultigrid(self._A, near_null, **self.amg_options)
 
     # ------------------------------------------------------------------ solve
     def _project(self, B):
-        N = self.null_space_
+        N = self._N
         if N is None:
             return B
         return np.ascontiguousarray(B - N @ (N.T @ B))
@@ -319,6 +409,8 @@ class LaplacianSolver:
     def _jacobi(self, R, Z):
         from fastgssl import _sparse_blocks as K
 
+        if self.coarse_space_ is not None:
+            return self.coarse_space_.precondition(self._dinv, R, Z)
         return K.diag_scale_dot(self._dinv, R, Z)
 
     def _amg_precond(self, R, Z):
@@ -332,7 +424,7 @@ class LaplacianSolver:
         from ._block_pcg import block_pcg
 
         r = B.shape[1]
-        project = self._project if self.null_space_ is not None else None
+        project = self._project if self._N is not None else None
         if self.method_ == "direct":
             X = np.zeros_like(B)
             if self.lu_ is not None:
@@ -340,13 +432,13 @@ class LaplacianSolver:
             return X, np.zeros(r, dtype=np.int64), np.ones(r, dtype=bool), "direct"
         if self.method_ == "amg":
             maxiter = self.maxiter or 500
-            X, its, conv = block_pcg(self.Q_, B, self._amg_precond, rtol=self.rtol,
+            X, its, conv = block_pcg(self._A, B, self._amg_precond, rtol=self.rtol,
                                      maxiter=maxiter, project=project)
             return X, its, conv, "amg"
         maxiter = self.maxiter or max(1000, self.n_ // 10)
         auto = self.method == "auto"
         first = min(maxiter, self.switch_iterations) if auto else maxiter
-        X, its, conv = block_pcg(self.Q_, B, self._jacobi, rtol=self.rtol, maxiter=first,
+        X, its, conv = block_pcg(self._A, B, self._jacobi, rtol=self.rtol, maxiter=first,
                                  project=project)
         if conv.all() or not auto:
             return X, its, conv, "cg"
@@ -357,7 +449,7 @@ class LaplacianSolver:
         self.method_ = "amg"
         todo = np.flatnonzero(~conv)
         Xt, its_t, conv_t = block_pcg(
-            self.Q_, np.ascontiguousarray(B[:, todo]), self._amg_precond,
+            self._A, np.ascontiguousarray(B[:, todo]), self._amg_precond,
             X0=np.ascontiguousarray(X[:, todo]), rtol=self.rtol,
             maxiter=self.maxiter or 500, project=project,
         )
@@ -411,12 +503,14 @@ class LaplacianSolver:
         nz = col_max > 0
         col_scale[nz] = np.exp2(np.floor(np.log2(col_max[nz])))
         Bs = B / col_scale
+        if self.order_ is not None:
+            Bs = Bs[self.order_]
         X = self._project(np.ascontiguousarray(Bs))
         iterations = np.zeros(r, dtype=np.int64)
         converged = np.ones(r, dtype=bool)
         methods = []
         rhs = X
-        width = self.block_size or min(r, max(4, (1 << 21) // self.n_))
+        width = self.block_size or _panel_width(self.n_, r)
 
         # the block kernels run on the cores other jobs leave free (fastgssl._threads)
         with numba_threads(None):
@@ -431,7 +525,7 @@ class LaplacianSolver:
                     converged[cols] &= conv
                     methods.append(used)
                 X = self._project(X)
-        res = rhs - self.Q_ @ X
+        res = rhs - self._A @ X
         rnorm = np.linalg.norm(res, axis=0)
         bnorm = np.linalg.norm(rhs, axis=0)
         rel = np.where(bnorm > 0, rnorm / np.where(bnorm > 0, bnorm, 1.0), rnorm)
@@ -455,6 +549,8 @@ class LaplacianSolver:
                 ConvergenceWarning,
                 stacklevel=2,
             )
+        if self.order_ is not None:
+            X = X[self._inverse_order]
         with np.errstate(over="ignore"):
             X = X * col_scale
         check_finite_result(
@@ -483,7 +579,7 @@ def _matrix_digest(Q):
     return Q, content_digest(Q)
 
 
-def reused_solver(Q, method="auto", rtol=1e-8, null_space="auto"):
+def reused_solver(Q, method="auto", rtol=1e-8, null_space="auto", check_input=True):
     """A :class:`LaplacianSolver` of ``Q``, its setup reused from a recent call with the
     same matrix entries, method and null-space mode (``"auto"`` or None).
 
@@ -491,7 +587,8 @@ def reused_solver(Q, method="auto", rtol=1e-8, null_space="auto"):
     CG needed more than ``switch_iterations`` and multigrid took over) does not depend on
     the right-hand sides or the tolerance, so a label-propagation fit, its exact CV and grid
     candidates on one graph share it. The returned solver has ``rtol`` set for this call.
-    The last four setups are kept (process-wide).
+    The last four setups are kept (process-wide). ``check_input=False``: the caller built
+    ``Q`` from a checked graph (see :class:`LaplacianSolver`).
     """
     if not (null_space is None or (isinstance(null_space, str) and null_space == "auto")):
         raise ValueError("reused_solver takes null_space='auto' or None.")
@@ -499,7 +596,8 @@ def reused_solver(Q, method="auto", rtol=1e-8, null_space="auto"):
     key = key + (method, null_space)
     solver = _RECENT.pop(key, None)
     if solver is None:
-        solver = LaplacianSolver(Q, method=method, rtol=rtol, null_space=null_space)
+        solver = LaplacianSolver(Q, method=method, rtol=rtol, null_space=null_space,
+                                 check_input=check_input)
     _RECENT[key] = solver  # most recent last
     while len(_RECENT) > _RECENT_SIZE:
         _RECENT.pop(next(iter(_RECENT)))
