@@ -50,3 +50,20 @@ def test_a_changed_command_or_an_extra_setup_step_fails(tmp_path):
     readme = root / "README.md"
     readme.write_text(readme.read_text().replace("**Run the tests**", "**Tests**"))
     assert "Run the tests" in mod.check(root)[0]
+
+
+def test_the_test_run_lists_skipped_tests_with_their_reasons():
+    """CI's pytest summary names every skipped test and why (-ra, or -r with s, in the
+    addopts of pyproject.toml, which the README's command picks up): a skip cannot pass
+    unseen. The command itself must not turn the summary off (-rN) or go quieter than -q."""
+    import re
+    import shlex
+
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    addopts = re.search(r'^addopts\s*=\s*"([^"]*)"', text, re.M)
+    assert addopts, "pyproject.toml: no addopts"
+    flags = [f[2:] for f in shlex.split(addopts.group(1)) if f.startswith("-r")]
+    assert any("a" in f or "s" in f for f in flags), addopts.group(1)
+    command = _module().readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))
+    pytest_args = shlex.split(command["test"].split("pytest", 1)[1])
+    assert not any(a.startswith("-r") or a.startswith("-qq") for a in pytest_args), pytest_args

@@ -3,8 +3,7 @@
 Two worker processes (``LocalCluster(n_workers=2, processes=True)``) must give the serial
 search's ``cv_results_`` exactly (every column but the wall-clock ``cost_seconds``): the
 groups of candidates are independent and each runs the same code on the same arrays.
-``distributed`` is not in the lean ``test`` extra; CI runs this file in the docs step
-(``.ci/docs`` installs ``.[docs]``, which includes ``dask[distributed]``).
+``dask[distributed]`` is in the ``test`` extra: CI runs this file with the other tests.
 """
 
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 
 pytest.importorskip(
     "distributed",
-    reason="dask.distributed absent: pip install 'fastgssl[dask]' (CI runs this in .ci/docs)",
+    reason="dask.distributed absent: pip install 'fastgssl[test]' (or 'fastgssl[dask]')",
 )
 import joblib  # noqa: E402
 from distributed import Client, LocalCluster, get_task_stream  # noqa: E402

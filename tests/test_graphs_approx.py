@@ -54,14 +54,44 @@ def test_knn_recall_on_a_sample_equals_brute_force_on_that_sample():
     assert got == pytest.approx(hits / (120 * 5), abs=1e-12)
 
 
-def test_float32_input_stays_float32_and_warns_below_min_recall():
+def test_float32_input_stays_float32_and_warns_below_min_recall(monkeypatch):
+    import pynndescent
+
+    import fastgssl.graphs._knn as knn_module
+    import fastgssl.graphs._nndescent as nnd
+
+    # record the dtype of every data array the builder hands on: to pynndescent, to the
+    # exact pair distances (edge weights and recall) and to the exact search of the recall
+    # sample (its queries and its reference set)
+    seen = {"nndescent": [], "pair_sqdist": [], "knn_search": []}
+
+    def spy(name, original):
+        def wrapper(data, *args, **kwargs):
+            seen[name].extend(a.dtype for a in (data, *args)
+                              if isinstance(a, np.ndarray) and a.ndim == 2)
+            return original(data, *args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(pynndescent, "NNDescent", spy("nndescent", pynndescent.NNDescent))
+    monkeypatch.setattr(nnd, "pair_sqdist", spy("pair_sqdist", nnd.pair_sqdist))
+    monkeypatch.setattr(knn_module, "knn_search", spy("knn_search", knn_module.knn_search))
     rng = np.random.default_rng(2)
     X = (rng.normal(size=(400, 30)) + 1e3).astype(np.float32)
     builder = NNDescentGraph(n_neighbors=10, search_neighbors=11, min_recall=1.0,
                              random_state=0)
     with pytest.warns(LowRecallWarning, match="recall@10"):
-        builder(X)
+        W = builder(X)
     assert builder.recall_ < 1.0
+    assert seen["nndescent"] == [np.dtype(np.float32)]
+    # no float64 copy of X: pair distances and the exact recall search read float32
+    assert len(seen["pair_sqdist"]) > 1 and set(seen["pair_sqdist"]) == {np.dtype(np.float32)}
+    assert len(seen["knn_search"]) == 2 and set(seen["knn_search"]) == {np.dtype(np.float32)}
+    assert W.dtype == np.float64  # the weights are computed in float64
+    # float64 input stays float64 (the spies see what the builder passes on)
+    seen.update(nndescent=[], pair_sqdist=[], knn_search=[])
+    with pytest.warns(LowRecallWarning):
+        builder(X.astype(np.float64))
+    assert set(seen["pair_sqdist"]) == set(seen["knn_search"]) == {np.dtype(np.float64)}
 
 
 def test_approximate_graph_through_graph_argument():

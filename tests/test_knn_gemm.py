@@ -123,3 +123,70 @@ def test_symmetric_tasks_cover_upper_triangle_once():
     for nb in (1, 2, 5, 9):
         tasks = _symmetric_tasks(nb)
         assert sorted(tasks) == [(i, j) for i in range(nb) for j in range(i, nb)]
+
+
+def _brute_lists(Q, R, k, exclude_self=False):
+    """Exact float64 kNN lists, one query row at a time, ordered by (distance, index)."""
+    Q = Q.toarray() if hasattr(Q, "toarray") else Q
+    R = R.toarray() if hasattr(R, "toarray") else R
+    Q, R = np.asarray(Q, dtype=np.float64), np.asarray(R, dtype=np.float64)
+    idx = np.empty((Q.shape[0], k), dtype=np.int64)
+    sq = np.empty((Q.shape[0], k))
+    cols = np.arange(R.shape[0])
+    for a in range(Q.shape[0]):
+        diff = R - Q[a]
+        d = np.einsum("ij,ij->i", diff, diff)
+        if exclude_self:
+            d[a] = np.inf
+        order = np.lexsort((cols, d))[:k]
+        idx[a], sq[a] = order, d[order]
+    return idx, sq
+
+
+@pytest.mark.parametrize("kind", ["float64", "float32", "sparse"])
+def test_reference_set_of_several_gemm_blocks_matches_brute_force(kind):
+    """A reference set of more than two GEMM blocks (dense: _GEMM_REF_BLOCK; sparse:
+    _REF_BLOCK) and several query blocks on two threads, against an exact brute force; the
+    queries' true neighbours lie in every block, the last one partial."""
+    import scipy.sparse as sp
+
+    import fastgssl.graphs._knn as knn
+
+    rng = np.random.default_rng(17)
+    nr, nq, d, k = 5000, 700, 24, 9
+    block = knn._REF_BLOCK if kind == "sparse" else knn._GEMM_REF_BLOCK
+    assert nr > 2 * block and nr % block  # several blocks, the last one partial
+    R = rng.normal(size=(nr, d))
+    # queries near reference points of every block (near the block edges too)
+    near = np.r_[rng.choice(nr, nq - 6, replace=False),
+                 block - 1, block, 2 * block - 1, 2 * block, nr - 1, 0]
+    Q = R[near] + 0.05 * rng.normal(size=(nq, d))
+    if kind == "float32":
+        R, Q = R.astype(np.float32), Q.astype(np.float32)
+    elif kind == "sparse":
+        R[rng.random(R.shape) < 0.6] = 0.0
+        Q[rng.random(Q.shape) < 0.6] = 0.0
+        R, Q = sp.csr_matrix(R), sp.csr_matrix(Q)
+    idx, sq, stats = knn_search(Q, k, R, algorithm="brute", n_jobs=2, return_stats=True)
+    assert stats["n_threads"] == 2
+    idx_ref, sq_ref = _brute_lists(Q, R, k)
+    blocks_hit = np.unique(idx_ref[:, 0] // block)
+    assert blocks_hit.size == -(-nr // block)  # nearest neighbours in every block
+    np.testing.assert_array_equal(idx, idx_ref)
+    np.testing.assert_allclose(sq, sq_ref, rtol=1e-12, atol=0)
+
+
+def test_self_search_of_several_symmetric_blocks_matches_brute_force():
+    """Self-search on one thread: square blocks of the full _GEMM_SYM_BLOCK size (no
+    monkeypatching; n / 3 rows would be more), three of them and a partial one, against an
+    exact brute force."""
+    import fastgssl.graphs._knn as knn
+
+    rng = np.random.default_rng(19)
+    n = 3500
+    assert n > 3 * knn._GEMM_SYM_BLOCK and n % knn._GEMM_SYM_BLOCK
+    X = rng.normal(size=(n, 10)).astype(np.float32)
+    idx, sq = knn_search(X, 7, algorithm="brute", n_jobs=1)
+    idx_ref, sq_ref = _brute_lists(X, X, 7, exclude_self=True)
+    np.testing.assert_array_equal(idx, idx_ref)
+    np.testing.assert_allclose(sq, sq_ref, rtol=1e-12, atol=0)

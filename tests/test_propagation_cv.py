@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from sklearn.base import clone
 
@@ -94,11 +94,14 @@ def test_block_solve_equals_refits_hypothesis(seed, n_folds, which, n_neighbors)
     X, y_ssl, lab = _data(seed, n=80, n_lab=12)
     rng = np.random.default_rng(seed)
     folds = rng.integers(0, n_folds, len(y_ssl))
-    folds[lab] = rng.permutation(np.arange(lab.size) % n_folds)
+    # labeled points stratified: sorted by class (shuffled within it), dealt to the folds in
+    # turn from a random start, so a class with two labels or more keeps one outside every
+    # fold; only a class with a single label is lost by a fold (then the draw is rejected)
     classes = y_ssl[lab]
-    for i in range(n_folds):  # only fold assignments under which every class keeps a label
-        if len(np.unique(classes[folds[lab] != i])) < 3:
-            return
+    order = lab[np.lexsort((rng.random(lab.size), classes))]
+    folds[order] = (np.arange(lab.size) + rng.integers(n_folds)) % n_folds
+    for i in range(n_folds):  # a fold that hides a class is refused (tested below)
+        assume(len(np.unique(classes[folds[lab] != i])) == 3)
     est = clone(LEARNERS[which]).set_params(n_neighbors=n_neighbors)
     _check(est, X, y_ssl, folds)
 
@@ -191,11 +194,35 @@ def test_auto_is_the_block_solve_and_says_so():
     assert "block solve" in r.info["solver"]
 
 
-def test_poisson_mbo_cv_refits():
+def test_poisson_mbo_cv_equals_brute_force_refits():
+    """PoissonMBO is not linear in the labels; its exact CV is documented as a refit per
+    fold. Against brute force: hide each fold's labels, refit from X, read the held-out
+    points' assignments. The graph is connected, so no fold leaves points abstaining."""
+    from scipy.sparse.csgraph import connected_components
+
     X, y_ssl, lab = _data(5)
-    r = cv_result(PoissonMBO(n_mbo_iter=3), X, y_ssl, 3, method="exact", random_state=0)
+    est = PoissonMBO(n_mbo_iter=3, n_neighbors=10)
+    assert connected_components(clone(est).fit(X, y_ssl).graph_, directed=False)[0] == 1
+    folds = np.zeros(len(y_ssl), dtype=int)
+    order = lab[np.argsort(y_ssl[lab], kind="stable")]  # stratified: every class kept
+    folds[order] = np.arange(lab.size) % 3
+    r = cv_result(est, X, y_ssl, folds, method="exact", protocol="transductive")
     assert r.info["solver"] == "propagation re-solve"
-    assert 0.0 <= r.score <= 1.0
+    np.testing.assert_array_equal(r.labeled_index, lab[np.argsort(lab)])
+    f = np.zeros((len(y_ssl), 3))
+    pred = np.full(len(y_ssl), -2)
+    for i in range(3):
+        hide = (folds == i) & (y_ssl != -1)
+        y_i = np.where(hide, -1, y_ssl)
+        refit = clone(est).fit(X, y_i)
+        pred[hide] = refit.transduction_[hide]
+        f[hide] = refit.cv_state().f[hide]  # the refit's decision values
+    L = r.labeled_index
+    np.testing.assert_array_equal(r.predictions, f[L])
+    np.testing.assert_array_equal(refit.classes_[np.argmax(r.predictions, axis=1)], pred[L])
+    err = np.mean(pred[L] != y_ssl[L])
+    assert r.score == err
+    assert 0.0 < err < 0.5  # the refits miss some held-out labels: the comparison has teeth
 
 
 def test_precomputed_affinity_block_solve():

@@ -157,13 +157,20 @@ def test_method_object_written_against_the_base_class():
                  protocol="inductive", random_state=0)
 
 
-def _plugin_available():
-    from fastgssl import registry
+def _plugin_installed():
+    """The example plugin distribution is installed (CI installs it). Whether its CV method
+    then loads is what the tests check: an installed plugin that fails to register fails
+    them instead of skipping."""
+    from importlib.metadata import PackageNotFoundError, distribution
 
-    return any(e["name"] == "hidden-label-refits" for e in registry.available("fastgssl.cv"))
+    try:
+        distribution("fastgssl-pseudohuber")
+    except PackageNotFoundError:
+        return False
+    return True
 
 
-plugin = pytest.mark.skipif(not _plugin_available(),
+plugin = pytest.mark.skipif(not _plugin_installed(),
                             reason="the example plugin distribution fastgssl-pseudohuber "
                                    "(plugins/) is not installed")
 
