@@ -1,5 +1,7 @@
 """Tests of fastgssl.solvers.LaplacianSolver: residuals per column, pseudo-inverse solutions."""
 
+import functools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -233,6 +235,7 @@ def test_reused_solver_shares_the_setup_of_equal_matrices():
         reused_solver(L, null_space=np.ones((300, 1)))
 
 
+@functools.lru_cache(maxsize=1)
 def _clusters(n=24_000, c=8, seed=0):
     """kNN graph of c near-separate Gaussian clusters in 50 dimensions (connected), points
     in random order: the slow modes of Jacobi-CG, one tiny eigenvalue per cluster."""
@@ -269,3 +272,15 @@ def test_panel_width_reads_the_matrix_once_for_ten_classes():
     assert _panel_width(10**6, 10) == 10  # was 4: three passes over the matrix per step
     assert _panel_width(64_000, 500) == 32
     assert _panel_width(10**8, 10) == 1  # memory bound: 2^25 numbers per array
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_extreme_weights_on_the_reordered_two_level_path(scale):
+    W = _clusters()
+    L = laplacian(W)
+    B = L @ np.random.default_rng(3).normal(size=(W.shape[0], 2))
+    X, info = LaplacianSolver(L, method="cg", rtol=1e-8).solve(B)
+    with np.errstate(over="raise"):  # the null-space test's norms overflowed at 1e300
+        Xs, info_s = LaplacianSolver(laplacian(W * scale), method="cg", rtol=1e-8).solve(B)
+    assert not info and not info_s
+    np.testing.assert_allclose(Xs * scale, X, rtol=1e-6, atol=1e-6 * np.abs(X).max())

@@ -168,9 +168,13 @@ def _is_null(Q, N, slack=4.0):
     """Columns of N with ||Q n|| at the round-off level of the product (boolean mask)."""
     QN = Q @ N
     bound = abs(Q) @ np.abs(N)
+    # both scaled by the bound's largest entry: weights of 1e300 would overflow the norms
+    scale = np.max(bound, axis=0) if bound.size else np.ones(N.shape[1])
+    scale = np.where(scale > 0, scale, 1.0)
     row_nnz = int(np.diff(Q.indptr).max()) if Q.nnz else 1
     eps = np.finfo(np.float64).eps
-    return np.linalg.norm(QN, axis=0) <= slack * row_nnz * eps * np.linalg.norm(bound, axis=0)
+    return (np.linalg.norm(QN / scale, axis=0)
+            <= slack * row_nnz * eps * np.linalg.norm(bound / scale, axis=0))
 
 
 class LaplacianSolver:
