@@ -98,6 +98,9 @@ class SolveInfo:
         Method that produced the solution ("cg", "amg", "cg+amg" or "direct").
     time : float
         Wall time of the solve in seconds.
+    extra : dict
+        ``panels`` (column blocks solved one after the other) and ``panel_width``; a
+        solve that needed more than one panel for memory also warns.
 
     ``bool(info)`` is True when some column did not converge, like scipy's nonzero info.
     """
@@ -515,6 +518,12 @@ class LaplacianSolver:
         methods = []
         rhs = X
         width = self.block_size or _panel_width(self.n_, r)
+        if self.block_size is None and r > width and width < PANEL_MIN:
+            warnings.warn(
+                f"LaplacianSolver: {r} right-hand sides of {self.n_} rows are solved in "
+                f"{-(-r // width)} panels of {width} columns (one (n, panel) array is capped "
+                f"at {PANEL_MAX} numbers for memory); each panel reads the matrix again.",
+                ResourceWarning, stacklevel=2)
 
         # the block kernels run on the cores other jobs leave free (fastgssl._threads)
         with numba_threads(None):
@@ -568,6 +577,7 @@ class LaplacianSolver:
             relative_residuals=rel,
             method=used,
             time=time.perf_counter() - t0,
+            extra={"panels": -(-r // width) if r else 0, "panel_width": width},
         )
         return (X[:, 0] if one_d else X), info
 
