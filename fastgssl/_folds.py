@@ -15,7 +15,7 @@ import numpy as np
 
 from fastgssl._validation import check_class_counts, check_random_state, check_target
 
-__all__ = ["labeled_mask_from_y", "make_folds", "check_folds"]
+__all__ = ["labeled_mask_from_y", "make_folds", "check_folds", "folds_for_labels"]
 
 # the classifiers' folds (made or given) need labeled points of two classes at least
 _SINGLE_CLASS = ("the labeled points hold a single class ({classes}); cross-validating a "
@@ -195,3 +195,77 @@ def check_folds(folds, labeled, y=None, *, classification=True):
                     f"more points of those classes."
                 )
     return folds.astype(np.intp), n_folds
+
+
+# where the few-labels guide lives (the one-label refusal names it)
+LOW_LABEL_GUIDE = "docs/guide/low_labels.md (the user guide's 'Few labels' page)"
+
+
+def folds_for_labels(y, n_folds=10, *, labeled=None, classification=True, random_state=None):
+    """Folds for ``n_folds``-fold CV lowered to what the labels allow: ``(folds, note)``.
+
+    The rule that the grid search, :func:`fastgssl.cv.cv_result` and the command line share
+    for an integer number of folds:
+
+    - every class (classification) has at least ``n_folds`` labeled points: stratified
+      ``n_folds`` folds (:func:`make_folds`), ``note`` None;
+    - the smallest class has m labels, 3 <= m < ``n_folds``: stratified m folds;
+    - m = 2: leave-one-label-out (each labeled point its own fold; unlabeled points dealt
+      over them): every refit keeps l - 1 labels, one of the held-out class, where two
+      stratified folds would keep one label per class and score a model of half the
+      labels;
+    - m = 1: an error (no fold can hide a label without hiding its class, so no CV can
+      score a choice) naming the few-labels guide and active learning;
+    - regression: the labeled count caps the folds (leave-one-out at most).
+
+    ``note`` says what was lowered and why (None when nothing was).
+    """
+    n_folds = _check_n_folds(n_folds)
+    y = check_target(y, name="y")
+    if labeled is None:
+        labeled = labeled_mask_from_y(y, classification=classification)
+    labeled = np.asarray(labeled, dtype=bool)
+    lab_idx = np.flatnonzero(labeled)
+    if classification:
+        classes, counts = np.unique(y[lab_idx], return_counts=True)
+        check_class_counts(classes, counts, too_few_classes=_SINGLE_CLASS)
+        m = int(counts.min())
+        smallest = classes[np.argmin(counts)]
+        smallest = smallest.item() if hasattr(smallest, "item") else smallest
+        if isinstance(smallest, float) and smallest.is_integer():
+            smallest = int(smallest)  # a LIBSVM file's labels are read as floats
+        why = f"the smallest class ({smallest}) has {m} labeled point(s)"
+        if m >= n_folds:
+            return make_folds(y, n_folds, labeled=labeled, classification=True,
+                              random_state=random_state), None
+        if m == 1:
+            raise ValueError(
+                f"n_folds={n_folds}: {why}. No fold can hide a label without hiding its "
+                f"class, so no cross-validation can score a choice at one label per class. "
+                f"Use the few-labels guide's recommendation without selection "
+                f"(PoissonMBO(class_priors=shares) when the class shares are known, else "
+                f"PoissonLearning(); {LOW_LABEL_GUIDE}), label more points of that class, or "
+                f"let active learning choose which points to label next "
+                f"(fastgssl.active.ActiveLearner)."
+            )
+        if m >= 3:
+            return make_folds(y, m, labeled=labeled, classification=True,
+                              random_state=random_state), (
+                f"folds lowered from {n_folds} to {m}: {why} (stratified folds hold every "
+                f"class)")
+    else:
+        m = lab_idx.size
+        if m >= n_folds:
+            return make_folds(y, n_folds, labeled=labeled, classification=False,
+                              random_state=random_state), None
+        if m < 2:
+            raise ValueError(f"n_folds={n_folds}: only {m} labeled point(s); "
+                             f"cross-validation needs two at least.")
+        why = f"only {m} labeled point(s)"
+    rng = check_random_state(random_state)
+    folds = np.empty(len(y), dtype=np.intp)
+    folds[lab_idx] = np.arange(lab_idx.size)
+    unl_idx = np.flatnonzero(~labeled)
+    folds[unl_idx] = rng.permutation(np.arange(len(unl_idx)) % lab_idx.size)
+    return folds, (f"folds lowered from {n_folds} to leave-one-label-out "
+                   f"({lab_idx.size} folds): {why}")

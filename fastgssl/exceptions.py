@@ -10,6 +10,7 @@ it. The classes stay importable where they were first defined (``fastgssl.ClassS
 - :class:`UnlabeledComponentWarning`   graph components without a labeled point
 - :class:`ClassShareWarning`           predicted class shares collapsed onto a few classes
 - :class:`OptimisticCriterionWarning`  an uninformative first-order CV selection
+- :class:`FoldsLoweredWarning`         fewer folds than asked: the labels allow no more
 - :class:`LowRecallWarning`            an approximate kNN graph below its recall target
 - :class:`IllConditionedKernelWarning` a numerically singular deformed Gram matrix
 - :class:`PluginWarning`               a third-party plugin skipped
@@ -18,6 +19,7 @@ it. The classes stay importable where they were first defined (``fastgssl.ClassS
 
 __all__ = [
     "ClassShareWarning",
+    "FoldsLoweredWarning",
     "IllConditionedKernelWarning",
     "InsufficientMemoryError",
     "LowRecallWarning",
@@ -50,6 +52,13 @@ class OptimisticCriterionWarning(UserWarning):
     held-out predictions, typical of nearly interpolating models (small lam and sigma), and
     the selection is then uninformative. ``verify="best"`` re-scores the winner by exact
     CV."""
+
+
+class FoldsLoweredWarning(UserWarning):
+    """An integer number of folds larger than the labels allow was lowered: to the labeled
+    count of the smallest class (stratified folds hold every class), or to
+    leave-one-label-out when that class has two labels
+    (:func:`fastgssl.cv.folds_for_labels`)."""
 
 
 class LowRecallWarning(UserWarning):

@@ -338,13 +338,14 @@ def test_default_folds_are_lowered_to_the_smallest_class(tmp_path, capsys):
     assert "3-fold" in r["baselines"]["svm_labeled_only"]["method"]
 
 
-def test_explicit_folds_that_cannot_work_name_the_option(tmp_path, capsys):
+def test_explicit_folds_follow_the_librarys_rule(tmp_path, capsys):
+    # one rule for the CLI and the library (fastgssl.cv.folds_for_labels): lowered, said
     data = _libsvm_classes(tmp_path / "small.txt", [120, 40])
-    assert main(["select", "--dataset", str(data), "--quick", "--folds", "10"]) == 1
-    err = capsys.readouterr().err
-    assert "--folds 10 is more than stratified folds allow" in err
-    assert "Use --folds 3 or fewer" in err and "omit --folds" in err
-    assert "n_folds" not in err and "Traceback" not in err
+    assert main(["select", "--dataset", str(data), "--quick", "--json", "--folds", "10"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["folds"] == 3
+    assert any(note.startswith("folds lowered from 10 to 3: the smallest class (1)")
+               for note in r["notes"])
     # a class left with one label: no number of folds works, and the fix is named
     assert main(["select", "--dataset", str(data), "--quick", "--labeled-fraction",
                  "0.03"]) == 1
@@ -358,8 +359,9 @@ def test_regression_folds_follow_the_labeled_count(tmp_path, capsys):
     r = json.loads(capsys.readouterr().out)
     assert r["model"] == "laprls" and r["folds"] == 6
     assert "6 labeled point(s)" in r["notes"][-1]
-    assert main(["select", "--dataset", str(data), "--quick", "--folds", "7"]) == 1
-    assert "--folds 7 is more than there are labeled points" in capsys.readouterr().err
+    assert main(["select", "--dataset", str(data), "--quick", "--json", "--folds", "7"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["folds"] == 6 and "leave-one-label-out" in r["notes"][-1]
 
 
 def test_compilation_is_reported_apart_from_the_search(capsys):

@@ -136,3 +136,46 @@ def test_make_folds_refuses_an_infinite_label_and_ravels_a_column():
     with pytest.warns(Warning, match="column-vector y"):  # scikit-learn's convention
         folds = make_folds(y.reshape(-1, 1), 3, random_state=0)
     assert folds.tolist() == make_folds(y, 3, random_state=0).tolist()
+
+
+def _few_labels(per_class, seed=0):
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(400, centers=4, random_state=seed)
+    rng = np.random.default_rng(seed)
+    y_ssl = np.full(400, -1)
+    for c in range(4):
+        y_ssl[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
+    return X, y_ssl
+
+
+@pytest.mark.parametrize("per_class, n_splits, how", [(2, 8, "leave-one-label-out"),
+                                                      (3, 3, "to 3")])
+def test_the_guides_recipe_runs_at_few_labels_and_says_what_it_lowered(per_class, n_splits,
+                                                                       how):
+    from fastgssl.cv import GridSearchCV, cv_result
+    from fastgssl.exceptions import FoldsLoweredWarning
+    from fastgssl.models import LabelPropagation, PoissonLearning
+
+    X, y = _few_labels(per_class)
+    grid = {"estimator": [PoissonLearning(), LabelPropagation(class_mass_normalization=True)],
+            "n_neighbors": [5, 10]}
+    with pytest.warns(FoldsLoweredWarning, match=how):  # was a bare fold-count error
+        search = GridSearchCV(PoissonLearning(), grid, cv=5).fit(X, y)
+    assert search.n_splits_ == n_splits and how in search.folds_note_
+    if per_class == 2:  # every labeled point its own fold
+        lab = y >= 0
+        assert len(np.unique(search.folds_[lab])) == lab.sum()
+    with pytest.warns(FoldsLoweredWarning):
+        r = cv_result(PoissonLearning(), X, y, 10, random_state=0)
+    assert r.n_folds == n_splits
+
+
+def test_one_label_per_class_is_refused_naming_the_guide():
+    from fastgssl.cv import GridSearchCV
+    from fastgssl.models import PoissonLearning
+
+    X, y = _few_labels(1)
+    with pytest.raises(ValueError, match=r"one label per class.*PoissonMBO.*low_labels.*"
+                                         r"ActiveLearner"):
+        GridSearchCV(PoissonLearning(), {"n_neighbors": [5, 10]}, cv=2).fit(X, y)

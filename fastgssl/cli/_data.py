@@ -112,42 +112,31 @@ def _encode_targets(y, missing, task):
     return np.where(missing, np.nan, y).astype(np.float64), None
 
 
-def _n_folds(requested, y_fit, task, classes):
-    """``(t, note)``: the folds of the search. The default is 10, lowered to the labeled
-    count of the smallest class (stratified folds hold every class), or of the labeled
-    points for regression; an explicit ``--folds`` above that is refused."""
-    if task == "classification":
-        values, counts = np.unique(y_fit[y_fit != -1], return_counts=True)
-        limit = int(counts.min())
-        smallest = classes[values[np.argmin(counts)]]
-        smallest = smallest.item() if hasattr(smallest, "item") else smallest
-        if isinstance(smallest, float) and smallest.is_integer():
-            smallest = int(smallest)  # a LIBSVM file's labels are read as floats
-        why = (f"the smallest class ({smallest}) has {limit} labeled point(s) in the "
-               f"training split")
-    else:
-        limit = int(np.count_nonzero(~np.isnan(y_fit)))
-        why = f"the training split has {limit} labeled point(s)"
-    hidden = np.any(y_fit == -1) if task == "classification" else np.isnan(y_fit).any()
+def _n_folds(requested, y_fit, task, classes, random_state=0):
+    """``(fold ids, note)``: the folds of the search by the library's rule
+    (:func:`fastgssl.cv.folds_for_labels`: the default 10, or ``--folds``, lowered to what
+    the labels allow, leave-one-label-out at two labels per class), the note saying what
+    was lowered; one label in a class is refused naming the options that fix it."""
+    from fastgssl._folds import folds_for_labels
+
+    classification = task == "classification"
+    labeled = (y_fit != -1) if classification else ~np.isnan(y_fit)
+    asked = _DEFAULT_FOLDS if requested is None else int(requested)
+    hidden = not labeled.all()
     more = ("raise --labeled-fraction or --labels-per-class" if hidden
             else "use a larger data set")
-    if requested is None:
-        if limit < 2:
-            raise ValueError(
-                f"{why}, and cross-validation needs at least 2 per class; {more}"
-                + (" or, if the labels are a numeric target, pass --task regression."
-                   if task == "classification" else "."))
-        if limit >= _DEFAULT_FOLDS:
-            return _DEFAULT_FOLDS, None
-        return limit, f"folds lowered from {_DEFAULT_FOLDS} (the default) to {limit}: {why}"
-    if requested > limit:
-        if limit < 2:
-            raise ValueError(f"--folds {requested} cannot work: {why}; {more}.")
-        allow = ("stratified folds allow" if task == "classification"
-                 else "there are labeled points")
-        raise ValueError(f"--folds {requested} is more than {allow}: {why}. Use --folds "
-                         f"{limit} or fewer, omit --folds (the default lowers it), or {more}.")
-    return int(requested), None
+    try:
+        fold_ids, note = folds_for_labels(y_fit, asked, labeled=labeled,
+                                          classification=classification,
+                                          random_state=random_state)
+    except ValueError as exc:
+        raise ValueError(
+            f"{exc} On the command line: {more}"
+            + (" or, if the labels are a numeric target, pass --task regression."
+               if classification else ".")) from None
+    if note and requested is None:
+        note = note.replace(f"from {asked} to", f"from {asked} (the default) to", 1)
+    return fold_ids, note
 
 
 def _standardize(X_tr, X_te):

@@ -66,14 +66,15 @@ def _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state, n_neighbors,
     with progress.bar("baselines", 3, "model") as bar:
         with clock.split() as spent:
             svm = GridSearchCV(models.SVM(random_state=random_state),
-                                     _grid("svm", X_tr[labeled], quick), cv=folds,
+                                     _grid("svm", X_tr[labeled], quick), cv=folds[labeled],
                                      random_state=random_state).fit(X_tr[labeled],
                                                                     y_fit[labeled])
         out["svm_labeled_only"] = {
             "test_error": _test_error(svm.best_estimator_, X_te, y_te, "classification"),
             "seconds": spent["run"], "best_params": {
                 k: float(v) for k, v in svm.best_params_.items()},
-            "method": f"{folds}-fold {svm.method_}" + (" + verify" if svm.verify_ else "")}
+            "method": f"{svm.n_splits_}-fold {svm.method_}"
+                      + (" + verify" if svm.verify_ else "")}
         bar.update(1)
         out["label_spreading_knn"] = _label_spreading(
             X_tr, y_fit, X_te, y_te, clock, kernel="knn", n_neighbors=int(n_neighbors))
@@ -168,7 +169,8 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         marker = np.full(n_marked, -1 if task == "classification" else np.nan,
                          dtype=y_fit.dtype)
         y_fit = np.concatenate([y_fit, marker])
-    folds, folds_note = _n_folds(folds, y_fit, task, classes)
+    fold_ids, folds_note = _n_folds(folds, y_fit, task, classes, random_state)
+    folds = int(np.unique(fold_ids).size)
     if folds_note:
         notes.append(folds_note)
     target = None
@@ -213,7 +215,7 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
     with warnings.catch_warnings(record=True) as caught, clock.split() as spent:
         warnings.filterwarnings("always", message="verify=", category=UserWarning)
         with progress.search(f"{folds}-fold {method} search", n_cand):
-            search = GridSearchCV(est, grid, cv=folds, method=method,
+            search = GridSearchCV(est, grid, cv=fold_ids, method=method,
                                         n_components=n_components, n_jobs=n_jobs,
                                         random_state=random_state, verbose=search_verbose,
                                         verify=verify).fit(X_tr, y_fit)
@@ -257,7 +259,8 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
     }
     report["protocol"] = search.protocol_
     if semi and task == "classification":
-        report["baselines"] = _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state,
+        report["baselines"] = _baselines(X_tr, y_fit, X_te, y_te, fold_ids, quick,
+                                         random_state,
                                          best.n_neighbors, clock, progress,
                                          dense=backend != "nystrom")
     if task == "regression" and standardize_target:

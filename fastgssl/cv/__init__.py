@@ -10,6 +10,7 @@ Functions
 ---------
 - :func:`make_folds`      stratified fold ids for labeled and unlabeled points
 - :func:`check_folds`     validate a fold assignment
+- :func:`folds_for_labels` folds lowered to what few labels allow (the search's rule)
 - :func:`bif_matrix`      the (n, t) BIF matrix B of a fitted estimator (``bif`` / ``fbif``)
 - :func:`cv_predictions`  out-of-fold decision values of the labeled points
 - :func:`cv_score`        mean validation loss (0-1 / squared error) over labeled points
@@ -47,7 +48,7 @@ Model selection
   name, a deprecated alias)
 """
 
-from fastgssl._folds import check_folds, make_folds
+from fastgssl._folds import check_folds, folds_for_labels, make_folds
 from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
 from fastgssl.cv._base import CVMethod
 from fastgssl.cv._exact import ExactMethod
@@ -80,6 +81,7 @@ __all__ = [
     "NewtonStepMethod",
     "bif_matrix",
     "check_folds",
+    "folds_for_labels",
     "cv_predictions",
     "cv_result",
     "cv_score",

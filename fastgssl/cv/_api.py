@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import warnings
 
 import numpy as np
 
 from fastgssl import registry
-from fastgssl._folds import check_folds, make_folds
+from fastgssl._folds import check_folds, folds_for_labels
 from fastgssl._validation import check_target, check_X
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _check_fitted
 from fastgssl.cv._influence import bif_of_fitted
+from fastgssl.exceptions import FoldsLoweredWarning
 
 __all__ = ["bif_matrix", "cv_predictions", "cv_result", "cv_score"]
 
@@ -75,8 +77,11 @@ def _resolve_folds(estimator, X, y, folds, random_state):
 
         y_arr = np.asarray(y)
         classification, labeled = task_and_labeled(estimator, y_arr)
-        return make_folds(y_arr, int(folds), labeled=labeled, classification=classification,
-                          random_state=random_state)
+        folds, note = folds_for_labels(y_arr, int(folds), labeled=labeled,
+                                       classification=classification,
+                                       random_state=random_state)
+        if note:
+            warnings.warn(f"{note}.", FoldsLoweredWarning, stacklevel=4)
     return folds
 
 
@@ -95,7 +100,8 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
         Targets; ``-1`` marks unlabeled points of classifiers, ``NaN`` of regressors.
     folds : array-like of int of shape (n,), or int
         Fold id of every training point, labeled and unlabeled; an int t makes stratified
-        folds (:func:`fastgssl.cv.make_folds`) with ``random_state``.
+        folds (:func:`fastgssl.cv.make_folds`) with ``random_state``, lowered to what the
+        labels allow with a warning (:func:`fastgssl.cv.folds_for_labels`).
     method : str or CVMethod, default="auto"
         ``"auto"`` (exact CV, see below), ``"exact"``, ``"bif"``, ``"fbif"``,
         ``"exact-quadratic"``, ``"newton"``, a registered plugin or a method object.

@@ -23,7 +23,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fastgssl import registry
-from fastgssl._folds import check_folds, make_folds
+from fastgssl._folds import check_folds, folds_for_labels
 from fastgssl._protocol import learner_objective
 from fastgssl._validation import check_n_jobs, check_sample_weight, check_X, shared_checks
 from fastgssl.cv._api import _method
@@ -40,7 +40,7 @@ from fastgssl.cv._grid_groups import (
     shared_neighbors,
 )
 from fastgssl.cv._scoring import check_scoring, fold_scores
-from fastgssl.exceptions import OptimisticCriterionWarning
+from fastgssl.exceptions import FoldsLoweredWarning, OptimisticCriterionWarning
 
 __all__ = ["ApproxGridSearchCV", "GridSearchCV"]
 
@@ -59,7 +59,11 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         As :class:`sklearn.model_selection.GridSearchCV`.
     cv : int or array-like of int, default=10
         Number of folds t (stratified labeled points, unlabeled points split alike, seeded
-        by ``random_state``) or the fold id of every training point.
+        by ``random_state``) or the fold id of every training point. An int larger than the
+        labels allow is lowered (:func:`fastgssl.cv.folds_for_labels`: to the smallest
+        class's labeled count, leave-one-label-out at two labels per class, an error naming
+        the few-labels guide at one) with a :class:`fastgssl.exceptions.FoldsLoweredWarning`
+        and ``folds_note_``.
     method : str or CVMethod, default="auto"
         ``"auto"`` picks per learner and protocol (``method_`` says what it chose): exact
         transductive CV for LapRLS / LapSVM and any square-loss learner (the deformed-kernel
@@ -145,6 +149,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``best_estimator_`` has them too and ``predict`` refuses other columns).
     n_splits_ : int
     folds_ : ndarray of int
+    folds_note_ : str or None
+        What was lowered when an int ``cv`` exceeded what the labels allow.
     refit_time_ : float
     search_time_ : float
     cost_per_candidate_ : float
@@ -351,9 +357,15 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         return n_done, time.perf_counter() - t0
 
     def _folds(self, y, labeled, classification):
+        self.folds_note_ = None
         if isinstance(self.cv, (int, np.integer)) and not isinstance(self.cv, bool):
-            folds = make_folds(y, int(self.cv), labeled=labeled, classification=classification,
-                               random_state=self.random_state)
+            # lowered to what the labels allow (the rule cv_result and the CLI share)
+            folds, self.folds_note_ = folds_for_labels(
+                y, int(self.cv), labeled=labeled, classification=classification,
+                random_state=self.random_state)
+            if self.folds_note_:
+                warnings.warn(f"{type(self).__name__}: {self.folds_note_}.",
+                              FoldsLoweredWarning, stacklevel=3)
         else:
             folds = self.cv
         return check_folds(folds, labeled, y, classification=classification)
