@@ -214,6 +214,15 @@ def check_semi_supervised_y(
             f"sample per class."
         )
     classes, counts = np.unique(y[labeled], return_counts=True)
+    if y.dtype.kind in "UO":
+        odd = [c for c in classes.tolist() if str(c).strip().lower() in _MARKER_LIKE]
+        if odd:
+            import warnings
+
+            warnings.warn(
+                f"{name} has class(es) {odd} that look like an unlabeled marker; they are "
+                f"classes here. Mark unlabeled points of string labels with None, NaN or "
+                f"-1 instead.", UserWarning, stacklevel=3)
     hint = (
         " Note that -1 marks unlabeled points: remap labels such as LIBSVM's +1 / -1 to "
         "0 / 1 first." if not labeled.all() else ""
@@ -342,8 +351,10 @@ def as_label_array(y, name="y"):
 
     An object array of Python / numpy integers (e.g. from a DataFrame column or a list of
     mixed int types) becomes int64, of reals float64, of strings str; scikit-learn's
-    ``type_of_target`` calls object arrays of numbers "unknown".  Mixed numbers and strings
-    are refused with a ValueError naming the argument.
+    ``type_of_target`` calls object arrays of numbers "unknown".  Strings mixed with the
+    unlabeled markers ``None``, ``NaN`` or ``-1`` become strings with the markers as the
+    string ``"-1"`` (the unlabeled marker of string labels).  Other mixes of numbers and
+    strings are refused with a ValueError naming the argument and the markers.
     """
     if sp.issparse(y):
         raise TypeError(f"{name} must be a 1-D array-like of labels, got a sparse matrix.")
@@ -359,10 +370,32 @@ def as_label_array(y, name="y"):
         return y.astype(np.float64)
     if all(isinstance(v, str) for v in flat):
         return y.astype(str)
+    marker = np.array([_is_unlabeled_marker(v) for v in flat], dtype=bool)
+    if marker.any() and all(isinstance(v, str) for v in flat[~marker]):
+        out = np.array([UNLABELED_STRING if m else v for v, m in zip(flat, marker)],
+                       dtype=str)
+        return out.reshape(y.shape)
     kinds = sorted({type(v).__name__ for v in flat})
     raise ValueError(
-        f"{name} mixes values of types {kinds}; labels must all be numbers or all be strings."
+        f"{name} mixes values of types {kinds}; labels must all be numbers or all be strings. "
+        f"Unlabeled points are marked -1 among integer labels and None, NaN or -1 among "
+        f"string labels."
     )
+
+
+# string labels' unlabeled marker (None, NaN and -1 among strings become it)
+UNLABELED_STRING = "-1"
+# class names that look like an unlabeled marker (warned, not guessed)
+_MARKER_LIKE = {"", "unlabeled", "unlabelled", "unknown", "none", "nan", "null", "na",
+                "n/a", "?", "missing"}
+
+
+def _is_unlabeled_marker(v):
+    if v is None:
+        return True
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return bool(np.isnan(v)) or v == -1
+    return False
 
 
 def check_target(y, n_samples=None, name="y"):

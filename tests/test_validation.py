@@ -125,3 +125,28 @@ def test_shared_checks_check_every_value_once_and_share_targets():
             # a value seen valid for one parameter is still checked for another
             with pytest.raises(InvalidParameterError, match="'max_iter' parameter"):
                 LapRLS(max_iter=0.5).cv_objective(y)
+
+
+@pytest.mark.parametrize("marker", [None, float("nan"), -1, "-1"])
+def test_string_labels_take_none_nan_or_minus_one_as_the_unlabeled_marker(marker):
+    from fastgssl.models import PoissonLearning
+
+    X = np.random.RandomState(0).normal(size=(30, 2))
+    y = np.array(["cat", "dog"] * 15, dtype=object)
+    y[4:] = marker  # was "y mixes values of types ['int', 'str']" (only "-1" worked)
+    model = PoissonLearning(n_neighbors=3).fit(X, y)
+    assert model.classes_.tolist() == ["cat", "dog"]
+    assert set(model.transduction_.tolist()) <= {"cat", "dog"}
+
+
+def test_marker_like_class_names_warn_and_other_mixes_name_the_markers():
+    from fastgssl.models import PoissonLearning
+
+    X = np.random.RandomState(0).normal(size=(30, 2))
+    y = np.array(["cat", "dog"] * 15, dtype=object)
+    y[4:] = "unlabeled"  # silently a third class before
+    with pytest.warns(UserWarning, match=r"\['unlabeled'\] that look like an unlabeled"):
+        PoissonLearning(n_neighbors=3).fit(X, y)
+    y[4:] = 3
+    with pytest.raises(ValueError, match="None, NaN or -1 among string labels"):
+        PoissonLearning(n_neighbors=3).fit(X, y)
