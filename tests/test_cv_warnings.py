@@ -47,3 +47,19 @@ def test_search_without_refit_reports_the_selected_candidates_fit():
     with pytest.warns(UnlabeledComponentWarning) as record:  # the refit reports its own
         GridSearchCV(PoissonLearning(), grid, cv=2, random_state=0).fit(X, y)
     assert not any("selected candidate" in str(w.message) for w in record)
+
+
+def test_search_reports_points_its_winner_leaves_undecided():
+    # digits at 2 labels per class: k = 5 wins the CV but its graph leaves a component
+    # without a label (27 points at -1 after the refit), which no held-out label can show
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    rng = np.random.default_rng(1)
+    y_ssl = np.full(len(y), -1)
+    for c in range(10):
+        y_ssl[rng.choice(np.flatnonzero(y == c), 2, replace=False)] = c
+    with pytest.warns(UserWarning, match=r"leaves 27 point\(s\) undecided"):
+        search = GridSearchCV(PoissonLearning(), {"n_neighbors": [5, 10]}, cv=5,
+                              refit=False).fit(X, y_ssl)
+    assert search.cv_results_["n_undecided"].tolist() == [27, 0]

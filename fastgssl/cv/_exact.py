@@ -103,6 +103,9 @@ class ExactMethod(CVMethod):
             )
         pred, info = transductive_predictions(state, folds, n_folds,
                                               warm_start=self.warm_start)
+        if state.classification:  # points the full fit leaves undecided (NaN rows of f)
+            f = np.asarray(state.f, dtype=np.float64)
+            info["n_undecided"] = int(np.isnan(f.reshape(f.shape[0], -1)).any(axis=1).sum())
         lab_idx = np.flatnonzero(state.labeled)
         Y, _, one_d = state.columns()
         targets = Y[lab_idx, 0] if one_d else Y[lab_idx]

@@ -158,6 +158,7 @@ def _graph_group(search, X, y, folds, n_folds, classification, group, candidates
             rec = _record(search, res.predictions, res.targets, fold_of_labeled, n_folds,
                           classification, time.perf_counter() - t1 + share)
             rec["muted_warnings"] = _mute_fit_reports(caught)
+            rec["n_undecided"] = res.info.get("n_undecided", 0)
             records.append((idx, rec))
     return records
 

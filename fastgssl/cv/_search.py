@@ -522,6 +522,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                  for i in range(len(candidates))])
             out["exact_cv_error"] = np.where(verified, errors, np.nan)
         out["cost_seconds"] = np.array([results[i]["time"] for i in range(len(candidates))])
+        undecided = [results[i].get("n_undecided") for i in range(len(candidates))]
+        if any(u is not None for u in undecided):  # graph learners: points left undecided
+            out["n_undecided"] = np.array([u or 0 for u in undecided], dtype=np.int64)
         self.cv_results_ = out
         best = int(order[0])
         unverified = self._approximate() and self.verify_ in (None, False)
@@ -533,6 +536,24 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_cv_error_ = float(errors[self.best_index_])
         if unverified:
             self._warn_training_error(candidates, results)
+        self._warn_undecided(candidates)
+
+    def _warn_undecided(self, candidates):
+        """The winner leaves points undecided (graph components without a label: CV cannot
+        see them, no held-out label lies there) while another candidate decides them all."""
+        undecided = self.cv_results_.get("n_undecided")
+        if undecided is None or undecided[self.best_index_] == 0 or undecided.min() > 0:
+            return
+        full = np.flatnonzero(undecided == 0)
+        alt = full[np.argmin(self.cv_results_["rank_test_score"][full])]
+        warnings.warn(
+            f"the selected candidate {candidates[self.best_index_]} leaves "
+            f"{undecided[self.best_index_]} point(s) undecided (graph components without a "
+            f"labeled point; cross-validation cannot score them), while "
+            f"{candidates[alt]} (rank {self.cv_results_['rank_test_score'][alt]}) decides "
+            f"every point. See cv_results_['n_undecided']; a larger n_neighbors or "
+            f"unlabeled_policy='nearest' gives every point a class.",
+            UserWarning, stacklevel=3)
 
     @staticmethod
     def _most_regularized_tie(strengths, loss, first):
