@@ -13,9 +13,11 @@ exact t-fold CV, and the time Numba spent compiling (apart from the rest)::
     fastgssl select --model lapsvm --labeled-fraction 0.1 --folds 5 --json
     fastgssl select --quick --compare-exact          # also run the exact grid search
 
-Features are standardized with the training split's mean and standard deviation for every
-data source (``--no-standardize`` keeps them as loaded); regression targets likewise
-(``--no-standardize-target``), and the report states both and the units of its errors.
+Features of mixed ranges are standardized with the training split's mean and standard
+deviation, and features of one common range (pixels, counts, pre-scaled data) are left as
+loaded, a rule read off the training features (``--standardize`` / ``--no-standardize``
+force either); regression targets are standardized (``--no-standardize-target``), and the
+report states both, why, and the units of its errors.
 Progress (tqdm, with an ETA) goes to stderr: on by default at a terminal, ``-v`` forces it,
 ``-vv`` adds the search's own lines, ``-q`` silences it; stdout holds only the report (with
 ``--json``: only the JSON object).

@@ -139,6 +139,37 @@ def _n_folds(requested, y_fit, task, classes, random_state=0):
     return fold_ids, note
 
 
+# the columns share one unit and range when the 90th / 10th percentile of their ranges is at
+# most this (pixels 1.09, digits 2.7, one-hot and pre-scaled LIBSVM sets 1; mixed units:
+# heart 126, german.numer 40, australian 1,400, breast_cancer 4,500)
+_COMMON_RANGE_RATIO = 4.0
+
+
+def _scaling_choice(X_tr):
+    """``(standardize, why)`` read off the training features only (no data set names):
+    columns of one common range (pixels, counts, already scaled data) are left alone, mixed
+    units are standardized. Measured with PoissonLearning at 2 and 10 labels per class: raw
+    pixels beat standardized ones by 6-11 points on MNIST, 2-4 on digits; standardizing gains
+    2-23 points on heart, australian and german.numer."""
+    import scipy.sparse as sp
+
+    lo = np.asarray(X_tr.min(axis=0).todense() if sp.issparse(X_tr) else X_tr.min(axis=0))
+    hi = np.asarray(X_tr.max(axis=0).todense() if sp.issparse(X_tr) else X_tr.max(axis=0))
+    spans = (hi - lo).ravel()
+    spans = spans[spans > 0]
+    if spans.size == 0:
+        return False, "as loaded: every feature is constant"
+    q10, q90 = np.percentile(spans, [10, 90])
+    ratio = q90 / q10
+    if ratio <= _COMMON_RANGE_RATIO:
+        return False, (f"as loaded: the features share one range (90th / 10th percentile of "
+                       f"the column ranges {ratio:.3g} <= {_COMMON_RANGE_RATIO:g}: pixels, "
+                       f"counts or pre-scaled data; --standardize forces scaling)")
+    return True, (f"standardized (training split's mean and standard deviation): the "
+                  f"features' ranges differ (90th / 10th percentile ratio {ratio:.3g} > "
+                  f"{_COMMON_RANGE_RATIO:g}, mixed units; --no-standardize keeps them)")
+
+
 def _standardize(X_tr, X_te):
     """Center and scale by the training rows' mean / std (constant columns: centered only)."""
     mean = X_tr.mean(axis=0)

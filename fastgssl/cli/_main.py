@@ -83,9 +83,11 @@ def build_parser():
                           "verified), 'none', or a cap N on the exact re-scorings")
     sel.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
     sel.add_argument("--random-state", type=int, default=0)
-    sel.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=True,
+    sel.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=None,
                      help="center and scale every feature by the training split's mean and "
-                          "standard deviation, for every data source (default: on)")
+                          "standard deviation (default: read off the features: mixed ranges "
+                          "are standardized, one common range such as pixels is left alone; "
+                          "the report says which and why)")
     sel.add_argument("--standardize-target", action=argparse.BooleanOptionalAction,
                      default=True,
                      help="regression: center and scale the targets by the labeled training "

@@ -21,6 +21,7 @@ from fastgssl.cli._data import (
     _hide_labels,
     _load,
     _n_folds,
+    _scaling_choice,
     _split,
     _standardize,
 )
@@ -99,7 +100,7 @@ def _test_error(est, X, y, task):
 
 def select(dataset="digits", model=None, method=None, folds=None, labeled_fraction=0.1,
            n_components=None, quick=False, compare_exact=False, n_jobs=None, random_state=0,
-           verbose=0, verify="best", standardize=True, standardize_target=True, task=None,
+           verbose=0, verify="best", standardize="auto", standardize_target=True, task=None,
            labels_per_class=None, backend="auto"):
     """Run the ``select`` job and return its report as a dict (what ``--json`` prints).
 
@@ -115,6 +116,8 @@ def select(dataset="digits", model=None, method=None, folds=None, labeled_fracti
     takes nystrom when the dense route would not fit or finish soon (a note says so), and
     ``"dense"`` is refused with a ValueError when it would not fit or finish.
     ``verbose``: 0 silent, 1 progress bars on stderr, 2 also the search's lines.
+    ``standardize``: True, False or ``"auto"`` (the default: standardize features of mixed
+    ranges, leave one common range alone; the report's ``features`` says which and why).
     """
     with CompileClock() as clock:
         report = _select(clock, dataset, model, method, folds, labeled_fraction, n_components,
@@ -159,10 +162,13 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
             notes.append(f"{n_marked} point(s) with a None / NaN label were left out (a "
                          f"supervised model has no use for them; laprls / lapsvm would use "
                          f"them)")
+    if standardize is None or standardize == "auto":  # read off X (no data set names)
+        standardize, features = _scaling_choice(X_tr)
+    else:
+        features = ("standardized (training split's mean and standard deviation, "
+                    "--standardize)" if standardize else "as loaded (--no-standardize)")
     if standardize:
         X_tr, X_te = _standardize(X_tr, X_te)
-    features = ("standardized (training split's mean and standard deviation)" if standardize
-                else "as loaded (--no-standardize)")
     y_fit = (_hide_labels(y_tr, labeled_fraction, task, random_state, labels_per_class)
              if semi else y_tr)
     if n_marked and semi:
