@@ -74,6 +74,7 @@ terms are precomputed, so each trial costs O(l)); the full step is taken when ``
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -82,7 +83,12 @@ import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
 
 from fastgssl._indexing import take_block
-from fastgssl._threads import factorization_blas, fold_threads, small_blas
+from fastgssl._threads import (
+    default_numba_threads,
+    factorization_blas,
+    fold_threads,
+    small_blas,
+)
 from fastgssl.solvers._active_set import (
     _BLOCK,
     _GROW,
@@ -155,8 +161,15 @@ def _fold_refits_loop(K, Y, fl, n_folds, kind, h, gamma_a, max_outer, pred, n_it
     rest = (kind, h, gamma_a, max_outer, pred, n_iter, ok)
     workers = fold_threads(K.shape[0], n_folds)
     if workers == 1:
-        for i in range(n_folds):
-            _refit_fold(*args, i, *rest)
+        # one core left free by other jobs (or refits too small to share): the BLAS calls
+        # of the compiled QP run on one BLAS thread too. OpenBLAS's worker threads spin
+        # while they wait, and on cores other jobs hold every spin costs a time slice: the
+        # a1a.t --quick job took 400+ s beside two busy processes with the default BLAS
+        # pool, 75 s with OPENBLAS_NUM_THREADS=1 (issue 40)
+        one = K.shape[0] < 4096 or default_numba_threads() == 1
+        with small_blas(0.0) if one else contextlib.nullcontext():
+            for i in range(n_folds):
+                _refit_fold(*args, i, *rest)
         return
     with small_blas(0.0), ThreadPoolExecutor(workers) as pool:
         # list(): wait for every fold, re-raise the first exception
