@@ -403,7 +403,8 @@ def test_exact_search_is_reported_as_exact_not_unverified(capsys):
     assert r["winner_cv"] == "unverified" and r["winner_verified"] is False
 
 
-@pytest.mark.parametrize("model", ["poisson", "poissonmbo", "labelprop", "lgc"])
+@pytest.mark.parametrize("model", ["poisson", "poissonmbo", "volumembo", "labelprop", "pwll",
+                                   "lgc"])
 def test_select_graph_propagation_at_few_labels_per_class(model):
     from sklearn.datasets import make_blobs
 

@@ -48,7 +48,17 @@ from fastgssl.models._propagation_docs import (
     SOLVE_PARAMS,
     SUBSET_PARAMS,
 )
-from fastgssl.models._propagation_systems import _laplacian, _solve_subset  # noqa: F401
+from fastgssl.models._propagation_systems import (  # noqa: F401
+    _laplacian,
+    _solve_ss_full,
+    _solve_subset,
+)
+from fastgssl.models._reweighting import (
+    REWEIGHTING_CONSTRAINTS,
+    check_reweighting,
+    node_weights,
+    reweighted_graph,
+)
 
 __all__ = [
     "DisconnectedGraphWarning",
@@ -142,13 +152,47 @@ class LabelPropagation(_PropagationClassifier):
     """
 
     _criterion = "ss"
-    _parameter_constraints = {**_GraphPropagation._parameter_constraints, **_LAM}
+    _parameter_constraints = {**_GraphPropagation._parameter_constraints, **_LAM,
+                              **REWEIGHTING_CONSTRAINTS}
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
                  unlabeled_policy="abstain", class_mass_normalization=False, solver="auto",
-                 rtol=1e-6, random_state=None, n_jobs=None):
+                 rtol=1e-6, random_state=None, n_jobs=None, reweighting=None,
+                 reweighting_params=None):
         store_init_arguments(self, locals())
+
+    # -- reweighting near the labels (fastgssl.models._reweighting) ----------------------------
+
+    def _check_common_params(self):
+        super()._check_common_params()
+        check_reweighting(self)
+
+    def _reweighted(self, W, labeled):
+        """W reweighted for this labeled set (W itself without ``reweighting``); sets
+        ``reweighting_weights_``."""
+        self.reweighting_weights_ = None
+        if self.reweighting is None:
+            return W
+        a, _ = node_weights(self.reweighting, W, labeled, coords=self._X_fit,
+                            params=self.reweighting_params, solver=self.solver,
+                            rtol=self.rtol, n_jobs=self.n_jobs)
+        self.reweighting_weights_ = a
+        return reweighted_graph(self.reweighting, W, a)
+
+    def _solve_full(self, W, labeled, Y):
+        if self.reweighting is None:
+            return super()._solve_full(W, labeled, Y)
+        # weights up to n / m or 1e7 times the others: solved with a diagonal scaling
+        return _solve_ss_full(self._reweighted(W, labeled), labeled, Y, self.lam, self.solver,
+                              self.rtol, jacobi=True)
+
+    def _solve_subsets(self, W, coords, labeled, Y):
+        return super()._solve_subsets(self._reweighted(W, labeled), coords, labeled, Y)
+
+    def _propagation_system(self):
+        # every reweighting depends on which points are labeled: exact CV refits per fold
+        return None if self.reweighting is not None else super()._propagation_system()
 
 
 class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
