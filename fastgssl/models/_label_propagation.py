@@ -55,6 +55,8 @@ from fastgssl.models._propagation_systems import (  # noqa: F401
 )
 from fastgssl.models._reweighting import (
     REWEIGHTING_CONSTRAINTS,
+    REWEIGHTING_NOTES,
+    REWEIGHTING_PARAMS,
     check_reweighting,
     node_weights,
     reweighted_graph,
@@ -83,10 +85,13 @@ class LabelPropagation(_PropagationClassifier):
     lam : float, default=numpy.inf
         Weight lambda of the labeled-fit term. ``inf`` clamps the labels (harmonic function of
         Zhu, Ghahramani & Lafferty 2003); a finite value lets noisy labels move.
-""" + GRAPH_PARAMS + SUBSET_PARAMS + POLICY_PARAM + CLASS_MASS_PARAM + SOLVE_PARAMS + """
+""" + GRAPH_PARAMS + SUBSET_PARAMS + POLICY_PARAM + CLASS_MASS_PARAM + SOLVE_PARAMS + (
+        REWEIGHTING_PARAMS) + """
     Attributes
     ----------
-""" + CLASSIFIER_ATTRIBUTES + """
+""" + CLASSIFIER_ATTRIBUTES + """    reweighting_weights_ : ndarray of shape (n_samples,) or None
+        The per-node factors of ``reweighting`` (None without it).
+
     Notes
     -----
     With Delta_L = diag(1 on labeled points) and L = D - W, f minimises
@@ -117,6 +122,7 @@ class LabelPropagation(_PropagationClassifier):
     S; f_S minimises C(Pi f_S), Pi = [I; P], i.e. (lambda Delta_L + Pi^T L Pi) f_S =
     lambda Delta_L y (Bengio et al. 2005; ``drop_rr`` removes the C_RR term), solved densely.
 
+""" + REWEIGHTING_NOTES + """
     Warns
     -----
     fastgssl.ClassShareWarning
@@ -138,6 +144,13 @@ class LabelPropagation(_PropagationClassifier):
     harmonic functions. ICML.
     Bengio, Delalleau & Le Roux (2005). Label propagation and quadratic criterion. In
     Semi-Supervised Learning, MIT Press.
+    Shi, Osher & Zhu (2017). Weighted nonlocal Laplacian on interpolation from sparse data.
+    Journal of Scientific Computing 73:1164-1177.
+    Calder & Slepcev (2020). Properly-weighted graph Laplacian for semi-supervised learning.
+    Applied Mathematics & Optimization 82:1111-1159.
+    Calder, Slepcev & Thorpe (2023). Rates of convergence for Laplacian semi-supervised
+    learning with low labeling rates. Research in the Mathematical Sciences 10:10
+    (Poisson-reweighted Laplace learning).
 
     Examples
     --------

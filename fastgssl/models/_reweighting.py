@@ -38,6 +38,37 @@ __all__ = ["PROPERLY_DEFAULTS", "REWEIGHTINGS", "check_reweighting", "node_weigh
 
 REWEIGHTINGS = ("wnll", "properly", "poisson")
 
+# numpydoc entries joined into LabelPropagation's docstring
+REWEIGHTING_PARAMS = """\
+    reweighting : {"wnll", "properly", "poisson"} or None, default=None
+        Reweight the graph near the labeled points before solving (Laplace learning at low
+        label rates, as graphlearning's ``laplace(reweighting=...)``): ``"wnll"`` the
+        weighted nonlocal Laplacian (Shi, Osher & Zhu 2017), ``"properly"`` the properly
+        weighted Laplacian (Calder & Slepcev 2020; needs the features: a ValueError with
+        ``graph="precomputed"``, pass ``graph=W`` with ``X`` instead), ``"poisson"``
+        Poisson-reweighted Laplace learning (Calder, Slepcev & Thorpe 2023). The weights
+        depend on which points are labeled, so exact CV refits per fold.
+    reweighting_params : dict or None, default=None
+        For ``"properly"``: ``{"radius": r, "alpha": alpha, "zeta": zeta}`` (defaults 0.1, 2,
+        1e7, graphlearning's; r is a distance in the units of ``X``).
+"""
+
+REWEIGHTING_NOTES = """\
+    Reweighting (``reweighting=``) replaces W by a diagonal rescaling that depends on the
+    labeled set S (m = |S| of n points): ``"wnll"`` W' = A W + W A, a_i = n / m on S and 1
+    elsewhere; ``"properly"`` W' = G W + W G, gamma_i = 1 + (r / max(dist(x_i, X_S),
+    r_zeta))^alpha, r_zeta = r / (zeta - 1)^(1 / alpha); ``"poisson"`` W' = diag(w) W
+    diag(w) with L w = 1_S - m / n, shifted to min w = 1e-5 (per labeled component). The
+    system on W' is solved with a symmetric diagonal scaling (its weights reach n / m or
+    1e7). ``reweighting_weights_`` holds a, gamma or w.
+
+    Exact cross-validation refits each fold for all three reweightings. For WNLL a low-rank
+    update exists but is not cheap: hiding a fold changes m, hence a_i = n / m at every
+    remaining labeled point and so the diagonal of every unlabeled neighbour of S, an update
+    of rank about k l (k neighbours, l labels), more than the t refits cost; the other two
+    change every weight.
+"""
+
 # the learner's parameter constraints (scikit-learn's declarative validation)
 REWEIGHTING_CONSTRAINTS = {
     "reweighting": [StrOptions(set(REWEIGHTINGS)), None],

@@ -294,8 +294,9 @@ class VolumeMBO(_PropagationClassifier):
     >>> y_ssl = np.full(300, -1)
     >>> for c in range(3):
     ...     y_ssl[np.flatnonzero(y == c)[:2]] = c
-    >>> model = VolumeMBO(class_priors=[1/3, 1/3, 1/3], random_state=0).fit(X, y_ssl)
-    >>> float(np.mean(model.transduction_ == y)) > 0.9
+    >>> model = VolumeMBO(class_priors=[1/3, 1/3, 1/3], n_neighbors=20,
+    ...                   random_state=0).fit(X, y_ssl)
+    >>> float(np.mean(model.transduction_ == y)) > 0.85
     True
     """
 
