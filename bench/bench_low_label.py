@@ -16,9 +16,13 @@ Methods: scikit-learn ``LabelSpreading``; graphlearning ``gl.ssl.laplace``, ``gl
 (defaults: CG stopped at an absolute residual 1e-3) and ``gl.ssl.poisson_mbo`` with
 ``class_priors``; fastgssl ``LabelPropagation``, ``LabelPropagation(class_mass_normalization=
 True)``, ``LocalGlobalConsistency(alpha=0.99)``, ``PoissonLearning()`` and ``PoissonMBO`` with
-``class_priors``. Both PoissonMBOs get the same priors: the true class shares of the whole data
-set, as graphlearning's examples do (``gl.utils.class_priors(labels)``); nobody else gets
-priors (fastgssl's PoissonLearning estimates them from the labels, its default).
+``class_priors``; issue 41 adds graphlearning's ``gl.ssl.laplace(W, reweighting=...)`` for
+"wnll", "properly" (with the features X) and "poisson", and ``gl.ssl.volume_mbo`` with the
+priors, beside fastgssl's ``LabelPropagation(reweighting=...)`` and ``VolumeMBO`` (the goals
+table then says whether each is within 0.2 points of graphlearning's on the same W and no
+slower). Both PoissonMBOs (and both VolumeMBOs) get the same priors: the true class shares of
+the whole data set, as graphlearning's examples do (``gl.utils.class_priors(labels)``); nobody
+else gets priors (fastgssl's PoissonLearning estimates them from the labels, its default).
 
 Data: the shared MNIST test images (10,000 x 784, pixels in [0, 1]; the shared folder has no
 training images), letter (letter.scale + letter.scale.t, 20,000 x 16, 26 classes) at 1, 2, 5
@@ -92,12 +96,32 @@ OURS = {
                                                          alpha=0.99),
     "PoissonLearning": lambda g, pri: _ours("PoissonLearning", graph=g),
     "PoissonMBO(priors)": lambda g, pri: _ours("PoissonMBO", graph=g, class_priors=pri),
+    # issue 41: reweighted Laplace learning and VolumeMBO
+    "LabelPropagation(wnll)": lambda g, pri: _ours("LabelPropagation", graph=g,
+                                                   reweighting="wnll"),
+    "LabelPropagation(properly)": lambda g, pri: _ours("LabelPropagation", graph=g,
+                                                       reweighting="properly"),
+    "LabelPropagation(poisson)": lambda g, pri: _ours("LabelPropagation", graph=g,
+                                                      reweighting="poisson"),
+    "VolumeMBO(priors)": lambda g, pri: _ours("VolumeMBO", graph=g, class_priors=pri,
+                                              random_state=0),
 }
 GL = {
-    "gl laplace": lambda gl, W, pri: gl.ssl.laplace(W),
-    "gl poisson": lambda gl, W, pri: gl.ssl.poisson(W),
-    "gl poisson_mbo(priors)": lambda gl, W, pri: gl.ssl.poisson_mbo(W, class_priors=pri),
+    "gl laplace": lambda gl, W, pri, X: gl.ssl.laplace(W),
+    "gl poisson": lambda gl, W, pri, X: gl.ssl.poisson(W),
+    "gl poisson_mbo(priors)": lambda gl, W, pri, X: gl.ssl.poisson_mbo(W, class_priors=pri),
+    "gl laplace(wnll)": lambda gl, W, pri, X: gl.ssl.laplace(W, reweighting="wnll"),
+    "gl laplace(properly)": lambda gl, W, pri, X: gl.ssl.laplace(W, reweighting="properly",
+                                                                X=X),
+    "gl laplace(poisson)": lambda gl, W, pri, X: gl.ssl.laplace(W, reweighting="poisson"),
+    "gl volume_mbo(priors)": lambda gl, W, pri, X: gl.ssl.volume_mbo(W, class_priors=pri),
 }
+# (ours, graphlearning's) pairs of issue 41's goals: within 0.2 points on the same W, each fit
+# no slower
+ISSUE41_PAIRS = (("LabelPropagation(wnll)", "gl laplace(wnll)"),
+                 ("LabelPropagation(properly)", "gl laplace(properly)"),
+                 ("LabelPropagation(poisson)", "gl laplace(poisson)"),
+                 ("VolumeMBO(priors)", "gl volume_mbo(priors)"))
 SK_OWN = "sklearn LabelSpreading(knn)"
 SK_W = "sklearn LabelSpreading"
 # the best row of issue 24's MNIST table (15,000 images, 3 draws): graphlearning's Poisson
@@ -192,13 +216,13 @@ def fit_sklearn(kernel, X, y_train):
     return np.asarray(model.transduction_), seconds
 
 
-def fit_gl(make, gl, W, y_train, priors):
+def fit_gl(make, gl, W, y_train, priors, X):
     lab = np.flatnonzero(y_train >= 0)
     gc.collect()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
-        pred = make(gl, W, priors).fit_predict(lab, y_train[lab])
+        pred = make(gl, W, priors, X).fit_predict(lab, y_train[lab])
         seconds = time.perf_counter() - t0
     return np.asarray(pred), seconds
 
@@ -250,7 +274,7 @@ def run_case(name, X, y, draws, gl, timed_draws, max_draws=None):
             _record(same, SK_W, col, accuracy(pred, y, y_train), s)
             for key, make in GL.items():
                 if d < max_draws.get(key, len(y_trains)):
-                    pred, s = fit_gl(make, gl, W, y_train, priors)
+                    pred, s = fit_gl(make, gl, W, y_train, priors, X)
                     _record(same, key, col, accuracy(pred, y, y_train), s)
                 else:
                     same.setdefault(key, {}).setdefault(col, new_cell())
@@ -512,6 +536,27 @@ def goals(results):
                                  for c, (v, m) in diffs.items()) or "not run"
             rows.append((f"{case['title']}: {goal} (same W, points)", measured,
                          all(ok(v) for v, _ in diffs.values()) if diffs else None))
+    for case in results["cases"].values():
+        same = case["same_W"]
+        for ours, theirs in ISSUE41_PAIRS:
+            if ours not in same or not any(same.get(theirs, {}).get(c, {}).get("acc")
+                                           for c in case["columns"]):
+                continue
+            diffs, ratios = {}, {}
+            for c in case["columns"]:
+                b = same[theirs][c]["acc"]
+                if b:
+                    diffs[c] = 100 * (np.mean(same[ours][c]["acc"][:len(b)]) - np.mean(b))
+                    ratios[c] = (statistics.median(same[theirs][c]["time"])
+                                 / statistics.median(same[ours][c]["time"]))
+            rows.append((f"{case['title']}: {ours} within 0.2 points of {theirs} (same W, "
+                         f"points; issue 41)",
+                         ", ".join(f"{c}: {v:+.2f}" for c, v in diffs.items()),
+                         all(v >= -0.2 for v in diffs.values())))
+            rows.append((f"{case['title']}: {ours} fit no slower than {theirs} (same W, "
+                         f"median time ratio gl / ours)",
+                         ", ".join(f"{c}: {v:.2f}x" for c, v in ratios.items()),
+                         all(v >= 1.0 for v in ratios.values())))
     case = results["cases"].get("mnist")
     if case is not None:
         for method in ("PoissonLearning", "PoissonMBO(priors)"):
@@ -675,7 +720,9 @@ def main():
             case_draws = min(n_draws, args.letter_draws or 3)
             draws = [(c, ys[:case_draws]) for c, ys in draws]
             max_draws = {"gl poisson": args.letter_gl_poisson_draws,
-                         "gl poisson_mbo(priors)": args.letter_gl_mbo_draws}
+                         "gl poisson_mbo(priors)": args.letter_gl_mbo_draws,
+                         "gl laplace(poisson)": args.letter_gl_poisson_draws,
+                         "gl volume_mbo(priors)": args.letter_gl_mbo_draws}
         case = run_case(title, np.asarray(X, dtype=np.float64), y, draws, gl, timed,
                         max_draws)
         case.update(title=title, n_draws=case_draws)

@@ -405,7 +405,8 @@ def test_exact_search_is_reported_as_exact_not_unverified(capsys):
     assert r["winner_cv"] == "unverified" and r["winner_verified"] is False
 
 
-@pytest.mark.parametrize("model", ["poisson", "poissonmbo", "labelprop", "lgc"])
+@pytest.mark.parametrize("model", ["poisson", "poissonmbo", "volumembo", "labelprop", "pwll",
+                                   "lgc"])
 def test_select_graph_propagation_at_few_labels_per_class(model):
     from sklearn.datasets import make_blobs
 
@@ -419,7 +420,10 @@ def test_select_graph_propagation_at_few_labels_per_class(model):
     assert r["folds"] == 3  # lowered to the smallest class's labeled count
     assert set(r["best_params"]) >= {"n_neighbors"}
     assert ("class_mass_normalization" in r["best_params"]) == (model in ("labelprop", "lgc"))
-    assert r["test_error"] < 0.3
+    # VolumeMBO without priors (the labels' shares; its volume bounds are then loose) and
+    # Poisson-reweighted Laplace learning are the weakest on these blobs: 0.32 and 0.39
+    # measured (graphlearning's on the same W agree, tests/test_reweighting.py)
+    assert r["test_error"] < (0.45 if model in ("volumembo", "pwll") else 0.3)
     # beside scikit-learn's LabelSpreading(kernel="knn") at the selected k
     knn = r["baselines"]["label_spreading_knn"]
     assert knn["params"]["n_neighbors"] == int(r["best_params"]["n_neighbors"])

@@ -38,9 +38,11 @@ def build_parser():
          "report compares an SVM on the labeled points alone and scikit-"
          "learn's LabelSpreading); krr / svm are supervised; graph "
          "propagation: poisson (Poisson learning, for few labels), "
-         "poissonmbo, labelprop (harmonic), lgc (local and global "
+         "poissonmbo, volumembo, labelprop (harmonic), pwll (Poisson-"
+         "reweighted Laplace learning), lgc (local and global "
          "consistency), their n_neighbors (and class mass normalization) "
-         "selected by exact CV from one block solve"),
+         "selected by exact CV (one block solve; refits for poissonmbo, "
+         "volumembo and pwll)"),
         ("--method", _METHODS,
          "CV criterion of the search (default: auto, i.e. exact CV where it "
          "costs about one fit: transductive exact CV through the deformed "

@@ -33,13 +33,18 @@ _MODELS = {
                                                                   random_state=seed)),
     "lapsvm": _Model(("classification",), True, False, "manifold",
                      lambda task, seed: models.LapSVM(random_state=seed)),
-    # graph propagation (exact CV from one block solve; PoissonMBO refitted per fold)
+    # graph propagation (exact CV from one block solve; PoissonMBO, VolumeMBO and the
+    # reweighted Laplace learners refitted per fold)
     "poisson": _Model(("classification",), True, False, "propagation",
                       lambda task, seed: models.PoissonLearning()),
     "poissonmbo": _Model(("classification",), True, False, "propagation",
                          lambda task, seed: models.PoissonMBO()),
+    "volumembo": _Model(("classification",), True, False, "propagation",
+                        lambda task, seed: models.VolumeMBO(random_state=seed)),
     "labelprop": _Model(("classification",), True, False, "propagation",
                         lambda task, seed: models.LabelPropagation()),
+    "pwll": _Model(("classification",), True, False, "propagation",
+                   lambda task, seed: models.LabelPropagation(reweighting="poisson")),
     "lgc": _Model(("classification",), True, False, "propagation",
                   lambda task, seed: models.LocalGlobalConsistency()),
 }

@@ -16,6 +16,12 @@ Low label rates (Calder, Cook, Thorpe & Slepcev (2020)):
 
 - :class:`PoissonLearning`  sources and sinks instead of clamped labels
 - :class:`PoissonMBO`       Poisson learning refined by volume-constrained MBO steps
+- :class:`VolumeMBO`        MBO with class volumes between bounds, by auction dynamics
+  (Jacobs, Merkurjev & Esedoglu (2018))
+
+Laplace learning reweighted near the labels is ``LabelPropagation(reweighting=...)``
+("wnll": Shi, Osher & Zhu (2017); "properly": Calder & Slepcev (2020); "poisson": Calder,
+Slepcev & Thorpe (2023)).
 
 Graph trimming (Yue et al. (2017)):
 
@@ -42,6 +48,7 @@ _LOCATIONS = {
     "LocalGlobalConsistency": "fastgssl.models._local_global",
     "PoissonLearning": "fastgssl.models._poisson",
     "PoissonMBO": "fastgssl.models._poisson",
+    "VolumeMBO": "fastgssl.models._volume_mbo",
     "ClassShareWarning": "fastgssl.exceptions",
     "KernelKMeans": "fastgssl.models._kernel_kmeans",
     "ALGT": "fastgssl.models._algt",

@@ -48,7 +48,19 @@ from fastgssl.models._propagation_docs import (
     SOLVE_PARAMS,
     SUBSET_PARAMS,
 )
-from fastgssl.models._propagation_systems import _laplacian, _solve_subset  # noqa: F401
+from fastgssl.models._propagation_systems import (  # noqa: F401
+    _laplacian,
+    _solve_ss_full,
+    _solve_subset,
+)
+from fastgssl.models._reweighting import (
+    REWEIGHTING_CONSTRAINTS,
+    REWEIGHTING_NOTES,
+    REWEIGHTING_PARAMS,
+    check_reweighting,
+    node_weights,
+    reweighted_graph,
+)
 
 __all__ = [
     "DisconnectedGraphWarning",
@@ -73,10 +85,13 @@ class LabelPropagation(_PropagationClassifier):
     lam : float, default=numpy.inf
         Weight lambda of the labeled-fit term. ``inf`` clamps the labels (harmonic function of
         Zhu, Ghahramani & Lafferty 2003); a finite value lets noisy labels move.
-""" + GRAPH_PARAMS + SUBSET_PARAMS + POLICY_PARAM + CLASS_MASS_PARAM + SOLVE_PARAMS + """
+""" + GRAPH_PARAMS + SUBSET_PARAMS + POLICY_PARAM + CLASS_MASS_PARAM + SOLVE_PARAMS + (
+        REWEIGHTING_PARAMS) + """
     Attributes
     ----------
-""" + CLASSIFIER_ATTRIBUTES + """
+""" + CLASSIFIER_ATTRIBUTES + """    reweighting_weights_ : ndarray of shape (n_samples,) or None
+        The per-node factors of ``reweighting`` (None without it).
+
     Notes
     -----
     With Delta_L = diag(1 on labeled points) and L = D - W, f minimises
@@ -107,6 +122,7 @@ class LabelPropagation(_PropagationClassifier):
     S; f_S minimises C(Pi f_S), Pi = [I; P], i.e. (lambda Delta_L + Pi^T L Pi) f_S =
     lambda Delta_L y (Bengio et al. 2005; ``drop_rr`` removes the C_RR term), solved densely.
 
+""" + REWEIGHTING_NOTES + """
     Warns
     -----
     fastgssl.ClassShareWarning
@@ -128,6 +144,13 @@ class LabelPropagation(_PropagationClassifier):
     harmonic functions. ICML.
     Bengio, Delalleau & Le Roux (2005). Label propagation and quadratic criterion. In
     Semi-Supervised Learning, MIT Press.
+    Shi, Osher & Zhu (2017). Weighted nonlocal Laplacian on interpolation from sparse data.
+    Journal of Scientific Computing 73:1164-1177.
+    Calder & Slepcev (2020). Properly-weighted graph Laplacian for semi-supervised learning.
+    Applied Mathematics & Optimization 82:1111-1159.
+    Calder, Slepcev & Thorpe (2023). Rates of convergence for Laplacian semi-supervised
+    learning with low labeling rates. Research in the Mathematical Sciences 10:10
+    (Poisson-reweighted Laplace learning).
 
     Examples
     --------
@@ -142,13 +165,47 @@ class LabelPropagation(_PropagationClassifier):
     """
 
     _criterion = "ss"
-    _parameter_constraints = {**_GraphPropagation._parameter_constraints, **_LAM}
+    _parameter_constraints = {**_GraphPropagation._parameter_constraints, **_LAM,
+                              **REWEIGHTING_CONSTRAINTS}
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
                  unlabeled_policy="abstain", class_mass_normalization=False, solver="auto",
-                 rtol=1e-6, random_state=None, n_jobs=None):
+                 rtol=1e-6, random_state=None, n_jobs=None, reweighting=None,
+                 reweighting_params=None):
         store_init_arguments(self, locals())
+
+    # -- reweighting near the labels (fastgssl.models._reweighting) ----------------------------
+
+    def _check_common_params(self):
+        super()._check_common_params()
+        check_reweighting(self)
+
+    def _reweighted(self, W, labeled):
+        """W reweighted for this labeled set (W itself without ``reweighting``); sets
+        ``reweighting_weights_``."""
+        self.reweighting_weights_ = None
+        if self.reweighting is None:
+            return W
+        a, _ = node_weights(self.reweighting, W, labeled, coords=self._X_fit,
+                            params=self.reweighting_params, solver=self.solver,
+                            rtol=self.rtol, n_jobs=self.n_jobs)
+        self.reweighting_weights_ = a
+        return reweighted_graph(self.reweighting, W, a)
+
+    def _solve_full(self, W, labeled, Y):
+        if self.reweighting is None:
+            return super()._solve_full(W, labeled, Y)
+        # weights up to n / m or 1e7 times the others: solved with a diagonal scaling
+        return _solve_ss_full(self._reweighted(W, labeled), labeled, Y, self.lam, self.solver,
+                              self.rtol, jacobi=True)
+
+    def _solve_subsets(self, W, coords, labeled, Y):
+        return super()._solve_subsets(self._reweighted(W, labeled), coords, labeled, Y)
+
+    def _propagation_system(self):
+        # every reweighting depends on which points are labeled: exact CV refits per fold
+        return None if self.reweighting is not None else super()._propagation_system()
 
 
 class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):

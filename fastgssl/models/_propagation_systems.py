@@ -69,8 +69,16 @@ def _reached_by_labels(W, labeled):
 # ---------------------------------------------------------------------------------------------
 
 
-def _linear_solve(Q, B, solver, rtol):
+def _linear_solve(Q, B, solver, rtol, jacobi=False):
     # every system here is nonsingular (unlabeled components were taken out)
+    if jacobi:
+        # symmetric diagonal scaling S Q S z = S B, x = S z: rows whose weights were
+        # multiplied by up to 1e7 (reweighted Laplace learning) would otherwise own the
+        # relative residual and leave the other rows unsolved
+        s = 1.0 / np.sqrt(Q.diagonal())
+        X, info = _linear_solve(sp.csr_matrix(sp.diags(s) @ Q @ sp.diags(s)),
+                                s[:, None] * B, solver, rtol)
+        return s[:, None] * X, info
     X, info = reused_solver(Q, method=solver, rtol=rtol, null_space=None,
                             check_input=False).solve(B)
     X = np.asarray(X, dtype=np.float64).reshape(B.shape)
@@ -81,8 +89,9 @@ def _sub(M, rows, cols):
     return M[rows][:, cols]
 
 
-def _solve_ss_full(W, labeled, Y, lam, solver, rtol):
-    """Criterion SS(lambda) on the components that contain a labeled point."""
+def _solve_ss_full(W, labeled, Y, lam, solver, rtol, jacobi=False):
+    """Criterion SS(lambda) on the components that contain a labeled point (``jacobi``:
+    solved with a symmetric diagonal scaling, see :func:`_linear_solve`)."""
     n = W.shape[0]
     reached = _reached_by_labels(W, labeled)
     F = np.zeros((n, Y.shape[1]))
@@ -94,12 +103,13 @@ def _solve_ss_full(W, labeled, Y, lam, solver, rtol):
         F[lab] = Y[lab]
         if unl.size:
             B = -(_sub(L, unl, lab) @ Y[lab])
-            F[unl], info = _linear_solve(_sub(L, unl, unl).tocsr(), B, solver, rtol)
+            F[unl], info = _linear_solve(_sub(L, unl, unl).tocsr(), B, solver, rtol,
+                                        jacobi)
     else:
         idx = np.flatnonzero(reached)
         delta = lam * labeled[idx].astype(np.float64)
         Q = (_sub(L, idx, idx) + sp.diags(delta)).tocsr()
-        F[idx], info = _linear_solve(Q, delta[:, None] * Y[idx], solver, rtol)
+        F[idx], info = _linear_solve(Q, delta[:, None] * Y[idx], solver, rtol, jacobi)
     return F, reached, info
 
 
