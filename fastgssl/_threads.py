@@ -35,6 +35,11 @@ import time
 import numba
 import numpy as np
 
+from fastgssl._jit import install_compile_notice
+
+# the first long compilation of the process says so (every kernel module imports this one)
+install_compile_notice()
+
 __all__ = ["default_numba_threads", "factorization_blas", "fold_threads", "numba_threads",
            "small_blas", "thread_settings"]
 

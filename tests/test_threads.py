@@ -277,3 +277,29 @@ def test_small_blas_concurrent_contexts_restore_the_threads():
     assert all(t == 1 for t in blas_threads())  # b still holds the limit
     b.__exit__(None, None, None)
     assert blas_threads() == before
+
+
+def test_a_long_first_compilation_says_so_once(monkeypatch, caplog):
+    import logging
+
+    from numba import njit
+
+    from fastgssl import _jit
+
+    monkeypatch.setattr(_jit, "NOTICE_SECONDS", 0.0)
+    monkeypatch.setitem(_jit._notice, "said", False)
+    _jit.install_compile_notice()
+    with caplog.at_level(logging.WARNING, logger="fastgssl"):
+        njit(lambda x: x + 1)(1)  # a fresh kernel: a real compilation
+        njit(lambda x: x + 2)(1)
+    said = [r for r in caplog.records if "compiling Numba kernels" in r.getMessage()]
+    assert len(said) == 1 and "fastgssl warmup" in said[0].getMessage()
+
+
+def test_warmup_command_compiles_the_main_paths(capsys):
+    from fastgssl.cli import main
+
+    assert main(["warmup"]) == 0
+    out = capsys.readouterr().out
+    assert "Poisson learning + exact CV" in out and "LapSVM + exact CV" in out
+    assert out.strip().splitlines()[-1].startswith("total")

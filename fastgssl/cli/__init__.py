@@ -29,5 +29,6 @@ from fastgssl.cli._data import _guess_task  # noqa: F401
 from fastgssl.cli._main import build_parser, main
 from fastgssl.cli._models import _dense_plan, _grid  # noqa: F401
 from fastgssl.cli._select import select
+from fastgssl.cli._warmup import warmup
 
-__all__ = ["main", "build_parser", "select"]
+__all__ = ["main", "build_parser", "select", "warmup"]

@@ -100,6 +100,12 @@ def build_parser():
                      help="progress bars with ETA on stderr (default: on when stderr is a "
                           "terminal); -vv also prints the search's progress lines")
     sel.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    sub.add_parser(
+        "warmup",
+        help="compile the Numba kernels of the main paths ahead of time (cached on disk)",
+        description="Compile (or load from Numba's disk cache) the kernels of the kNN graph, "
+                    "the propagation learners, the kernel machines and their exact CV on "
+                    "small data, so that a first real run does not pay the compilation.")
     return parser
 
 
@@ -121,6 +127,12 @@ def main(argv=None):
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "warmup":
+        from fastgssl.cli._warmup import warmup
+
+        seconds = warmup(verbose=True)
+        print(f"{'total':32s} {sum(seconds.values()):7.2f} s")
+        return 0
     if args.folds is not None and args.folds < 2:
         parser.error(f"--folds must be >= 2, got {args.folds}")
     try:
