@@ -123,8 +123,8 @@ def main():
         y0[start] = y_true[start]
         record = {}
         for name in OURS:
-            al = ActiveLearner(PoissonLearning(graph=W, class_priors=PRIORS), method=name, batch_size=args.batch,
-                               random_state=draw)
+            al = ActiveLearner(PoissonLearning(graph=W, class_priors=PRIORS), method=name,
+                               batch_size=args.batch, random_state=draw)
             h = active_learning_loop(al, X, y0, y_true, args.rounds)
             record[name] = {"accuracy": h.accuracy(y_true).tolist(),
                             "times": h.round_times.tolist(),
