@@ -2,6 +2,7 @@
 
 Usage: python bench/bench_active.py [--draws 10] [--rounds 10] [--batch 10] [--n 10000]
        [--out bench/results/active_mnist.json] [--figure docs/images/active_mnist.png]
+       python bench/bench_active.py --summarize bench/results/active_mnist.json
 
 The shared MNIST test images (10,000 x 784, /work/shared/datasets), one kNN graph (k = 10,
 Gaussian weights, fastgssl's builder) shared by every run, Poisson learning with uniform class
@@ -99,7 +100,12 @@ def main():
     parser.add_argument("--out", default="bench/results/active_mnist.json")
     parser.add_argument("--figure", default="docs/images/active_mnist.png")
     parser.add_argument("--no-graphlearning", action="store_true")
+    parser.add_argument("--summarize", metavar="JSON",
+                        help="only print the summary (and figure) of a saved run")
     args = parser.parse_args()
+    if args.summarize:
+        summarize(json.loads(pathlib.Path(args.summarize).read_text()), args.figure)
+        return
     warnings.simplefilter("ignore")
     X, y_true = load_mnist_test()
     X, y_true = X[:args.n], y_true[:args.n]
