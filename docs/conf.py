@@ -36,7 +36,7 @@ templates_path = ["_templates"]
 # export their names lazily (module __getattr__), which autosummary's introspection cannot
 # see, so docs/api.rst is written here from each subpackage's __all__ (a build product,
 # ignored by git: edit _write_api_page, not api.rst).
-API_MODULES = ["graphs", "regularizers", "solvers", "kernels", "losses", "models", "cv",
+API_MODULES = ["graphs", "regularizers", "solvers", "kernels", "losses", "models", "cv", "active",
                "datasets", "exceptions", "registry", "testing", "plotting"]
 
 

@@ -11,6 +11,7 @@ no plugin, does not import pyamg and compiles no Numba kernel):
 - :mod:`fastgssl.kernels`      RBF kernel, Nystrom factors, data-dependent kernels
 - :mod:`fastgssl.models`       KRR, SVM, LapRLS, LapSVM, label propagation, kernel k-means
 - :mod:`fastgssl.cv`           folds, exact CV, t-BIF / t-FBIF, model selection
+- :mod:`fastgssl.active`       graph active learning: which points to label next
 - :mod:`fastgssl.datasets`     bundled and LIBSVM datasets
 - :mod:`fastgssl.exceptions`   every warning and exception class of the package
 - :mod:`fastgssl.testing`      conformance checks for plugin authors
@@ -21,6 +22,7 @@ import importlib
 __version__ = "0.1.0.dev0"
 
 _SUBMODULES = (
+    "active",
     "cv",
     "datasets",
     "exceptions",
