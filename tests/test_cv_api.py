@@ -238,8 +238,13 @@ def test_bad_input_errors():
         bif_matrix(SVM(), folds)
     with pytest.raises(ValueError, match="'bif', 'fbif' or 'fbif-margin'"):
         bif_matrix(SVM().fit(X, y), folds, method="exact")
-    with pytest.raises(ValueError, match="smallest class count"):
+    # more folds than the smallest class holds: lowered, and said (folds_for_labels)
+    from fastgssl.exceptions import FoldsLoweredWarning
+
+    with pytest.warns(FoldsLoweredWarning, match="lowered from 25 to 14"):
         cv_score(SVM(), X, y, 25, method="bif")
+    with pytest.raises(ValueError, match="smallest class count"):
+        make_folds(y, 25)  # asked for explicitly: refused
     with pytest.raises(ValueError, match="graph_mode"):
         cv_score(SVM(), X, y, folds, method="exact", graph_mode="bogus")
 
