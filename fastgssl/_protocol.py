@@ -27,6 +27,7 @@ For supervised learners (no graph) the two coincide.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -310,7 +311,12 @@ class CVState:
         Graph-propagation learners: the system they solve, for exact CV from one block
         solve (None: CV re-solves through :attr:`relabel`).
     extra : dict
-        Learner-specific entries.
+        Learner-specific entries (no CV method reads them).
+    deformed_coef : ndarray or None
+        Kernel machines fitted in the deformed kernel: the coefficients ``beta`` over the
+        labeled points (``f = K~[:, L] beta``; one column per class or class pair), the
+        warm start of the transductive refits. It replaces the former string-keyed
+        ``extra["deformed_coef"]``, which still works with a ``DeprecationWarning``.
     """
 
     task: str
@@ -339,6 +345,19 @@ class CVState:
     solve_folds: object = None
     propagation: PropagationSystem | None = None
     extra: dict = field(default_factory=dict)
+    deformed_coef: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.extra and "deformed_coef" in self.extra:
+            warnings.warn(
+                "CVState.extra['deformed_coef'] is deprecated: pass the deformed-kernel "
+                "coefficients as CVState(deformed_coef=...).",
+                DeprecationWarning, stacklevel=3)
+            extra = dict(self.extra)
+            coef = extra.pop("deformed_coef")
+            if self.deformed_coef is None:
+                self.deformed_coef = coef
+            self.extra = extra
 
     @property
     def classification(self):

@@ -349,3 +349,23 @@ def test_third_party_learner_declaring_its_kernel_gets_the_shared_work(method):
             ref = _brute_mean_form(MeanFormKernelRidgeClassifier(**params), X, y, shared.folds_)
             err = np.mean(np.sign(ref) != np.where(y == 1, 1.0, -1.0))
             assert shared.cv_results_["mean_cv_error"][i] == pytest.approx(err, abs=1e-12)
+
+
+def test_the_deformed_coefficients_are_a_typed_field_and_the_old_channel_warns():
+    """``CVState.deformed_coef`` carries the warm start of the transductive refits; a
+    third-party learner still passing ``extra={"deformed_coef": ...}`` keeps working with a
+    DeprecationWarning, and fastgssl's own learners no longer use that channel."""
+    import warnings
+
+    X, y = _data(60)
+    y_semi = np.where(np.arange(60) % 3 == 0, y, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        state = LapSVM(gamma_i=0.1).fit(X, y_semi).cv_state()
+    assert "deformed_coef" not in state.extra
+    assert state.deformed_coef is not None and state.deformed_coef.shape[0] == 20
+    beta = np.arange(3.0)
+    with pytest.warns(DeprecationWarning, match="deformed_coef"):
+        old = CVState(task="regression", y=np.zeros(3), labeled=np.ones(3, dtype=bool),
+                      f=np.zeros(3), extra={"deformed_coef": beta, "other": 1})
+    assert old.deformed_coef is beta and old.extra == {"other": 1}

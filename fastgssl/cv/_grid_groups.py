@@ -304,7 +304,8 @@ class TransductiveGroup(GroupStrategy):
                 KLL = base_gram
             loss = objective.loss
             state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
-                            solve=objective.solve, deformed=None, extra={}, estimator=None,
+                            solve=objective.solve, deformed=None, deformed_coef=None,
+                            estimator=None,
                             sample_weight=objective.sample_weight,
                             weights_for=objective.weights_for, decode=objective.decode,
                             solve_folds=objective.solve_folds)
@@ -317,7 +318,7 @@ class TransductiveGroup(GroupStrategy):
                 beta = objective.solve(KLL, Y_L, init=previous.get(key),
                                        **weight_kw(None if w is None else w[L]))
                 previous[key] = beta
-                state.extra = {"deformed_coef": beta}
+                state.deformed_coef = beta
             pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm,
                                                KLL=KLL)
             targets = state.columns()[0][L]

@@ -171,5 +171,5 @@ class _CVDeclarations:
             decode=decoder(self.classes_) if self.multi_class_ == "ovo" else None,
             solve_folds=self._solve_folds(self.loss_, float(self.gamma_a_),
                                           self.multi_class_ == "ovo"),
-            extra={"deformed_coef": self.deformed_coef_},
+            deformed_coef=self.deformed_coef_,
         )
