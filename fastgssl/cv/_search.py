@@ -77,7 +77,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         an unverified approximate winner. Or a name of the
         ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``, ``"fbif"`` (seed 001's
         t-FBIF as written), ``"fbif-margin"`` (the margin-masked form), ``"bif"``,
-        ``"newton"`` or a plugin (plugins run through their ``run``).
+        ``"newton"`` or a plugin or a method object (run per candidate through its ``run``
+        unless it declares the shared work it can use: ``CVMethod.group_path``).
     protocol : {None, "transductive", "inductive"}
         ``"transductive"``: a fold's labels are hidden, every point stays in the graph;
         ``"inductive"``: a fold's points are removed. None: transductive when the method
