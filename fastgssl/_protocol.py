@@ -27,17 +27,94 @@ For supervised learners (no graph) the two coincide.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from fastgssl._digest import content_digest
 
-__all__ = ["PROTOCOLS", "CVObjective", "CVState", "PropagationSystem", "learner_objective",
-           "sharing_key"]
+__all__ = ["PROTOCOLS", "CVObjective", "CVState", "GraphPart", "KernelPart",
+           "PropagationSystem", "learner_objective", "sharing_key"]
 
 PROTOCOLS = ("transductive", "inductive")
+
+
+@dataclass(frozen=True)
+class KernelPart:
+    """A learner's kernel, declared for sharing along a grid (:attr:`CVObjective.kernel_part`).
+
+    Attributes
+    ----------
+    key : hashable or None
+        Candidates with equal keys have the same kernel: ``build_kernel`` (or
+        ``build_factor``) of one serves all of them.
+    build_kernel : callable or None
+        ``build_kernel(X) -> ndarray (n, n)``: the Gram matrix the learner fits on (an
+        intercept's constant included), for learners on a dense Gram matrix.
+    build_factor : callable or None
+        ``build_factor(X) -> ndarray (n, c)``: features ``V`` with ``V V^T`` the learner's
+        kernel, for learners on a low-rank factor (Nystrom).
+    precomputed : bool
+        ``X`` is the Gram matrix itself (no coordinates: no graph can be built from it).
+    estimator_for : callable or None
+        ``estimator_for(gram=False, graph=None, warm=None) -> estimator``: an unfitted copy
+        of the learner, otherwise the same, that takes the matrix of ``build_kernel`` as its
+        ``X`` (``gram=True``), the affinity ``graph`` (when given), and starts its solver
+        from the fitted copy ``warm`` (same learner, other regularization; the start
+        changes the number of iterations, not the minimizer).
+    """
+
+    key: object = None
+    build_kernel: object = None
+    build_factor: object = None
+    precomputed: bool = False
+    estimator_for: object = None
+
+
+@dataclass(frozen=True)
+class GraphPart:
+    """A learner's graph, declared for sharing along a grid (:attr:`CVObjective.graph_part`).
+
+    Attributes
+    ----------
+    key : hashable or None
+        Candidates with equal keys build the same affinity W from the same X.
+    build_graph : callable or None
+        ``build_graph(X) -> W``: the learner's graph of the training data.
+    with_graph : callable or None
+        ``with_graph(W) -> estimator``: an unfitted copy of the learner that uses the
+        precomputed W (built by ``build_graph`` from the same X) and is otherwise the same.
+    knn_k : int or None
+        The k of the exact kNN search ``build_graph`` runs, when the learner's graph is
+        used (None: no kNN search, or one that cannot reuse another's): graphs of one data
+        set that differ only in k share one search at the largest k
+        (:func:`fastgssl.graphs.reuse_neighbors`).
+    given : bool
+        The learner's graph is a given affinity over the training points, not built from
+        ``X``: inductive CV cannot rebuild it on a subset and uses its induced subgraphs.
+    regularizer_key : hashable or None
+        Candidates with equal graph and regularizer keys have the same regularizer
+        ``Q = regularizer_factory(W)``.
+    """
+
+    key: object = None
+    build_graph: object = None
+    with_graph: object = None
+    knn_k: int | None = None
+    given: bool = False
+    regularizer_key: object = None
+
+
+# the flat CVObjective fields that mirror a part: field -> the part's attribute
+_KERNEL_FIELDS = {"kernel_key": "key", "build_kernel": "build_kernel",
+                  "build_factor": "build_factor", "precomputed": "precomputed",
+                  "estimator_for": "estimator_for"}
+_GRAPH_FIELDS = {"graph_key": "key", "build_graph": "build_graph", "with_graph": "with_graph",
+                 "knn_k": "knn_k", "graph_given": "given",
+                 "regularizer_key": "regularizer_key"}
+_PARTS = (("kernel_part", KernelPart, _KERNEL_FIELDS), ("graph_part", GraphPart, _GRAPH_FIELDS))
 
 
 @dataclass
@@ -95,7 +172,18 @@ class CVObjective:
 
     Sharing declarations (what a grid search may build once for several candidates; the
     search reads these and no parameter of the learner; all None when the learner declares
-    nothing, and the search then fits each candidate on its own):
+    nothing, and the search then fits each candidate on its own). A learner declares them
+    as two parts:
+
+    kernel_part : KernelPart or None
+        Its kernel (key, builder, ``estimator_for``).
+    graph_part : GraphPart or None
+        Its graph (key, builder, ``with_graph``, kNN k, regularizer key).
+
+    The flat fields below read the parts (``kernel_key`` is ``kernel_part.key``, None
+    without a part) and stay readable. Passing them to ``CVObjective`` or to
+    ``dataclasses.replace``, or setting them, instead of declaring a part is deprecated: it
+    still works (the part is built or updated) and emits a ``DeprecationWarning``.
 
     kernel_key : hashable or None
         Candidates whose objectives have equal keys have the same kernel: ``build_kernel``
@@ -154,18 +242,9 @@ class CVObjective:
     weights_for: object = None
     decode: object = None
     solve_folds: object = None
-    kernel_key: object = None
-    build_kernel: object = None
-    build_factor: object = None
-    precomputed: bool = False
-    graph_key: object = None
-    build_graph: object = None
-    knn_k: int | None = None
-    with_graph: object = None
-    graph_given: bool = False
-    regularizer_key: object = None
-    estimator_for: object = None
     refit_calibrated: object = None
+    kernel_part: KernelPart | None = None
+    graph_part: GraphPart | None = None
 
     @property
     def classification(self):
@@ -183,6 +262,56 @@ class CVObjective:
         """Whether the learner declares a kernel the search can build once per key."""
         return self.kernel_key is not None and (self.build_kernel is not None
                                                 or self.build_factor is not None)
+
+
+def _flat_field(name, part_name, part_type, attr):
+    """A flat field of :class:`CVObjective` that mirrors ``part_name.attr`` (setting it is
+    the deprecated flat declaration: it updates the part)."""
+    def get(self):
+        part = getattr(self, part_name)
+        return getattr(part_type if part is None else part, attr)
+
+    def set(self, value):
+        _warn_flat([name], part_name, part_type)
+        _set_flat(self, part_name, part_type, {attr: value})
+
+    return property(get, set, doc=f"The {attr!r} of :attr:`{part_name}` (deprecated to set).")
+
+
+def _warn_flat(names, part_name, part_type, stacklevel=3):
+    warnings.warn(
+        f"declaring {', '.join(sorted(names))} as flat CVObjective fields is deprecated: "
+        f"pass {part_name}=fastgssl.{part_type.__name__}(...).", DeprecationWarning,
+        stacklevel=stacklevel)
+
+
+def _set_flat(objective, part_name, part_type, values):
+    part = getattr(objective, part_name)
+    setattr(objective, part_name,
+            part_type(**values) if part is None else replace(part, **values))
+
+
+def _objective_init(dataclass_init):
+    def __init__(self, *args, **kwargs):
+        flat = {name: kwargs.pop(name) for name in list(kwargs) if name in _FLAT_FIELDS}
+        dataclass_init(self, *args, **kwargs)
+        for part_name, part_type, fields in _PARTS:
+            given = {fields[name]: v for name, v in flat.items() if name in fields}
+            if given:  # a third-party learner's (or replace()'s) flat declaration
+                _warn_flat([n for n in flat if n in fields], part_name, part_type)
+                _set_flat(self, part_name, part_type, given)
+
+    __init__.__doc__ = dataclass_init.__doc__
+    return __init__
+
+
+# CVObjective(kernel_key=...) and replace(objective, kernel_key=...) keep working: the
+# generated __init__ takes the parts, the wrapper the deprecated flat keywords
+_FLAT_FIELDS = {name for _, _, fields in _PARTS for name in fields}
+CVObjective.__init__ = _objective_init(CVObjective.__init__)
+for _part_name, _part_type, _fields in _PARTS:
+    for _name, _attr in _fields.items():
+        setattr(CVObjective, _name, _flat_field(_name, _part_name, _part_type, _attr))
 
 
 def sharing_key(*values):
@@ -310,7 +439,12 @@ class CVState:
         Graph-propagation learners: the system they solve, for exact CV from one block
         solve (None: CV re-solves through :attr:`relabel`).
     extra : dict
-        Learner-specific entries.
+        Learner-specific entries (no CV method reads them).
+    deformed_coef : ndarray or None
+        Kernel machines fitted in the deformed kernel: the coefficients ``beta`` over the
+        labeled points (``f = K~[:, L] beta``; one column per class or class pair), the
+        warm start of the transductive refits. It replaces the former string-keyed
+        ``extra["deformed_coef"]``, which still works with a ``DeprecationWarning``.
     """
 
     task: str
@@ -339,6 +473,19 @@ class CVState:
     solve_folds: object = None
     propagation: PropagationSystem | None = None
     extra: dict = field(default_factory=dict)
+    deformed_coef: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.extra and "deformed_coef" in self.extra:
+            warnings.warn(
+                "CVState.extra['deformed_coef'] is deprecated: pass the deformed-kernel "
+                "coefficients as CVState(deformed_coef=...).",
+                DeprecationWarning, stacklevel=3)
+            extra = dict(self.extra)
+            coef = extra.pop("deformed_coef")
+            if self.deformed_coef is None:
+                self.deformed_coef = coef
+            self.extra = extra
 
     @property
     def classification(self):

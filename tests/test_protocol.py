@@ -349,3 +349,63 @@ def test_third_party_learner_declaring_its_kernel_gets_the_shared_work(method):
             ref = _brute_mean_form(MeanFormKernelRidgeClassifier(**params), X, y, shared.folds_)
             err = np.mean(np.sign(ref) != np.where(y == 1, 1.0, -1.0))
             assert shared.cv_results_["mean_cv_error"][i] == pytest.approx(err, abs=1e-12)
+
+
+def test_the_deformed_coefficients_are_a_typed_field_and_the_old_channel_warns():
+    """``CVState.deformed_coef`` carries the warm start of the transductive refits; a
+    third-party learner still passing ``extra={"deformed_coef": ...}`` keeps working with a
+    DeprecationWarning, and fastgssl's own learners no longer use that channel."""
+    import warnings
+
+    X, y = _data(60)
+    y_semi = np.where(np.arange(60) % 3 == 0, y, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        state = LapSVM(gamma_i=0.1).fit(X, y_semi).cv_state()
+    assert "deformed_coef" not in state.extra
+    assert state.deformed_coef is not None and state.deformed_coef.shape[0] == 20
+    beta = np.arange(3.0)
+    with pytest.warns(DeprecationWarning, match="deformed_coef"):
+        old = CVState(task="regression", y=np.zeros(3), labeled=np.ones(3, dtype=bool),
+                      f=np.zeros(3), extra={"deformed_coef": beta, "other": 1})
+    assert old.deformed_coef is beta and old.extra == {"other": 1}
+
+
+def test_sharing_declarations_are_two_typed_parts_and_flat_fields_still_work():
+    """A learner declares its kernel and its graph as one part each (``KernelPart``,
+    ``GraphPart``); fastgssl's learners do so without any warning, and the flat fields
+    read the parts. A third-party learner passing the former flat fields (to the
+    constructor, to ``dataclasses.replace`` or by assignment) gets the same objective with
+    a DeprecationWarning."""
+    import dataclasses
+    import warnings
+
+    from fastgssl import GraphPart, KernelPart
+    from fastgssl.models import KRR, PoissonLearning
+
+    X, y = _data(60)
+    y_semi = np.where(np.arange(60) % 3 == 0, y, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        lap = LapSVM(gamma_i=0.1).cv_objective(y_semi)
+        krr = KRR().cv_objective(y)
+        poisson = PoissonLearning(n_neighbors=7).cv_objective(y_semi)
+        copy = dataclasses.replace(lap, gamma_a=1.0)  # a replace keeps the parts
+    assert isinstance(lap.kernel_part, KernelPart) and isinstance(lap.graph_part, GraphPart)
+    assert lap.kernel_key == lap.kernel_part.key and lap.graph_key == lap.graph_part.key
+    assert lap.build_graph == lap.graph_part.build_graph and lap.knn_k == 10
+    assert copy.kernel_part is lap.kernel_part and copy.graph_part is lap.graph_part
+    assert krr.graph_part is None and krr.graph_key is None and krr.shares_kernel
+    assert poisson.kernel_part is None and poisson.knn_k == 7 and poisson.uses_graph
+
+    base = dict(task="classification", y=np.zeros(3), labeled=np.ones(3, dtype=bool))
+    with pytest.warns(DeprecationWarning, match="build_kernel, kernel_key"):
+        flat = CVObjective(**base, kernel_key=("k",), build_kernel=len)
+    assert flat.kernel_part == KernelPart(key=("k",), build_kernel=len)
+    assert flat.shares_kernel and flat.graph_part is None
+    with pytest.warns(DeprecationWarning, match="graph_key"):
+        moved = dataclasses.replace(flat, graph_key=("g",))
+    assert moved.graph_part == GraphPart(key=("g",)) and moved.kernel_part == flat.kernel_part
+    with pytest.warns(DeprecationWarning, match="kernel_key"):
+        moved.kernel_key = ("k2",)
+    assert moved.kernel_part.key == ("k2",) and moved.kernel_part.build_kernel is len

@@ -345,3 +345,83 @@ def test_search_keeps_the_column_names_of_a_dataframe(est, grid, semi):
     np.testing.assert_array_equal(search.predict(df), search.best_estimator_.predict(X))
     with pytest.raises(ValueError, match="feature names"):
         search.predict(df[list("dcba")])  # reordered columns used to give other predictions
+
+
+def test_a_plugin_method_declaring_its_group_path_reaches_the_shared_work():
+    """A CVMethod subclass that is not a registered built-in gets the search's shared group
+    work through the path it declares (``CVMethod.group_path``), not through its name: the
+    search fits each candidate once on the group's kernel and calls ``run_fitted``; it never
+    falls back to the per-candidate ``run``. The results are the built-in method's."""
+    from fastgssl.cv import BIFMethod, ExactMethod
+    from fastgssl.models import PoissonLearning
+
+    calls = []
+
+    class CountingBIF(BIFMethod):
+        name = "counting-bif"
+
+        def run(self, *args, **kwargs):
+            raise AssertionError("per-candidate run: the shared group work was not reached")
+
+        def run_fitted(self, fitted, folds, n_folds, times=None, **kw):
+            calls.append(type(fitted).__name__)
+            return super().run_fitted(fitted, folds, n_folds, times=times, **kw)
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=60) > 0, 1, 0)
+    grid = {"sigma": [0.5, 4.0], "lam": [1e-3, 1e-1]}
+    folds = make_folds(y, 4, random_state=0)
+    plugin = GridSearchCV(SVM(), grid, cv=folds, method=CountingBIF(), refit=False).fit(X, y)
+    builtin = GridSearchCV(SVM(), grid, cv=folds, method="bif", refit=False).fit(X, y)
+    assert calls == ["SVM"] * 4 and plugin.method_ == "counting-bif"
+    assert np.array_equal(plugin.cv_results_["mean_cv_error"],
+                          builtin.cv_results_["mean_cv_error"])
+
+    class PluginExact(ExactMethod):  # exact refits: the shared graph of a graph learner
+        name = "plugin-exact"
+
+        def run(self, *args, **kwargs):
+            raise AssertionError("per-candidate run: the shared group work was not reached")
+
+    Xg = rng.normal(size=(80, 2))
+    yg = np.where(Xg[:, 0] > 0, 1, 0)
+    yg[rng.permutation(80)[:50]] = -1
+    grid = {"n_neighbors": [5, 8]}
+    a = GridSearchCV(PoissonLearning(), grid, cv=3, method=PluginExact(), random_state=0,
+                     refit=False).fit(Xg, yg)
+    b = GridSearchCV(PoissonLearning(), grid, cv=3, method="exact", random_state=0,
+                     refit=False).fit(Xg, yg)
+    assert np.array_equal(a.cv_results_["mean_cv_error"], b.cv_results_["mean_cv_error"])
+
+
+def test_strategies_read_a_frozen_plan_and_a_cache_never_the_search(monkeypatch):
+    """Every group is evaluated from the search's frozen plan and the grid's cache; the
+    strategy is chosen from the plan (the method's declared group path)."""
+    import dataclasses
+
+    import fastgssl.cv._grid_groups as groups
+    from fastgssl.cv._plan import GroupCache, SearchPlan
+
+    seen = []
+    evaluate = groups.evaluate_group
+
+    def spy(*args, **kwargs):
+        assert not kwargs and len(args) == 3
+        plan, group, cache = args
+        assert isinstance(plan, SearchPlan) and isinstance(cache, GroupCache)
+        seen.append(type(groups.strategy_for(plan)).__name__)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            plan.protocol = "inductive"
+        return evaluate(plan, group, cache)
+
+    monkeypatch.setattr("fastgssl.cv._search.evaluate_group", spy)
+    X, y = regression_data()
+    grid = {"sigma": [0.5, 2.0], "lam": [1e-3, 1e-1]}
+    GridSearchCV(KRR(), grid, cv=4, method="bif", random_state=0).fit(X, y)
+    GridSearchCV(KRR(), grid, cv=4, method="exact", protocol="inductive",
+                 random_state=0).fit(X, y)
+    y_semi = np.where(np.arange(60) % 3 == 0, y, np.nan)
+    GridSearchCV(LapRLS(task="regression", sigma=1.0), {"gamma_i": [0.1, 1.0]}, cv=4,
+                 random_state=0).fit(X, y_semi)
+    assert seen == ["OneFitGroup"] * 4 + ["TransductiveGroup"]

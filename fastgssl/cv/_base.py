@@ -144,11 +144,35 @@ class CVMethod:
     is_exact : bool
         Whether the result equals brute-force refits (of the stated objective form) to
         round-off; the search never re-scores an exact method.
+    group_path : {None, "refits", "fitted"}
+        The work :class:`fastgssl.cv.GridSearchCV` may share along a group of candidates
+        (one kernel, graph and regularizer) for this method. None: each candidate is scored
+        by :meth:`run`. ``"refits"``: the method is exact t-fold CV by refits, so the
+        search may compute it with its shared exact work (one kernel and graph per group,
+        the deformed-kernel reduction, shared propagation solves); the method keeps its
+        ``run_transductive`` and ``run``. ``"fitted"``: one fit per candidate on the group's
+        shared kernel and graph, then ``run_fitted(fitted, folds, n_folds)`` (the
+        one-fit methods, :class:`_OneFitMethod`).
+    spectral_form : None or str
+        ``"fitted"`` methods whose criterion the search computes in closed form for the
+        square loss on a dense kernel without a graph, from one eigendecomposition per
+        kernel (``"bif"``, ``"fbif"``, ``"fbif-margin"``, ``"exact-quadratic"``). A subclass
+        that changes the formulas sets it to None.
+    shares_factor : bool
+        ``run_fitted`` takes ``V=``, the group's Nystrom factor of the kernel, sampled once
+        with the method's ``n_components`` and ``random_state``.
+    paper_rank : bool
+        That factor has seed 001's rank (:func:`fastgssl.cv._influence.fbif_rank`) without
+        a graph.
     """
 
     name = ""
     protocols = ("inductive",)
     is_exact = False
+    group_path = None
+    spectral_form = None
+    shares_factor = False
+    paper_rank = False
 
     def default_protocol(self):
         """The protocol used when the caller names none: transductive when supported."""
@@ -188,6 +212,7 @@ class _OneFitMethod(CVMethod):
 
     #: whether the method's fold objectives carry loss weights (sample_weight, class_weight)
     takes_weights = False
+    group_path = "fitted"
 
     def run(self, estimator, X, y, folds, *, protocol=None, sample_weight=None):
         """Fit ``estimator`` once on (X, y) and return the :class:`CVResult`."""

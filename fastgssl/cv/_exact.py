@@ -78,6 +78,8 @@ class ExactMethod(CVMethod):
     name = "exact"
     protocols = ("transductive", "inductive")
     is_exact = True
+    group_path = "refits"
+    takes_weights = True  # every refit gets the weights its points have
 
     def __init__(self, graph_mode=None, n_jobs=None, warm_start=True, protocol=None):
         self.graph_mode = graph_mode

@@ -12,6 +12,10 @@ A group is the candidates whose learners declare equal sharing keys
   exact quadratic CV in O(n^3 / t) (diagonal blocks of ``U diag(1/(lam + mu)) U^T``).
 
 Nothing here reads a parameter of the learner: every decision comes from its objectives.
+Nothing here reads the search either: a strategy (:class:`GroupStrategy`) receives the
+search's frozen :class:`fastgssl.cv._plan.SearchPlan` and the grid's
+:class:`fastgssl.cv._plan.GroupCache`, and the CV method says which strategy it can use
+(``CVMethod.group_path``), not its name.
 """
 
 from __future__ import annotations
@@ -22,16 +26,13 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-from sklearn.base import clone
 
-from fastgssl import registry
 from fastgssl._memory import check_dense_memory
-from fastgssl._protocol import CVState, learner_objective
+from fastgssl._protocol import CVState
 from fastgssl._threads import small_blas
-from fastgssl.cv._api import _method, _run
+from fastgssl.cv._api import _run
 from fastgssl.cv._base import as_state, landmark_factor, weight_kw
 from fastgssl.cv._bif import bif_predictions, fbif_dense
-from fastgssl.cv._exact import ExactMethod
 from fastgssl.cv._influence import fbif_rank
 from fastgssl.cv._propagation import shared_blocks
 from fastgssl.cv._quadratic import exact_quadratic_cholesky, exact_quadratic_eigh
@@ -50,20 +51,9 @@ _SPECTRAL_MIN_RATIOS = 24
 # little on problems this small and costs the fit on all of L per candidate (measured at
 # l = 40, 5 folds: 4 ms of 80 per 12-candidate selection)
 _WARM_MIN_LABELED = 200
-BUILTIN_METHODS = ("exact", "bif", "fbif", "fbif-margin", "exact-quadratic", "newton")
-FBIF_METHODS = ("fbif", "fbif-margin")
 
 
-class Group:
-    """Candidates (their indices) sharing a kernel, a graph and a regularizer: evaluated in
-    one worker. ``label`` describes the group in progress lines."""
-
-    def __init__(self, indices, label=""):
-        self.indices = indices
-        self.label = label
-
-
-def _record(search, pred, targets, fold_of_labeled, n_folds, classification, seconds,
+def _record(plan, pred, targets, fold_of_labeled, n_folds, classification, seconds,
             fitted_values=None):
     """One candidate's record: the criterion per fold, and the scorer's when one is set.
     ``fitted_values`` (the full fit's values at the labeled points, one-fit methods) gives
@@ -76,9 +66,9 @@ def _record(search, pred, targets, fold_of_labeled, n_folds, classification, sec
     if fitted_values is not None:
         rec["train_error"] = float(np.mean(validation_loss(fitted_values, targets,
                                                            classification)))
-    if search._scorer is not None:
-        rec["fold_scores"] = fold_scores(search._scorer, pred, targets, fold_of_labeled,
-                                         n_folds, search._classes)
+    if plan.scorer is not None:
+        rec["fold_scores"] = fold_scores(plan.scorer, pred, targets, fold_of_labeled,
+                                         n_folds, plan.classes)
     return rec
 
 
@@ -91,9 +81,10 @@ def fold_losses(pred, targets, fold_of_labeled, n_folds, classification):
 
 def _square_fast_path_ok(objective, method):
     """Square loss on a dense Gram matrix, every point labeled, no graph: the spectral
-    path of :func:`_square_path` gives every regularization value of the group."""
+    path of :func:`_square_path` gives every regularization value of the group (for a
+    method that declares its closed form, ``CVMethod.spectral_form``)."""
     return (
-        method in ("bif", *FBIF_METHODS, "exact-quadratic")
+        getattr(method, "spectral_form", None) is not None
         and getattr(objective.loss, "name", None) == "square"
         and objective.build_kernel is not None
         and objective.gamma_i == 0
@@ -118,49 +109,78 @@ class _SharedFactor:
         return self._V
 
 
-def _generic_group(search, X, y, folds, n_folds, classification, group, candidates, method,
-                   protocol):
+class GroupStrategy:
+    """How one kind of group is evaluated, with the work its candidates share.
+
+    :meth:`applies` reads the plan only (the learners' objectives, the method's
+    ``group_path``, the protocol); :meth:`evaluate` returns ``[(index, record), ...]`` for
+    the group's candidates, from the plan and the grid's cache only.
+    """
+
+    def applies(self, plan):
+        raise NotImplementedError
+
+    def evaluate(self, plan, group, cache):
+        raise NotImplementedError
+
+
+class GenericGroup(GroupStrategy):
     """Candidates the one-fit paths cannot see through (a Pipeline, an unknown estimator,
-    label propagation, a plugin method): the method's documented ``run`` per candidate."""
-    approx = _method(method, search._method_options(method))
-    fold_of_labeled = folds[np.flatnonzero(search._labeled)]
-    records = []
-    for idx in group.indices:
-        t1 = time.perf_counter()
-        est = candidate_estimator(search, candidates[idx])
-        res = _run(approx, est, X, y, folds, protocol, search._sample_weight)
-        records.append((idx, _record(search, res.predictions, res.targets, fold_of_labeled,
-                                     n_folds, classification, time.perf_counter() - t1)))
-    return records
+    label propagation, a method that declares no group path): the method's documented
+    ``run`` per candidate."""
 
+    def applies(self, plan):
+        return True
 
-def _graph_group(search, X, y, folds, n_folds, classification, group, candidates):
-    """Exact transductive CV of graph learners (label propagation, Poisson learning) that
-    share one graph: W built once per graph key (its kNN search shared along the grid by
-    :func:`_shared_neighbors`), each candidate on that W; candidates whose systems coincide
-    (class balancing, priors) share one block solve (:func:`fastgssl.cv._propagation
-    .shared_blocks`)."""
-    objectives = search._graph_objectives
-    fold_of_labeled = folds[np.flatnonzero(search._labeled)]
-    t0 = time.perf_counter()
-    W = objectives[group.indices[0]].build_graph(X)
-    share = (time.perf_counter() - t0) / len(group.indices)
-    exact = ExactMethod()
-    records = []
-    with shared_blocks():
+    def evaluate(self, plan, group, cache):
+        approx = plan.method
+        folds, n_folds = plan.folds, plan.n_folds
+        fold_of_labeled = plan.fold_of_labeled
+        records = []
         for idx in group.indices:
             t1 = time.perf_counter()
-            est = objectives[idx].with_graph(W)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                res = exact.run_transductive(est, X, y, folds,
-                                             sample_weight=search._sample_weight)
-            rec = _record(search, res.predictions, res.targets, fold_of_labeled, n_folds,
-                          classification, time.perf_counter() - t1 + share)
-            rec["muted_warnings"] = _mute_fit_reports(caught)
-            rec["n_undecided"] = res.info.get("n_undecided", 0)
-            records.append((idx, rec))
-    return records
+            est = plan.candidate(idx)
+            res = _run(approx, est, plan.X, plan.y, folds, plan.protocol, plan.sample_weight)
+            records.append((idx, _record(plan, res.predictions, res.targets, fold_of_labeled,
+                                         n_folds, plan.classification,
+                                         time.perf_counter() - t1)))
+        return records
+
+
+class GraphGroup(GroupStrategy):
+    """Exact transductive CV of graph learners (label propagation, Poisson learning) that
+    share one graph: W built once per graph key (its kNN search shared along the grid by
+    :func:`shared_neighbors`), each candidate on that W; candidates whose systems coincide
+    (class balancing, priors) share one block solve (:func:`fastgssl.cv._propagation
+    .shared_blocks`)."""
+
+    def applies(self, plan):
+        return (plan.graph_objectives is not None and plan.group_path == "refits"
+                and plan.protocol == "transductive")
+
+    def evaluate(self, plan, group, cache):
+        X, y, folds, n_folds = plan.X, plan.y, plan.folds, plan.n_folds
+        objectives = plan.graph_objectives
+        fold_of_labeled = plan.fold_of_labeled
+        t0 = time.perf_counter()
+        W = objectives[group.indices[0]].build_graph(X)
+        share = (time.perf_counter() - t0) / len(group.indices)
+        exact = plan.method
+        records = []
+        with shared_blocks():
+            for idx in group.indices:
+                t1 = time.perf_counter()
+                est = objectives[idx].with_graph(W)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    res = exact.run_transductive(est, X, y, folds,
+                                                 sample_weight=plan.sample_weight)
+                rec = _record(plan, res.predictions, res.targets, fold_of_labeled, n_folds,
+                              plan.classification, time.perf_counter() - t1 + share)
+                rec["muted_warnings"] = _mute_fit_reports(caught)
+                rec["n_undecided"] = res.info.get("n_undecided", 0)
+                records.append((idx, rec))
+        return records
 
 
 # per-candidate reports of the fits (collapsed shares, components without labels) would
@@ -182,7 +202,7 @@ def _mute_fit_reports(caught):
     return muted
 
 
-def _transductive_group(search, X, y, folds, n_folds, classification, group, candidates):
+class TransductiveGroup(GroupStrategy):
     """Exact transductive CV of kernel machines, work shared along the group.
 
     One base Gram matrix and one graph per group; one deformed-kernel setup per group (the
@@ -191,155 +211,122 @@ def _transductive_group(search, X, y, folds, n_folds, classification, group, can
     candidate the t supervised refits of size about l
     (:func:`fastgssl.cv._transductive.transductive_predictions`).
     """
-    t0 = time.perf_counter()
-    first = candidate_estimator(search, candidates[group.indices[0]])
-    n = X.shape[0]
-    objective0 = _objective(search, first, group.indices[0], y)
-    dense = objective0.build_kernel is not None
-    W = Q = None
-    # the group's graph (its graph parameters are shared) when any candidate uses one: a
-    # candidate with gamma_i = 0 in the group has r = 0 (the supervised kernel)
-    with_graph = next((j for j in group.indices
-                       if _objective(search, None, j, y, candidates).gamma_i > 0), None)
-    if with_graph is not None:
-        graph_objective = _objective(search, None, with_graph, y, candidates)
-        # one graph per graph key and one regularizer per (graph, regularizer) key, shared
-        # across kernel widths
-        W = _shared_graph(search, graph_objective, X)
-        Q = _group_cached(search, "_regularizer_cache",
-                          (graph_objective.graph_key, graph_objective.regularizer_key),
-                          lambda: graph_objective.regularizer_factory(W))
-    K = V = None
-    if dense:
-        # once per search and array count: every group allocates arrays of the same shape
-        # (reading the memory limits costs about 0.4 ms, a tenth of a group's kernel)
-        n_arrays = 3 if W is not None else 2
-        _group_cached(search, "_memory_checked", (n, n_arrays), lambda: check_dense_memory(
-            n, n, n_arrays,
-            what="the search's kernel matrix and deformed-kernel factorization",
-            remedy="use backend='nystrom' in the estimator or fewer points"))
-        K = objective0.build_kernel(X)
-    else:
-        V = _shared_factor(search, objective0, X)
-    # the state of the grid's learner without a fit: what the reduction reads
-    state0 = CVState(task=objective0.task, y=objective0.y, labeled=objective0.labeled,
-                     f=np.zeros_like(objective0.y), classes=objective0.classes,
-                     gamma_a=objective0.gamma_a, gamma_i=objective0.gamma_i,
-                     loss=objective0.loss, kernel=K, factor=V, graph=W, regularizer=Q,
-                     regularizer_factory=objective0.regularizer_factory,
-                     solve=objective0.solve, estimator=first,
-                     sample_weight=objective0.sample_weight,
-                     weights_for=objective0.weights_for, decode=objective0.decode,
-                     solve_folds=objective0.solve_folds)
-    fold_of_labeled = folds[np.flatnonzero(state0.labeled)]
 
-    def ratio(objective):
-        gi, ga = objective.gamma_i, objective.gamma_a
-        return (gi / (n**2 * ga)) if Q is not None and gi > 0 else 0.0
+    def applies(self, plan):
+        return plan.one_fit and plan.group_path == "refits" and plan.protocol == "transductive"
 
-    objectives = [_objective(search, None, i, y, candidates) for i in group.indices]
-    ratios = sorted({ratio(o) for o in objectives})
-    dk = None
-    if Q is not None:
-        route = ("nystrom" if not dense
-                 else "spectral" if len(ratios) > _SPECTRAL_MIN_RATIOS else "dense")
-        # one object per route for the whole grid: its n x n work arrays are reused by
-        # every group (fit resets everything else)
-        dk = _group_cached(search, "_workspace_cache", route,
-                           lambda: DeformedKernel(route=route))
+    def evaluate(self, plan, group, cache):
+        # one BLAS thread for the whole group when its largest factorization (an n x n LU
+        # per ratio) is small: one threadpoolctl limit instead of one per refit and product
+        with small_blas(2.0 * plan.X.shape[0] ** 3 / 3):
+            return self._evaluate(plan, group, cache)
+
+    @staticmethod
+    def _evaluate(plan, group, cache):
+        X, folds, n_folds = plan.X, plan.folds, plan.n_folds
+        t0 = time.perf_counter()
+        first = plan.candidate(group.indices[0])
+        n = X.shape[0]
+        objective0 = plan.objective(group.indices[0], first)
+        dense = objective0.build_kernel is not None
+        W = Q = None
+        # the group's graph (its graph parameters are shared) when any candidate uses one:
+        # a candidate with gamma_i = 0 in the group has r = 0 (the supervised kernel)
+        with_graph = next((j for j in group.indices if plan.objective(j).gamma_i > 0), None)
+        if with_graph is not None:
+            graph_objective = plan.objective(with_graph)
+            # one graph per graph key and one regularizer per (graph, regularizer) key,
+            # shared across kernel widths
+            W = cache.graph(graph_objective, X)
+            Q = cache.regularizer((graph_objective.graph_key, graph_objective.regularizer_key),
+                                  lambda: graph_objective.regularizer_factory(W))
+        K = V = None
         if dense:
-            dk.fit(None, Q, state0.labeled, base_gram=K)
+            # once per search and array count: every group allocates arrays of the same
+            # shape (reading the memory limits costs about 0.4 ms, a tenth of a group's
+            # kernel)
+            n_arrays = 3 if W is not None else 2
+            cache.check_memory((n, n_arrays), lambda: check_dense_memory(
+                n, n, n_arrays,
+                what="the search's kernel matrix and deformed-kernel factorization",
+                remedy="use backend='nystrom' in the estimator or fewer points"))
+            K = objective0.build_kernel(X)
         else:
-            dk.fit(None, Q, state0.labeled, factor=V)
-    share = (time.perf_counter() - t0) / len(group.indices)
-    L = np.flatnonzero(state0.labeled)
-    base_gram = None
-    previous = {}
-    records = []
-    # strongest regularization first, grouped by ratio: K~_LL is computed once per ratio
-    order = sorted(range(len(group.indices)), key=lambda j: (ratio(objectives[j]),
-                                                            -objectives[j].gamma_a))
-    for j in order:
-        idx = group.indices[j]
-        t1 = time.perf_counter()
-        objective = objectives[j]  # validated, no fit
-        gamma_a, gamma_i = objective.gamma_a, objective.gamma_i
-        r = ratio(objective)
-        if r > 0:
-            KLL = dk.labeled_gram(r)
-        else:
-            if base_gram is None:
-                base_gram = K[np.ix_(L, L)] if K is not None else V[L] @ V[L].T
-            KLL = base_gram
-        loss = objective.loss
-        state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
-                        solve=objective.solve, deformed=None, extra={}, estimator=None,
-                        sample_weight=objective.sample_weight,
-                        weights_for=objective.weights_for, decode=objective.decode,
-                        solve_folds=objective.solve_folds)
-        warm = (getattr(loss, "name", None) != "square" and L.size >= _WARM_MIN_LABELED
-                and not batched_fold_refits(objective))
-        if warm:  # the fit on all of L, started from the previous candidate's solution
-            Y_L = state.columns()[0][L]
-            key = (r, objective.decode is not None)  # one-vs-one: one column per pair
-            w = objective.sample_weight
-            beta = objective.solve(KLL, Y_L, init=previous.get(key),
-                                   **weight_kw(None if w is None else w[L]))
-            previous[key] = beta
-            state.extra = {"deformed_coef": beta}
-        pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm, KLL=KLL)
-        targets = state.columns()[0][L]
-        targets = targets[:, 0] if pred.ndim == 1 else targets
-        records.append((idx, _record(search, pred, targets, fold_of_labeled, n_folds,
-                                     classification, time.perf_counter() - t1 + share)))
-    return records
+            V = cache.factor(objective0, X)
+        # the state of the grid's learner without a fit: what the reduction reads
+        state0 = CVState(task=objective0.task, y=objective0.y, labeled=objective0.labeled,
+                         f=np.zeros_like(objective0.y), classes=objective0.classes,
+                         gamma_a=objective0.gamma_a, gamma_i=objective0.gamma_i,
+                         loss=objective0.loss, kernel=K, factor=V, graph=W, regularizer=Q,
+                         regularizer_factory=objective0.regularizer_factory,
+                         solve=objective0.solve, estimator=first,
+                         sample_weight=objective0.sample_weight,
+                         weights_for=objective0.weights_for, decode=objective0.decode,
+                         solve_folds=objective0.solve_folds)
+        fold_of_labeled = folds[np.flatnonzero(state0.labeled)]
 
+        def ratio(objective):
+            gi, ga = objective.gamma_i, objective.gamma_a
+            return (gi / (n**2 * ga)) if Q is not None and gi > 0 else 0.0
 
-def candidate_estimator(search, params):
-    """The unfitted estimator of one candidate: a clone of ``params["estimator"]`` when the
-    grid has an ``"estimator"`` axis (learners compared in one search), else of the search's
-    estimator, set to the other parameters."""
-    if "estimator" in params:
-        rest = {k: v for k, v in params.items() if k != "estimator"}
-        return clone(params["estimator"]).set_params(**rest)
-    return clone(search.estimator).set_params(**params)
-
-
-def _objective(search, estimator, index, y, candidates=None):
-    """The CVObjective of candidate ``index`` (computed once by ``_resolve`` in-process;
-    else from ``estimator``, or a clone of the search's set to ``candidates[index]``)."""
-    cached = search.__dict__.get("_objectives")
-    if cached is not None:
-        return cached[index]
-    if estimator is None:
-        estimator = candidate_estimator(search, candidates[index])
-    return learner_objective(estimator, y, search.__dict__.get("_sample_weight"))
-
-
-def _shared_factor(search, objective, X):
-    """The Nystrom features of a group, built once per kernel key: they do not depend on
-    the graph, so groups that differ only in the graph share them."""
-    return _group_cached(search, "_factor_cache", objective.kernel_key,
-                         lambda: objective.build_factor(X))
-
-
-_GROUP_CACHES = ("_graph_cache", "_factor_cache", "_regularizer_cache", "_workspace_cache",
-                 "_memory_checked")
-
-
-def reset_group_caches(search):
-    """Empty the caches that :func:`_group_cached` fills during one grid evaluation."""
-    for name in _GROUP_CACHES:
-        setattr(search, name, {})
-
-
-def _group_cached(search, cache_name, key, build):
-    """``build()`` once per key within one grid evaluation (in-process; a worker process
-    builds its own)."""
-    cache = search.__dict__.setdefault(cache_name, {})
-    if key not in cache:
-        cache[key] = build()
-    return cache[key]
+        objectives = [plan.objective(i) for i in group.indices]
+        ratios = sorted({ratio(o) for o in objectives})
+        dk = None
+        if Q is not None:
+            route = ("nystrom" if not dense
+                     else "spectral" if len(ratios) > _SPECTRAL_MIN_RATIOS else "dense")
+            # one object per route for the whole grid: its n x n work arrays are reused by
+            # every group (fit resets everything else)
+            dk = cache.workspace(route, lambda: DeformedKernel(route=route))
+            if dense:
+                dk.fit(None, Q, state0.labeled, base_gram=K)
+            else:
+                dk.fit(None, Q, state0.labeled, factor=V)
+        share = (time.perf_counter() - t0) / len(group.indices)
+        L = np.flatnonzero(state0.labeled)
+        base_gram = None
+        previous = {}
+        records = []
+        # strongest regularization first, grouped by ratio: K~_LL is computed once per ratio
+        order = sorted(range(len(group.indices)), key=lambda j: (ratio(objectives[j]),
+                                                                -objectives[j].gamma_a))
+        for j in order:
+            idx = group.indices[j]
+            t1 = time.perf_counter()
+            objective = objectives[j]  # validated, no fit
+            gamma_a, gamma_i = objective.gamma_a, objective.gamma_i
+            r = ratio(objective)
+            if r > 0:
+                KLL = dk.labeled_gram(r)
+            else:
+                if base_gram is None:
+                    base_gram = K[np.ix_(L, L)] if K is not None else V[L] @ V[L].T
+                KLL = base_gram
+            loss = objective.loss
+            state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
+                            solve=objective.solve, deformed=None, deformed_coef=None,
+                            estimator=None,
+                            sample_weight=objective.sample_weight,
+                            weights_for=objective.weights_for, decode=objective.decode,
+                            solve_folds=objective.solve_folds)
+            warm = (getattr(loss, "name", None) != "square" and L.size >= _WARM_MIN_LABELED
+                    and not batched_fold_refits(objective))
+            if warm:  # the fit on all of L, started from the previous candidate's solution
+                Y_L = state.columns()[0][L]
+                key = (r, objective.decode is not None)  # one-vs-one: one column per pair
+                w = objective.sample_weight
+                beta = objective.solve(KLL, Y_L, init=previous.get(key),
+                                       **weight_kw(None if w is None else w[L]))
+                previous[key] = beta
+                state.deformed_coef = beta
+            pred, _ = transductive_predictions(state, folds, n_folds, warm_start=warm,
+                                               KLL=KLL)
+            targets = state.columns()[0][L]
+            targets = targets[:, 0] if pred.ndim == 1 else targets
+            records.append((idx, _record(plan, pred, targets, fold_of_labeled, n_folds,
+                                         plan.classification,
+                                         time.perf_counter() - t1 + share)))
+        return records
 
 
 def shared_neighbors(objectives, X):
@@ -354,84 +341,87 @@ def shared_neighbors(objectives, X):
     return reuse_neighbors(X, max(o.knn_k for o in knn))
 
 
-def _shared_graph(search, objective, X):
-    """The graph of a group, built once per graph key: it does not depend on the kernel
-    width, so groups that differ only in sigma share it."""
-    return _group_cached(search, "_graph_cache", objective.graph_key,
-                         lambda: objective.build_graph(X))
+class OneFitGroup(GroupStrategy):
+    """Kernel machines with a loss under a method with a group path: one kernel per group
+    (candidates fitted on the shared Gram matrix), one graph per graph key, one Nystrom
+    factor per group (methods with ``shares_factor``); ``"refits"`` methods refit on the
+    shared kernel, ``"fitted"`` methods fit each candidate once (warm-started from the
+    strongest to the weakest regularization) and read the fit (``run_fitted``); the square
+    loss without a graph takes :func:`_square_path`."""
 
+    def applies(self, plan):
+        return plan.one_fit and plan.group_path in ("refits", "fitted")
 
-def evaluate_group(search, X, y, folds, n_folds, labeled, classification, group, candidates):
-    """Evaluate every candidate of one group; returns a list of (index, record)."""
-    method, protocol = search._resolved
-    if search.__dict__.get("_graph_objectives") is not None and method == "exact" and \
-            protocol == "transductive":
-        return _graph_group(search, X, y, folds, n_folds, classification, group, candidates)
-    if not search._one_fit_ok or method not in BUILTIN_METHODS:
-        return _generic_group(search, X, y, folds, n_folds, classification, group, candidates,
-                              method, protocol)
-    if method == "exact" and protocol == "transductive":
-        # one BLAS thread for the whole group when its largest factorization (an n x n LU
-        # per ratio) is small: one threadpoolctl limit instead of one per refit and product
-        with small_blas(2.0 * X.shape[0] ** 3 / 3):
-            return _transductive_group(search, X, y, folds, n_folds, classification, group,
-                                       candidates)
-    first = _objective(search, None, group.indices[0], y, candidates)
-    records = []
-    t0 = time.perf_counter()
-    options = search._method_options(method)
-    approx = registry.get("fastgssl.cv", method, **options)
-    semi_exact = method == "exact" and first.gamma_i > 0
+    def evaluate(self, plan, group, cache):
+        X, y, folds, n_folds = plan.X, plan.y, plan.folds, plan.n_folds
+        approx = plan.method
+        refits = plan.group_path == "refits"
+        first = plan.objective(group.indices[0])
+        records = []
+        t0 = time.perf_counter()
+        semi_exact = refits and first.gamma_i > 0
 
-    K = None
-    if first.build_kernel is not None and not semi_exact:
-        K = first.build_kernel(X)
-    W = None  # one graph per graph key (a precomputed graph=W is used as given)
-    if first.gamma_i > 0 and not semi_exact and not first.precomputed:
-        W = _shared_graph(search, first, X)
-    setup = time.perf_counter() - t0
-    lab_idx = np.flatnonzero(labeled)
-    fold_of_labeled = folds[lab_idx]
+        K = None
+        if first.build_kernel is not None and not semi_exact:
+            K = first.build_kernel(X)
+        W = None  # one graph per graph key (a precomputed graph=W is used as given)
+        if first.gamma_i > 0 and not semi_exact and not first.precomputed:
+            W = cache.graph(first, X)
+        setup = time.perf_counter() - t0
+        fold_of_labeled = plan.fold_of_labeled
 
-    if K is not None and not search._weighted and _square_fast_path_ok(first, method):
-        records = _square_path(search, K, y, folds, n_folds, labeled, classification, group,
-                               candidates, method, setup)
+        if K is not None and not plan.weighted and _square_fast_path_ok(first, approx):
+            return _square_path(plan, K, group, setup)
+
+        V = None
+        if approx.shares_factor and K is not None:
+            paper = approx.paper_rank and first.gamma_i == 0
+            V = _SharedFactor(K, approx.n_components, approx.random_state, paper=paper)
+        share = setup / len(group.indices)
+        # One fit per candidate: on the dense path, walk the group from the strongest to
+        # the weakest regularization and warm-start each Newton fit from the previous
+        # solution.
+        objectives = {i: plan.objective(i) for i in group.indices}
+        warm = not refits and K is not None
+        order = sorted(group.indices, key=lambda i: -objectives[i].gamma_a) \
+            if warm else group.indices
+        previous = None
+        for idx in order:
+            t1 = time.perf_counter()
+            objective = objectives[idx]
+            if refits:
+                kw = weight_kw(plan.sample_weight)
+                if K is not None:
+                    est = objective.estimator_for(gram=True)
+                    res = approx.run(est, K, y, folds, protocol=plan.protocol, **kw)
+                else:
+                    est = plan.candidate(idx)
+                    res = approx.run(est, X, y, folds, protocol=plan.protocol, **kw)
+            else:
+                est = objective.estimator_for(gram=K is not None, graph=W, warm=previous)
+                fitted = est.fit(X if K is None else K, y, **weight_kw(plan.sample_weight))
+                previous = fitted if warm else None
+                kw = {"V": V} if approx.shares_factor and V is not None else {}
+                res = approx.run_fitted(fitted, folds, n_folds, **kw)
+            fitted_values = None if refits else _labeled_values(fitted, res.predictions)
+            records.append((idx, _record(plan, res.predictions, res.targets, fold_of_labeled,
+                                         n_folds, plan.classification,
+                                         time.perf_counter() - t1 + share, fitted_values)))
         return records
 
-    V = None
-    if method in FBIF_METHODS and K is not None:
-        paper = method == "fbif" and first.gamma_i == 0
-        V = _SharedFactor(K, search.n_components, search._landmark_seed(), paper=paper)
-    share = setup / len(group.indices)
-    # One fit per candidate: on the dense path, walk the group from the strongest to the
-    # weakest regularization and warm-start each Newton fit from the previous solution.
-    objectives = {i: _objective(search, None, i, y, candidates) for i in group.indices}
-    warm = method != "exact" and K is not None
-    order = sorted(group.indices, key=lambda i: -objectives[i].gamma_a) \
-        if warm else group.indices
-    previous = None
-    for idx in order:
-        t1 = time.perf_counter()
-        objective = objectives[idx]
-        if method == "exact":
-            kw = weight_kw(search._sample_weight)
-            if K is not None:
-                est = objective.estimator_for(gram=True)
-                res = approx.run(est, K, y, folds, protocol=protocol, **kw)
-            else:
-                est = candidate_estimator(search, candidates[idx])
-                res = approx.run(est, X, y, folds, protocol=protocol, **kw)
-        else:
-            est = objective.estimator_for(gram=K is not None, graph=W, warm=previous)
-            fitted = est.fit(X if K is None else K, y, **weight_kw(search._sample_weight))
-            previous = fitted if warm else None
-            kw = {"V": V} if method in FBIF_METHODS and V is not None else {}
-            res = approx.run_fitted(fitted, folds, n_folds, **kw)
-        fitted_values = None if method == "exact" else _labeled_values(fitted, res.predictions)
-        records.append((idx, _record(search, res.predictions, res.targets, fold_of_labeled,
-                                     n_folds, classification,
-                                     time.perf_counter() - t1 + share, fitted_values)))
-    return records
+
+# the first that applies evaluates a group
+STRATEGIES = (GraphGroup(), TransductiveGroup(), OneFitGroup(), GenericGroup())
+
+
+def strategy_for(plan):
+    """The strategy that evaluates the groups of ``plan``."""
+    return next(s for s in STRATEGIES if s.applies(plan))
+
+
+def evaluate_group(plan, group, cache):
+    """Evaluate every candidate of one group; returns a list of (index, record)."""
+    return strategy_for(plan).evaluate(plan, group, cache)
 
 
 def _labeled_values(fitted, like):
@@ -442,12 +432,14 @@ def _labeled_values(fitted, like):
     return F[:, 0] if like.ndim == 1 else F
 
 
-def _square_path(search, K, y, folds, n_folds, labeled, classification, group, candidates,
-                 method, setup):
+def _square_path(plan, K, group, setup):
     """KRR / LSSVM: one eigendecomposition per sigma serves every lam (exact-quadratic with
     at most _CHOLESKY_MAX_LAMS values per sigma: one Cholesky factor per lam instead)."""
+    folds, n_folds, labeled, classification = (plan.folds, plan.n_folds, plan.labeled,
+                                               plan.classification)
+    form = plan.method.spectral_form
     t0 = time.perf_counter()
-    objective0 = _objective(search, None, group.indices[0], y, candidates)
+    objective0 = plan.objective(group.indices[0])
     n = K.shape[0]
     y_enc = np.asarray(objective0.y, dtype=np.float64)
     l = n
@@ -465,7 +457,7 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     # unless the width has many lam values (flop model in exact_quadratic_cholesky)
     # (RBF kernels only: a precomputed K may be indefinite, and the eigendecomposition path
     # clips its negative eigenvalues; one convention per kernel, whatever the grid size)
-    per_lam_cholesky = (method == "exact-quadratic" and len(group.indices) <= _CHOLESKY_MAX_LAMS
+    per_lam_cholesky = (form == "exact-quadratic" and len(group.indices) <= _CHOLESKY_MAX_LAMS
                         and not objective0.precomputed)
     if per_lam_cholesky:  # permute once so that every factorization sees contiguous folds
         order = np.argsort(folds, kind="stable")
@@ -476,9 +468,9 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     else:
         spectrum()
     V = None
-    if method in FBIF_METHODS:
-        V = _SharedFactor(K, search.n_components, search._landmark_seed(),
-                          paper=method == "fbif")()
+    if plan.method.shares_factor:
+        V = _SharedFactor(K, plan.method.n_components, plan.method.random_state,
+                          paper=plan.method.paper_rank)()
     share = (setup + time.perf_counter() - t0) / len(group.indices)
     lab_idx = np.flatnonzero(labeled)
     fold_of_labeled = folds[lab_idx]
@@ -486,7 +478,7 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
     records = []
     for idx in group.indices:
         t1 = time.perf_counter()
-        lam = _objective(search, None, idx, y, candidates).gamma_a  # validated as fit is
+        lam = plan.objective(idx).gamma_a  # validated as fit is
         mu = l * lam
         res = None
         if per_lam_cholesky:
@@ -494,7 +486,7 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
                 res = exact_quadratic_cholesky(Kp, Yp, folds_p, n_folds, mu, work=work)
             if res is not None:
                 res = (res[0][inverse], res[1][inverse])
-        if method == "exact-quadratic":
+        if form == "exact-quadratic":
             if res is None:
                 evals, evecs, _ = spectrum()
                 res = exact_quadratic_eigh(evals, evecs, Y, folds, n_folds, mu)
@@ -508,19 +500,19 @@ def _square_path(search, K, y, folds, n_folds, labeled, classification, group, c
             for k in range(Y.shape[1]):
                 Gm = np.zeros((n, n_folds))
                 Gm[np.arange(n), folds] = G[:, k] / m[folds]
-                if method == "bif":
+                if form == "bif":
                     # H = (2/l)(K + mu I): B = (l/2) U diag(d) U^T (-2 lam f - K Gm)
                     R = -2.0 * lam * F[:, [k]] - evecs @ (evals[:, None] * (evecs.T @ Gm))
                     B = 0.5 * l * (evecs @ (d[:, None] * (evecs.T @ R)))
                 else:  # seed 001's form: exact kernel in the right-hand sides
                     B = fbif_dense(V, F[:, k], G[:, k], np.full(n, 2.0), labeled, folds,
-                                   n_folds, lam, K_rhs=K if method == "fbif" else None)
+                                   n_folds, lam, K_rhs=K if form == "fbif" else None)
                 pred[:, k] = bif_predictions(F[:, k], B, labeled, folds, n_folds)
         pred = pred[:, 0] if y_enc.ndim == 1 else pred
         fitted_values = None
-        if method != "exact-quadratic":
+        if form != "exact-quadratic":
             fitted_values = F[:, 0] if y_enc.ndim == 1 else F
-        records.append((idx, _record(search, pred, y_enc, fold_of_labeled, n_folds,
+        records.append((idx, _record(plan, pred, y_enc, fold_of_labeled, n_folds,
                                      classification, time.perf_counter() - t1 + share,
                                      fitted_values)))
     return records

@@ -142,6 +142,7 @@ class BIFMethod(_OneFitMethod):
     """
 
     name = "bif"
+    spectral_form = "bif"
 
     def bif_matrix(self, state, folds, n_folds):
         return bif_of_fitted(state, folds, n_folds, method="bif")
@@ -188,6 +189,9 @@ class FBIFMethod(BIFMethod):
     """
 
     name = "fbif"
+    spectral_form = "fbif"
+    shares_factor = True
+    paper_rank = True
 
     def __init__(self, n_components=None, random_state=0):
         self.n_components = n_components
@@ -234,3 +238,5 @@ class MarginFBIFMethod(FBIFMethod):
     """
 
     name = "fbif-margin"
+    spectral_form = "fbif-margin"
+    paper_rank = False

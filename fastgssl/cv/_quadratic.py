@@ -228,6 +228,7 @@ class ExactQuadraticMethod(_OneFitMethod):
     name = "exact-quadratic"
     protocols = ("transductive",)
     is_exact = True
+    spectral_form = "exact-quadratic"
 
     def _predict(self, state, folds, n_folds):
         name = getattr(state.loss, "name", None)

@@ -29,20 +29,19 @@ from fastgssl._validation import check_n_jobs, check_sample_weight, check_X, sha
 from fastgssl.cv._api import _method
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _one_vs_rest_only, _prepare, _unweighted_only, weight_kw
-from fastgssl.cv._grid_groups import (
-    BUILTIN_METHODS,
-    FBIF_METHODS,
-    Group,
-    candidate_estimator,
-    evaluate_group,
-    fold_losses,
-    reset_group_caches,
-    shared_neighbors,
-)
+from fastgssl.cv._grid_groups import evaluate_group, fold_losses, shared_neighbors
+from fastgssl.cv._plan import Group, GroupCache, SearchPlan, candidate_estimator
 from fastgssl.cv._scoring import check_scoring, fold_scores
 from fastgssl.exceptions import FoldsLoweredWarning, OptimisticCriterionWarning
 
 __all__ = ["ApproxGridSearchCV", "GridSearchCV"]
+
+# the registry's methods that take the search's Nystrom options (n_components, landmarks)
+FBIF_METHODS = ("fbif", "fbif-margin")
+
+
+def _tuple(objectives):
+    return None if objectives is None else tuple(objectives)
 
 
 class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
@@ -78,7 +77,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         an unverified approximate winner. Or a name of the
         ``fastgssl.cv`` group: ``"exact"``, ``"exact-quadratic"``, ``"fbif"`` (seed 001's
         t-FBIF as written), ``"fbif-margin"`` (the margin-masked form), ``"bif"``,
-        ``"newton"`` or a plugin (plugins run through their ``run``).
+        ``"newton"`` or a plugin or a method object (run per candidate through its ``run``
+        unless it declares the shared work it can use: ``CVMethod.group_path``).
     protocol : {None, "transductive", "inductive"}
         ``"transductive"``: a fold's labels are hidden, every point stays in the graph;
         ``"inductive"``: a fold's points are removed. None: transductive when the method
@@ -235,7 +235,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _resolve(self, X, y, candidates):
         """(method, protocol, verify) actually used; ``method="auto"`` picks here
-        (:func:`fastgssl.cv._auto.choose_method`)."""
+        (:func:`fastgssl.cv._auto.choose_method`). Returns what the plan holds besides:
+        the method object and the candidates' objectives."""
         est = self.estimator
         # the one-fit paths read each candidate's CVObjective (no fit: validated parameters,
         # loss, regularization, what it shares) and the CVState of one fit per group;
@@ -244,13 +245,13 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         objectives = None
         if callable(getattr(est, "cv_objective", None)):
             with shared_checks():  # one target encoding, each parameter value checked once
-                objectives = [learner_objective(candidate_estimator(self, c), y,
+                objectives = [learner_objective(candidate_estimator(est, c), y,
                                                 self._sample_weight) for c in candidates]
         declared = objectives is not None and all(o is not None for o in objectives)
         estimator_axis = any("estimator" in c for c in candidates)
         # graph learners that declare how their graph is built and reused
         # (CVObjective.graph_key / build_graph / with_graph): one graph per graph key
-        self._graph_objectives = (
+        graph_objectives = (
             objectives if declared and all(
                 o.loss is None and o.with_graph is not None and o.build_graph is not None
                 for o in objectives) else None)
@@ -267,10 +268,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         # one-vs-one learners: only exact CV decodes their pairwise columns
         one_vs_one = any(getattr(o, "decode", None) is not None for o in objectives or ())
         # reused by the in-process evaluation (worker processes recompute their own)
-        self._objectives = (objectives if self._one_fit_ok and check_n_jobs(self.n_jobs) == 1
-                            else None)
-        # what the grouping, the shared kNN search and the tie-break read
-        self._declared = objectives if declared else None
+        in_process = (objectives if self._one_fit_ok and check_n_jobs(self.n_jobs) == 1
+                      else None)
         protocol = self.protocol
         method = self.method
         verify = self.verify
@@ -283,11 +282,13 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.method_ = method if isinstance(method, str) else getattr(method, "name",
                                                                            repr(method))
         obj = _method(method, self._method_options(method) if isinstance(method, str) else {})
-        builtin = isinstance(method, str) and method in BUILTIN_METHODS
-        if weighted and self._one_fit_ok and builtin and method not in ("exact", "newton"):
-            raise ValueError(_unweighted_only(method))
-        if one_vs_one and self._one_fit_ok and builtin and method != "exact":
-            raise ValueError(_one_vs_rest_only(method))
+        # the method's declared group work (CVMethod.group_path): the one-fit paths carry
+        # loss weights for methods that take them, one-vs-one codings for exact refits only
+        path = getattr(obj, "group_path", None) if self._one_fit_ok else None
+        if weighted and path is not None and not getattr(obj, "takes_weights", False):
+            raise ValueError(_unweighted_only(self.method_))
+        if one_vs_one and path == "fitted":
+            raise ValueError(_one_vs_rest_only(self.method_))
         if hasattr(obj, "check_protocol"):
             protocol = obj.check_protocol(protocol)
         elif protocol is None:
@@ -298,11 +299,17 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not self._one_fit_ok and self.verbose:
             print(f"[{type(self).__name__}] {type(est).__name__}: no one-fit path; each "
                   f"candidate is scored by {method!r} refits", file=sys.stderr, flush=True)
+        return dict(method=obj, protocol=protocol, objectives=_tuple(in_process),
+                    graph_objectives=_tuple(graph_objectives),
+                    # what the grouping, the shared kNN search and the tie-break read
+                    declared=_tuple(objectives if declared else None),
+                    one_fit=self._one_fit_ok, weighted=weighted)
 
-    def _groups(self, candidates):
-        """Candidates with equal declared sharing keys, in one :class:`Group` each; one
-        group per candidate for learners that declare nothing (parallel refits)."""
-        objectives = self._declared
+    @staticmethod
+    def _groups(candidates, objectives):
+        """Candidates with equal declared sharing keys (``objectives``: None when not all
+        declare them), in one :class:`Group` each; one group per candidate for learners
+        that declare nothing (parallel refits)."""
         if objectives is None:
             return [Group([i], repr(c)) for i, c in enumerate(candidates)]
         groups = {}
@@ -336,7 +343,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                 )
                 break
             t1 = time.perf_counter()
-            est = candidate_estimator(self, candidates[top])
+            est = candidate_estimator(self.estimator, candidates[top])
             est_v, X_v = self._verify_inputs(est, X, y, kernels)
             res = exact.run(est_v, X_v, y, folds, sample_weight=self._sample_weight)
             per_fold, mean = fold_losses(res.predictions, res.targets, fold_of_labeled,
@@ -400,26 +407,26 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid is empty.")
-        self._labeled = labeled
         self._classes = np.unique(y_arr[labeled]) if classification else None
-        self._resolve(X, y, candidates)
-        group_list = self._groups(candidates)
+        # the frozen plan the group strategies read (never the search itself)
+        plan = SearchPlan(X=X, y=y_arr, folds=folds, n_folds=n_folds, labeled=labeled,
+                          classification=classification, classes=self._classes,
+                          scorer=self._scorer, sample_weight=self._sample_weight,
+                          estimator=self.estimator, candidates=tuple(candidates),
+                          **self._resolve(X, y, candidates))
+        group_list = self._groups(candidates, plan.declared)
         # one graph per graph key, shared across widths; one Nystrom factor per kernel key,
-        # shared across graphs
-        reset_group_caches(self)
+        # shared across graphs (within this grid evaluation only)
+        cache = GroupCache()
         t_start = time.perf_counter()
         if self.verbose:
             print(f"[{type(self).__name__}] {len(candidates)} candidates in {len(group_list)} "
                   f"kernel/graph group(s), {n_folds}-fold {self.method_} "
                   f"({self.protocol_})", flush=True)
-        jobs = (
-            delayed(evaluate_group)(self, X, y_arr, folds, n_folds, labeled, classification,
-                                     g, candidates)
-            for g in group_list
-        )
+        jobs = (delayed(evaluate_group)(plan, g, cache) for g in group_list)
         results = {}
         done = 0
-        with shared_neighbors(self._declared, X):
+        with shared_neighbors(plan.declared, X):
             for g, recs in zip(group_list, Parallel(n_jobs=check_n_jobs(self.n_jobs),
                                                          return_as="generator")(jobs)):
                 for idx, rec in recs:
@@ -430,11 +437,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
                     print(f"[{type(self).__name__}] {done}/{len(candidates)} "
                           f"{g.label}: best error in group {best:.4g} "
                           f"({time.perf_counter() - t_start:.2f} s)", flush=True)
-        # graphs and factors were only shared within the grid evaluation
-        reset_group_caches(self)
-        strengths = (np.array([o.gamma_a for o in self._declared], dtype=float)
-                     if self._declared is not None else np.zeros(len(candidates)))
-        self._objectives = self._graph_objectives = self._declared = None
+        strengths = (np.array([o.gamma_a for o in plan.declared], dtype=float)
+                     if plan.declared is not None else np.zeros(len(candidates)))
+        del plan, cache  # graphs and factors were only shared within the grid evaluation
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
                if self._approximate() and self.verify_ not in (None, False) else 0)
         self.n_verified_, self.verify_time_ = (
@@ -461,7 +466,7 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Refit the selected candidate. A classifier asked for probabilities
         (``probability=True``) whose CV here was exact is calibrated on this search's
         out-of-fold values instead of running its own internal CV (one fit, not 1 + t)."""
-        best = candidate_estimator(self, self.best_params_)
+        best = candidate_estimator(self.estimator, self.best_params_)
         exact = bool(record.get("verified")) or not self._approximate()
         self.probability_source_ = None
         objective = (learner_objective(best, y, sample_weight)

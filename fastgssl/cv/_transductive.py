@@ -178,7 +178,7 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
     l = KLL.shape[0]
     L = np.flatnonzero(state.labeled)
     w_full = None if state.sample_weight is None else np.asarray(state.sample_weight)[L]
-    beta_full = state.extra.get("deformed_coef") if warm_start else None
+    beta_full = state.deformed_coef if warm_start else None
     if beta_full is None and warm_start and not state.uses_graph and state.coef is not None \
             and state.factor is None:
         beta_full = np.asarray(state.coef)[np.flatnonzero(state.labeled)]

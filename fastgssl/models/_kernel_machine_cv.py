@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._protocol import CVObjective, CVState, sharing_key
+from fastgssl._protocol import CVObjective, CVState, GraphPart, KernelPart, sharing_key
 from fastgssl._validation import check_sample_weight
 from fastgssl.models._multiclass import solve_gram
 from fastgssl.models._targets import decoder, point_weights
@@ -89,24 +89,25 @@ class _CVDeclarations:
         kernel_params = (self.kernel, self.sigma, self.kernel_params, self.fit_intercept,
                          self.intercept_scaling)
         declared = {
-            "kernel_key": sharing_key(self.backend, *kernel_params, *(
-                () if dense else (self.n_components, self.landmarks, self.random_state))),
-            "build_kernel": self.build_kernel if dense else None,
-            "build_factor": None if dense else self._factor_features,
-            "precomputed": self.kernel == "precomputed",
-            "estimator_for": self._estimator_for,
+            "kernel_part": KernelPart(
+                key=sharing_key(self.backend, *kernel_params, *(
+                    () if dense else (self.n_components, self.landmarks, self.random_state))),
+                build_kernel=self.build_kernel if dense else None,
+                build_factor=None if dense else self._factor_features,
+                precomputed=self.kernel == "precomputed",
+                estimator_for=self._estimator_for),
             "refit_calibrated": (self._refit_calibrated
                                  if self.probability and task == "classification" else None),
         }
         if self._semi_supervised:
             by_name = isinstance(self.graph, str)
-            declared.update(
-                graph_key=sharing_key(self.graph, *((self.n_neighbors, self.sigma_w,
-                                                     self.graph_weight, self.graph_params)
-                                                    if by_name else ())),
+            declared["graph_part"] = GraphPart(
+                key=sharing_key(self.graph, *((self.n_neighbors, self.sigma_w,
+                                               self.graph_weight, self.graph_params)
+                                              if by_name else ())),
                 build_graph=self.build_graph,
                 with_graph=lambda W: self._estimator_for(graph=W),
-                graph_given=not by_name and not callable(self.graph),
+                given=not by_name and not callable(self.graph),
                 regularizer_key=sharing_key(self.regularizer, self.regularizer_params,
                                             self.power),
                 knn_k=(int(self.n_neighbors) if by_name and self.graph == "knn" and gamma_i > 0
@@ -171,5 +172,5 @@ class _CVDeclarations:
             decode=decoder(self.classes_) if self.multi_class_ == "ovo" else None,
             solve_folds=self._solve_folds(self.loss_, float(self.gamma_a_),
                                           self.multi_class_ == "ovo"),
-            extra={"deformed_coef": self.deformed_coef_},
+            deformed_coef=self.deformed_coef_,
         )

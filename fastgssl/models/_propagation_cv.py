@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._protocol import CVObjective, CVState, PropagationSystem, sharing_key
+from fastgssl._protocol import CVObjective, CVState, GraphPart, PropagationSystem, sharing_key
 from fastgssl._validation import check_X
 
 
@@ -67,15 +67,15 @@ class _PropagationCV:
         y_arr = np.asarray(y) if y is not None else None
         _, Y, labeled, classes = self._encode_targets(y, 0 if y_arr is None else len(y_arr))
         return CVObjective(task=self._task, y=self._cv_targets(Y, labeled), labeled=labeled,
-                           classes=classes, **self._graph_sharing())
+                           classes=classes, graph_part=self._graph_sharing())
 
     def _graph_sharing(self):
-        """The sharing declarations of :class:`fastgssl.CVObjective`: which parameters
-        define W, how to build it, the k of its kNN search, and this learner on a given W."""
+        """The graph part of :class:`fastgssl.CVObjective`: which parameters define W, how
+        to build it, the k of its kNN search, and this learner on a given W."""
         graph = self.graph
         if self._precomputed():
-            return {"graph_key": ("precomputed",), "build_graph": lambda X: X,
-                    "with_graph": lambda W: clone(self)}
+            return GraphPart(key=("precomputed",), build_graph=lambda X: X,
+                             with_graph=lambda W: clone(self))
         # a given matrix by its entries: each candidate of a search holds a copy of it
         key = (sharing_key("builder", graph, self.n_neighbors, self.graph_weight, self.sigma_w)
                if isinstance(graph, str) else sharing_key("given", graph))
@@ -83,11 +83,11 @@ class _PropagationCV:
         def build_graph(X):
             return self._build_graph(check_X(X, "X", min_samples=2))[0]
 
-        return {"graph_key": key, "build_graph": build_graph,
-                "graph_given": not isinstance(graph, str) and not callable(graph),
-                "knn_k": (int(self.n_neighbors) if isinstance(graph, str) and graph == "knn"
-                          else None),
-                "with_graph": lambda W: clone(self).set_params(graph=W)}
+        return GraphPart(key=key, build_graph=build_graph,
+                         given=not isinstance(graph, str) and not callable(graph),
+                         knn_k=(int(self.n_neighbors) if isinstance(graph, str)
+                                and graph == "knn" else None),
+                         with_graph=lambda W: clone(self).set_params(graph=W))
 
     def _cv_targets(self, Y, labeled):
         """Targets as CV encodes them: +-1 one-vs-rest columns, or the values."""
