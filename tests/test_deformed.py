@@ -429,8 +429,10 @@ def test_ill_conditioned_system_warns_with_numbers():
 
 def test_cv_bad_folds_for_transductive():
     X, _, y_semi = _semi(n=60, n_lab=6)
-    with pytest.raises(ValueError, match="n_folds"):
-        cv_result(LapSVM(), X, y_semi, 8)  # l < t
+    from fastgssl.exceptions import FoldsLoweredWarning
+
+    with pytest.warns(FoldsLoweredWarning, match="lowered from 8"):  # l < t: lowered, said
+        cv_result(LapSVM(), X, y_semi, 8)
     folds = np.zeros(60, dtype=int)
     lab = np.flatnonzero(y_semi != -1)
     folds[lab[y_semi[lab] == 1]] = 1  # fold 1 hides every label of class 1
