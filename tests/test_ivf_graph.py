@@ -223,3 +223,61 @@ def test_usable_as_a_learner_graph():
     assert (lap.build_graph(X) != knn_graph(X, 6)).nnz == 0
     lap.fit(X, y)
     assert lap.predict(X).shape == (400,)
+
+
+def test_reuse_neighbors_serves_smaller_k_from_one_ivf_search(monkeypatch):
+    from fastgssl.graphs import reuse_neighbors
+
+    X = _blobs(n=500, seed=11)
+    calls = []
+    original = IVFGraph._search
+
+    def spy(self, X, k, *args):
+        calls.append(k)
+        return original(self, X, k, *args)
+
+    monkeypatch.setattr(IVFGraph, "_search", spy)
+    params = {"n_lists": 12, "n_probe": 3, "random_state": 0, "min_recall": None}
+    direct = {}
+    for k in (4, 9):
+        b = IVFGraph(n_neighbors=k, **params)
+        b(X)
+        direct[k] = b.neighbors_
+    assert calls == [4, 9]
+    calls.clear()
+    with reuse_neighbors(X, 9):
+        served = {}
+        for k in (4, 7, 9):
+            b = IVFGraph(n_neighbors=k, **params)
+            b(X)
+            served[k] = b.neighbors_
+        IVFGraph(n_neighbors=4, **{**params, "n_probe": 5})(X)  # another configuration
+    assert calls == [9, 9]
+    # with n_probe fixed, a point's probed set does not depend on k: the first k of the
+    # sorted lists at the largest k are the lists of a direct search
+    np.testing.assert_array_equal(served[4], direct[4])
+    np.testing.assert_array_equal(served[9], direct[9])
+    np.testing.assert_array_equal(served[7], direct[9][:, :7])
+
+
+def test_grid_search_over_k_runs_one_ivf_search(monkeypatch):
+    from fastgssl.cv import GridSearchCV
+    from fastgssl.models import LocalGlobalConsistency
+
+    X = _blobs(n=240, centres=2, seed=12)
+    truth = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    y = np.full(240, -1)
+    y[:30] = truth[:30]
+    calls = []
+    original = IVFGraph._search
+
+    def spy(self, X, k, *args):
+        calls.append(k)
+        return original(self, X, k, *args)
+
+    monkeypatch.setattr(IVFGraph, "_search", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        GridSearchCV(LocalGlobalConsistency(graph="ivf"), {"n_neighbors": [4, 6, 8]}, cv=3,
+                     random_state=0, refit=False).fit(X, y)
+    assert calls == [8]

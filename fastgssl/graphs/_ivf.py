@@ -370,7 +370,9 @@ class IVFGraph(_GraphBuilder):
 
     def __call__(self, X):
         from fastgssl._geometry import check_distance_scale
-        from fastgssl._validation import check_random_state, check_X
+        from fastgssl._validation import check_X
+
+        from ._knn import shared_self_search
 
         if sp.issparse(X):
             raise TypeError(
@@ -378,18 +380,68 @@ class IVFGraph(_GraphBuilder):
                 "coordinates); pass X.toarray() if it fits in memory, or use the exact "
                 "builder graph='knn', which searches sparse data natively."
             )
+        X_given = X
         X = check_X(X, "X", dtype=_search_dtype(X))  # float32 input stays float32
         sq_spread = check_distance_scale(X, name="X")
         n = X.shape[0]
         k, sigma_w, n_lists, n_probe, target, recall_sample, min_recall = \
             self._check_params(n)
+        seed = self.random_state
+        key = ("ivf", n_lists, n_probe, target,
+               seed if seed is None or isinstance(seed, (int, np.integer)) else id(seed))
+
+        def search(n_neighbors):
+            return self._search(X, n_neighbors, n_lists, n_probe, target, sq_spread)
+
+        # inside reuse_neighbors (a grid over k): one search at the largest k
+        found = shared_self_search(X_given, k, key, search)
+        out_i, out_d, info = search(k) if found is None else found
+        times = dict(info["times"])
+        clock = time.perf_counter
+        self.n_lists_ = info["n_lists"]
+        self.n_probe_ = info["n_probe"]
+        self.scan_fraction_ = info["scan_fraction"]
+        self.neighbors_ = out_i
+        self._warn_lists(n, n_lists, info["n_empty"], info["largest"], info["n_full"], k)
+        t0 = clock()
+        W, _ = knn_adjacency(out_i, out_d, weight=self.weight, sigma_w=sigma_w,
+                             symmetrize=self.symmetrize)
+        times["weights"] = clock() - t0
+        t0 = clock()
+        if recall_sample:
+            from ._nndescent import knn_recall
+
+            self.recall_ = knn_recall(X, out_i, sample_size=recall_sample,
+                                      random_state=self.random_state)
+        else:
+            self.recall_ = float("nan")
+        times["recall"] = clock() - t0
+        self.stage_times_ = times
+        if min_recall is not None and self.recall_ < float(min_recall):
+            warnings.warn(
+                f"IVFGraph: recall@{k} of the approximate graph is {self.recall_:.3f} on "
+                f"{min(recall_sample, n)} sampled points, below min_recall="
+                f"{float(min_recall):g} (n_probe={self.n_probe_} of {self.n_lists_} lists); "
+                f"raise n_probe or target_recall, or use the exact builder graph='knn'.",
+                LowRecallWarning,
+                stacklevel=2,
+            )
+        return W
+
+    def _search(self, X, k, n_lists, n_probe, target, sq_spread):
+        """The lists of every point: ``(indices, sq_distances, info)`` (see the module
+        docstring for the stages)."""
+        from fastgssl._threads import small_blas
+        from fastgssl._validation import check_random_state
+
+        from ._ivf_kernels import _invert_probes, _scan_probed
+
+        n, d = X.shape
         rng = check_random_state(self.random_state)
         kmeans_rng, tune_rng = (np.random.RandomState(s) for s in
                                 rng.randint(0, 2**31 - 1, size=2))
         times = {}
         clock = time.perf_counter
-        from fastgssl._threads import small_blas
-
         with numba_threads(self.n_jobs) as threads, small_blas(0.0):
             t0 = clock()
             A, B, q_norms, r_norms, unit2 = _gemm_operands(X, X, sq_spread)
@@ -415,12 +467,9 @@ class IVFGraph(_GraphBuilder):
             starts = np.concatenate(([0], np.cumsum(counts)))
             times["assign"] = clock() - t0
             t0 = clock()
-            from ._ivf_kernels import _invert_probes, _scan_probed
-
             probe = probe[perm]
             ptr, queries = _invert_probes(probe, n_lists_)
             A = A[perm]
-            d = X.shape[1]
             B = np.empty_like(A)
             B[:, :d] = A[:, :d] * np.float32(-2.0)
             B[:, d] = 1.0
@@ -451,37 +500,12 @@ class IVFGraph(_GraphBuilder):
                 n_full = _scan_probed(X, rows, probe[pos[rows]], starts, perm, k, out_i,
                                       out_d)
             times["refine"] = clock() - t0
-        self.n_lists_ = n_lists_
-        self.n_probe_ = int(n_probe_)
-        self.scan_fraction_ = scanned / max(float(n) * n, 1.0)
-        self.neighbors_ = out_i
-        self._warn_lists(n, n_lists, n_empty, counts, n_full, k)
-        t0 = clock()
-        W, _ = knn_adjacency(out_i, out_d, weight=self.weight, sigma_w=sigma_w,
-                             symmetrize=self.symmetrize)
-        times["weights"] = clock() - t0
-        t0 = clock()
-        if recall_sample:
-            from ._nndescent import knn_recall
+        info = {"n_lists": int(n_lists_), "n_probe": int(n_probe_), "times": times,
+                "scan_fraction": scanned / max(float(n) * n, 1.0), "n_empty": n_empty,
+                "largest": int(counts.max()), "n_full": int(n_full)}
+        return out_i, out_d, info
 
-            self.recall_ = knn_recall(X, out_i, sample_size=recall_sample,
-                                      random_state=self.random_state)
-        else:
-            self.recall_ = float("nan")
-        times["recall"] = clock() - t0
-        self.stage_times_ = times
-        if min_recall is not None and self.recall_ < float(min_recall):
-            warnings.warn(
-                f"IVFGraph: recall@{k} of the approximate graph is {self.recall_:.3f} on "
-                f"{min(recall_sample, n)} sampled points, below min_recall="
-                f"{float(min_recall):g} (n_probe={self.n_probe_} of {n_lists_} lists); "
-                f"raise n_probe or target_recall, or use the exact builder graph='knn'.",
-                LowRecallWarning,
-                stacklevel=2,
-            )
-        return W
-
-    def _warn_lists(self, n, n_lists, n_empty, counts, n_full, k):
+    def _warn_lists(self, n, n_lists, n_empty, largest, n_full, k):
         """Warnings about the lists: empty ones, one holding most points, tiny probes."""
         if n_empty:
             warnings.warn(
@@ -491,7 +515,6 @@ class IVFGraph(_GraphBuilder):
                 UserWarning,
                 stacklevel=3,
             )
-        largest = int(counts.max())
         mean = n / self.n_lists_
         if self.n_lists_ >= 4 and largest > 8.0 * mean:
             warnings.warn(

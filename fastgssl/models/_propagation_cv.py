@@ -84,8 +84,8 @@ class _PropagationCV:
             return self._build_graph(check_X(X, "X", min_samples=2))[0]
 
         return {"graph_key": key, "build_graph": build_graph,
-                "knn_k": (int(self.n_neighbors) if isinstance(graph, str) and graph == "knn"
-                          else None),
+                "knn_k": (int(self.n_neighbors)
+                          if isinstance(graph, str) and graph in ("knn", "ivf") else None),
                 "with_graph": lambda W: clone(self).set_params(graph=W)}
 
     def _cv_targets(self, Y, labeled):
