@@ -11,8 +11,9 @@ the exact search's filter / refine / certify steps of :mod:`fastgssl.graphs._knn
    ``max(65536, 30 n_lists)`` rows (float32 GEMM assignment, float64 means); a list that
    empties is re-seeded with a point of a large list (the split of faiss' k-means).
 3. *Probes.* Every point ``q`` gets its own probe set ``P(q)``: its ``n_probe`` nearest
-   centroids (one GEMM of all rows against the centroids with a fused top-``n_probe``
-   selection); its nearest one is its list.  ``target_recall`` chooses ``n_probe`` first:
+   centroids (GEMM blocks of all rows against the centroids, each row then selected by a
+   sampled cut and a quickselect of the few entries below it); its nearest one is its
+   list.  ``target_recall`` chooses ``n_probe`` first:
    on a sample of points with exact neighbours, the recall of probe count ``p`` is the
    share of exact neighbours whose list is among the ``p`` nearest centroids of the query.
 4. *Search.* The probe sets are inverted: list ``L`` is searched by the batch
