@@ -43,12 +43,12 @@ import scipy.sparse as sp
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
-from ._knn import _U32, _gemm_operands, _refine_dense_auto, _search_dtype, numba_threads
+from ._knn import _U32, _gemm_operands, _search_dtype, numba_threads
 from ._weights import SYMMETRIZE, check_weight
 
 __all__ = ["IVFGraph", "default_n_lists"]
 
-_KMEANS_ITER = 10
+_KMEANS_ITER = 8
 _KMEANS_MIN_SAMPLE = 65536
 _KMEANS_PER_LIST = 30
 _TUNE_SAMPLE = 1000
@@ -60,9 +60,14 @@ _HEAP_BUDGET = 2 << 30
 
 
 def default_n_lists(n_samples):
-    """``n_lists`` of ``n_lists=None``: ``4 sqrt(n)`` lists, at least 32 points per list on
-    average (1,789 lists at ``2 10^5`` points, 4,000 at ``10^6``, 1 below 64 points)."""
-    return int(max(1, min(round(4.0 * math.sqrt(n_samples)), n_samples // 32)))
+    """``n_lists`` of ``n_lists=None``: ``2 sqrt(n)`` lists, at least 32 points per list on
+    average (894 lists at ``2 10^5`` points, 2,000 at ``10^6``, 1 below 64 points).
+
+    Measured at ``2 10^5 x 50`` (Gaussian mixture, recall 0.9, one thread):
+    ``4 sqrt(n)`` lists scanned fewer pairs (4.7 % against 5.1 %) but cost more in
+    k-means and probe selection, and a list of ~100 points is a short GEMM block: 35 s
+    against 23-25 s in total for 450-900 lists."""
+    return int(max(1, min(round(2.0 * math.sqrt(n_samples)), n_samples // 32)))
 
 
 def _run(tasks, work, threads):
@@ -181,29 +186,37 @@ def _choose_n_probe(X, A, Cop, k, target, rng, threads, n_jobs):
 def _search_lists(A, B, starts, ptr, queries, kc, threads):
     """Candidate heaps (positions in list order) of every point over its probed lists.
 
-    Tasks are ``(list, batch of its queries)``, largest first; worker threads take them in
-    turn and merge into their own heaps (a query is in the batches of several lists, which
-    different threads may search at once), merged at the end."""
+    Tasks are ``(list, batch of its queries)``: first every list against its own points,
+    then against the points that probe it from other lists, each group largest first;
+    worker threads take them in turn and merge into their own heaps (a query is in the
+    batches of several lists, which different threads may search at once) under one shared
+    bound per query, and the heaps are merged at the end."""
     from ._ivf_kernels import _gather_rows, _merge_heaps, _select_gathered
 
     n, width = A.shape
     sizes = np.diff(starts)
-    tasks = []
+    first, rest = [], []  # a list against its own points first: the heaps fill with near ones
     for L in np.flatnonzero((sizes > 0) & (np.diff(ptr) > 0)):
         qb = int(max(64, min(1024, _BLOCK_CELLS // min(int(sizes[L]), _REF_BLOCK))))
-        for s0 in range(int(ptr[L]), int(ptr[L + 1]), qb):
-            tasks.append((int(L), s0, min(int(ptr[L + 1]), s0 + qb)))
-    cost = np.array([(e - s) * sizes[L] for L, s, e in tasks], dtype=np.float64)
-    tasks = [tasks[t] for t in np.argsort(-cost, kind="stable")]
+        q0, q1 = int(ptr[L]), int(ptr[L + 1])
+        # every point probes its own list, and the queries of a list are in ascending order
+        m0 = q0 + int(np.searchsorted(queries[q0:q1], starts[L]))
+        m1 = m0 + int(sizes[L])
+        for lo, hi, out in ((q0, m0, rest), (m0, m1, first), (m1, q1, rest)):
+            out.extend((int(L), s0, min(hi, s0 + qb)) for s0 in range(lo, hi, qb))
+    tasks = []
+    for part in (first, rest):
+        cost = np.array([(e - s) * sizes[L] for L, s, e in part], dtype=np.float64)
+        tasks.extend(part[t] for t in np.argsort(-cost, kind="stable"))
     heap_bytes = n * kc * 8
     workers = int(max(1, min(threads, len(tasks), _HEAP_BUDGET // max(heap_bytes, 1))))
     lock = threading.Lock()
     nxt = [0]
+    roots = np.full(n, np.inf, dtype=np.float32)  # shared bound, see _select_gathered
 
     def work(_):
         hd = np.full((n, kc), np.inf, dtype=np.float32)
         hi = np.full((n, kc), -1, dtype=np.int32)
-        roots = np.full(n, np.inf, dtype=np.float32)
         qbuf = np.empty((1024, width), dtype=np.float32)
         flat = np.empty(_BLOCK_CELLS, dtype=np.float32)
         while True:
@@ -243,7 +256,7 @@ class IVFGraph(_GraphBuilder):
         As in :func:`fastgssl.graphs.knn_graph` (applied by the same code).
     n_lists : int or None, default=None
         Number of k-means lists, ``1 <= n_lists <= n``; ``None``:
-        :func:`default_n_lists` (``4 sqrt(n)``, at least 32 points per list).
+        :func:`default_n_lists` (``2 sqrt(n)``, at least 32 points per list).
     n_probe : int or None, default=None
         Lists searched per point (its nearest centroids), ``1 <= n_probe <= n_lists``.
         Exclusive with ``target_recall``; when both are None, ``target_recall=0.95``.
@@ -435,7 +448,7 @@ class IVFGraph(_GraphBuilder):
         from fastgssl._threads import small_blas
         from fastgssl._validation import check_random_state
 
-        from ._ivf_kernels import _invert_probes, _scan_probed
+        from ._ivf_kernels import _invert_probes, _refine_lists, _scan_probed
 
         n, d = X.shape
         rng = check_random_state(self.random_state)
@@ -475,24 +488,26 @@ class IVFGraph(_GraphBuilder):
             B[:, :d] = A[:, :d] * np.float32(-2.0)
             B[:, d] = 1.0
             B[:, d + 1] = A[:, d]
-            kc = min(n - 1, k + max(8, k))
+            # candidates beyond k for the certificate's margin: fewer than the exact search's
+            # max(8, k) (each one costs heap pushes in every probed list; measured at 2x10^5
+            # x 50: 11 % less CPU time with k + 4 than with 2 k, the same lists)
+            kc = min(n - 1, k + max(4, k // 4))
             heap_d, heap_i = _search_lists(A, B, starts, ptr, queries, kc, threads)
             scanned = float(np.dot(np.diff(ptr).astype(np.float64), counts))
             del A, B, queries
             times["search"] = clock() - t0
             t0 = clock()
-            # back to the original order: candidates, their filter bound and the certificate
-            cand = np.full((n, kc), -1, dtype=np.int64)
-            cand[perm] = np.where(heap_i >= 0, perm[np.maximum(heap_i, 0)], -1)
-            worst = np.empty(n)
-            worst[perm] = heap_d[:, 0].astype(np.float64) * unit2
-            del heap_d, heap_i
-            delta = 8.0 * (d + 9) * _U32 * (q_norms + r_norms.max()) * unit2
+            # the candidates re-ranked in float64 in list order (near rows, near in memory)
+            # and certified as in the exact search, written back in the original order
+            Xp = X[perm]
+            worst = heap_d[:, 0].astype(np.float64) * unit2
+            delta = 8.0 * (d + 9) * _U32 * (q_norms[perm] + r_norms.max()) * unit2
+            del heap_d
             out_i = np.full((n, k), -1, dtype=np.int64)
             out_d = np.full((n, k), np.inf)
             failed = np.zeros(n, dtype=np.bool_)
-            _refine_dense_auto(X, X, cand, worst, delta, 0, True, False, k, False, out_i,
-                               out_d, failed)
+            _refine_lists(Xp, perm, heap_i, worst, delta, k, out_i, out_d, failed)
+            del Xp, heap_i
             rows = np.flatnonzero(failed)
             n_full = 0
             if rows.size:

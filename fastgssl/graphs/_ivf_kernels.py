@@ -40,12 +40,15 @@ def _select_gathered(part, q_ids, r_offset, heap_d, heap_i, roots):
     ``part[a, b]`` approximates the squared distance of point ``q_ids[a]`` and point
     ``r_offset + b`` (float32, straight out of one augmented GEMM; both in the list order of
     the search); the heap of query ``q`` is ``heap_d[q]`` / ``heap_i[q]`` (max-heaps of the
-    ``k_c`` smallest entries seen) and ``roots[q]`` its root, kept apart so that a row
-    whose entries all lose (almost every row, once the heaps have filled) reads 4 bytes of
-    a small array instead of its heap.  A point is never its own candidate.  As the exact
-    search's ``_select_block``: a chunk of ``_CHUNK`` entries is walked only if a
-    vectorized count finds an entry below the row's root.  Serial and GIL-free: every
-    worker thread merges into its own heap arrays.
+    ``k_c`` smallest entries seen by this thread).  ``roots[q]`` is shared by the threads:
+    the smallest root any thread's heap of ``q`` has had.  An entry not below it cannot be
+    among the ``k_c`` smallest of the union of the threads' heaps (one heap already holds
+    ``k_c`` entries at most that large), so it is skipped; a row whose entries all lose
+    (almost every row, once the heaps have filled) reads 4 bytes of a small array instead
+    of its heap.  A lost update between threads only leaves a larger (still valid) bound.
+    A point is never its own candidate.  As the exact search's ``_select_block``: a chunk
+    of ``_CHUNK`` entries is walked only if a vectorized count finds an entry below the
+    bound.  Serial and GIL-free.
     """
     nq, nr = part.shape
     size = heap_d.shape[1]
@@ -54,7 +57,6 @@ def _select_gathered(part, q_ids, r_offset, heap_d, heap_i, roots):
         q = q_ids[a]
         row = part[a]
         threshold = roots[q]
-        start = threshold
         skip = q - r_offset
         if skip >= nr:
             skip = nr - nr - 1  # (-1 not as a constant: one compilation of _push_chunk)
@@ -67,7 +69,7 @@ def _select_gathered(part, q_ids, r_offset, heap_d, heap_i, roots):
                 threshold = _push_chunk(row, b0, b1, threshold, heap_d[q], heap_i[q],
                                         r_offset, skip, size)
             b0 = b1
-        if threshold != start:
+        if threshold < roots[q]:  # (another thread may have lowered it meanwhile)
             roots[q] = threshold
 
 
@@ -132,17 +134,17 @@ def _nearest_lists(part, probe, labels):
     r = min(n_samp - 1, (2 * p * n_samp) // m + 1)
     for a in range(nq):
         row = part[a]
-        best = 0
-        for b in range(1, m):
-            if row[b] < row[best]:
-                best = b
-        labels[a] = best
-        if p == 1:
-            probe[a, 0] = best
-            continue
-        if p >= m:
-            for b in range(m):
-                probe[a, b] = b
+        if p == 1 or p >= m:
+            best = 0
+            low = row[0]
+            for b in range(1, m):
+                v = row[b]
+                if v < low:
+                    low = v
+                    best = b
+            labels[a] = best
+            for b in range(p):
+                probe[a, b] = best if p == 1 else b
             continue
         for t in range(n_samp):
             samp[t] = row[(t * m) // n_samp]
@@ -158,6 +160,12 @@ def _nearest_lists(part, probe, labels):
                 vals[b] = row[b]
                 idx[b] = b
             c = m
+        # the nearest centroid is a candidate (it is <= cut): the first of the smallest
+        best = 0
+        for t in range(1, c):
+            if vals[t] < vals[best]:
+                best = t
+        labels[a] = idx[best]
         kth = _quickselect(vals[:c].copy(), p - 1)
         got = 0
         for t in range(c):
@@ -273,3 +281,35 @@ def _scan_probed(X, rows, probe_rows, starts, perm, k, out_i, out_d):
             out_i[a, c] = best_i[c]
             out_d[a, c] = best_d[c]
     return n_full
+
+
+@njit(cache=True, parallel=True)
+def _refine_lists(Xp, perm, cand, worst, delta, k, out_i, out_d, failed):
+    """Exact distances of the candidates, lexicographic sort and certificate, in list order.
+
+    ``Xp`` holds the rows in list order (``Xp[p] = X[perm[p]]``), ``cand[p]`` the
+    candidate positions of position ``p`` (so the rows read are near each other in
+    memory).  Distances are the float64 sums of ``(x_l - y_l)^2`` of the exact search
+    (:func:`._knn_kernels._refine_dense`), sorted by ``(distance, original index)``; the
+    certificate is that of the exact search, ``worst[p] - delta[p] > d_k``.  Results go to
+    row ``perm[p]`` of ``out_i`` / ``out_d`` (original indices); uncertified rows are
+    marked in ``failed``.
+    """
+    n = Xp.shape[0]
+    kc = cand.shape[1]
+    for p in prange(n):
+        best_d = np.full(kc, np.inf)
+        best_i = np.full(kc, -1, dtype=np.int64)
+        count = 0
+        for c in range(kc):
+            j = cand[p, c]
+            if j < 0:
+                continue
+            count = _insert_sorted(best_d, best_i, count, kc, _dense_sqdist(Xp[p], Xp[j]),
+                                   np.int64(perm[j]))
+        a = perm[p]
+        for c in range(k):
+            out_i[a, c] = best_i[c]
+            out_d[a, c] = best_d[c]
+        if not (count >= k and worst[p] - delta[p] > best_d[k - 1]):
+            failed[a] = True
