@@ -13,7 +13,8 @@ float32), k = 10 Gaussian-weighted graphs, exact vs approximate; accuracy on the
 points of ``LocalGlobalConsistency(alpha=0.99)`` and ``PoissonLearning`` on each graph,
 10 labels per class, 3 label draws; the difference is in percentage points.
 
-Part C (issue 34, equal measured recall): the same mixture (default n = 200,000), k = 10,
+Part C (issue 34, equal measured recall): the same mixture (default n = 200,000; ``--d``
+features, default 50, e.g. 784 for the high-dimensional case), k = 10,
 in one process: exact ``knn_search``; ``IVFGraph`` at ``target_recall`` 0.91 and 0.96
 (``--targets``) with its stage times (k-means, choice of n_probe, probe lists, search,
 refinement) and the share of pairs scanned; optionally ``NNDescentGraph``
@@ -136,12 +137,12 @@ def _timed(fn, repeats):
 
 
 def part_c(n, repeats, use_faiss, use_nndescent, threads, nprobes=(32, 64, 96, 128),
-           hnsw=False, targets=(0.91, 0.96)):
+           hnsw=False, targets=(0.91, 0.96), d=50):
     from fastgssl.datasets import make_gaussian_mixture
     from fastgssl.graphs import IVFGraph, NNDescentGraph, knn_search
 
-    X = make_gaussian_mixture(n, 50, 10, 1.0, random_state=0)[0].astype(np.float32)
-    print(f"\n# C. {n} x 50 Gaussian mixture (float32), k = {K}, {threads} threads; "
+    X = make_gaussian_mixture(n, d, 10, 1.0, random_state=0)[0].astype(np.float32)
+    print(f"\n# C. {n} x {d} Gaussian mixture (float32), k = {K}, {threads} threads; "
           f"{load_note()}", flush=True)
     knn_search(X[:2000], K)
     with warnings.catch_warnings():
@@ -182,8 +183,8 @@ def part_c(n, repeats, use_faiss, use_nndescent, threads, nprobes=(32, 64, 96, 1
 
         faiss.omp_set_num_threads(threads)
         nlist = default_n_lists(n)
-        quantizer = faiss.IndexFlatL2(50)
-        index = faiss.IndexIVFFlat(quantizer, 50, nlist)
+        quantizer = faiss.IndexFlatL2(d)
+        index = faiss.IndexIVFFlat(quantizer, d, nlist)
         c0, t0 = time.process_time(), time.perf_counter()
         index.train(X)
         t_train = time.perf_counter() - t0
@@ -208,7 +209,7 @@ def part_c(n, repeats, use_faiss, use_nndescent, threads, nprobes=(32, 64, 96, 1
     if use_faiss and hnsw:
         import faiss
 
-        index = faiss.IndexHNSWFlat(50, 16)
+        index = faiss.IndexHNSWFlat(d, 16)
         t0 = time.perf_counter()
         index.add(X)
         t_build = time.perf_counter() - t0
@@ -244,6 +245,7 @@ if __name__ == "__main__":
     parser.add_argument("--nprobe", type=int, nargs="+", default=[32, 64, 96, 128],
                         help="part c: faiss IVFFlat nprobe values, until recall >= 0.95")
     parser.add_argument("--hnsw", action="store_true", help="part c: faiss HNSW too")
+    parser.add_argument("--d", type=int, default=50, help="part c: features")
     parser.add_argument("--targets", type=float, nargs="+", default=[0.91, 0.96],
                         help="part c: IVFGraph target_recall values")
     args = parser.parse_args()
@@ -253,4 +255,4 @@ if __name__ == "__main__":
         part_b()
     if args.part == "c":
         part_c(args.n, args.repeats, args.faiss, args.nndescent, args.threads,
-               tuple(args.nprobe), args.hnsw, tuple(args.targets))
+               tuple(args.nprobe), args.hnsw, tuple(args.targets), args.d)
