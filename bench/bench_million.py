@@ -3,7 +3,8 @@
 One child process per configuration (so that each peak is its own):
 
 - ``d = 50``: Gaussian mixture, 10 classes (``make_gaussian_mixture(n, 50, 10, sep)``),
-  float32; the approximate kNN graph (``NNDescentGraph``, k = 10, recall measured on 500
+  float32; the approximate kNN graph (``--builder``: ``IVFGraph`` at ``--target-recall``,
+  default 0.92, with its stage times, or ``NNDescentGraph``; k = 10, recall measured on 500
   points); then label spreading (``LocalGlobalConsistency(alpha=0.99)``) and
   ``PoissonLearning`` on that graph (``graph=W``), 10 labels per class;
 - ``d = 15``: the same with 15 features and label spreading only (scikit-learn #6555 ran
@@ -18,6 +19,7 @@ graph's measured recall; the load average before and after.
 Goals: d = 50 graph + one fit <= 60 s and <= 4 GB; d = 15 label spreading <= 2 GB.
 
 Usage:  FASTGSSL_NUM_THREADS=2 python bench/bench_million.py            (n = 10^6)
+        python bench/bench_million.py --config d50 --builder ivf --graph-only
         python bench/bench_million.py --n 100000                         (smaller)
         python bench/bench_million.py --config d50 --n 200000            (one child)
 """
@@ -41,11 +43,11 @@ def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KB on Linux
 
 
-def child(config, n, seed):
+def child(config, n, seed, builder_name="ivf", target_recall=0.92, graph_only=False):
     import warnings
 
     from fastgssl.datasets import hide_labels, make_gaussian_mixture
-    from fastgssl.graphs import NNDescentGraph
+    from fastgssl.graphs import IVFGraph, NNDescentGraph
     from fastgssl.models import LocalGlobalConsistency, PoissonLearning
 
     d = 50 if config == "d50" else 15
@@ -57,23 +59,42 @@ def child(config, n, seed):
     out["data_s"] = time.perf_counter() - t0
     out["data_peak_mb"] = peak_mb()
 
-    # pynndescent compiles its Numba kernels in every fresh process (~30 s): warm it up on
-    # a small set first and report that separately
+    # pynndescent compiles its Numba kernels in every fresh process (~30 s), ours load from
+    # the disk cache: warm up on a small set first and report that separately
     t0 = time.perf_counter()
-    NNDescentGraph(n_neighbors=K, random_state=seed, recall_sample=0)(X[:3000])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if builder_name == "ivf":
+            IVFGraph(n_neighbors=K, random_state=seed, recall_sample=0)(X[:20000])
+        else:
+            NNDescentGraph(n_neighbors=K, random_state=seed, recall_sample=0)(X[:3000])
     out["warmup_s"] = time.perf_counter() - t0
-    builder = NNDescentGraph(n_neighbors=K, random_state=seed, recall_sample=500)
+    out["builder"] = builder_name
+    if builder_name == "ivf":
+        builder = IVFGraph(n_neighbors=K, target_recall=target_recall, random_state=seed,
+                           recall_sample=500)
+    else:
+        builder = NNDescentGraph(n_neighbors=K, random_state=seed, recall_sample=500)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         W = builder(X)
     out["graph_s"] = time.perf_counter() - t0
     out["graph_recall"] = builder.recall_
+    out["graph_stages"] = {k: round(v, 2) for k, v in getattr(builder, "stage_times_",
+                                                               {}).items()}
+    if builder_name == "ivf":
+        out["graph_detail"] = (f"n_lists {builder.n_lists_}, n_probe {builder.n_probe_}, "
+                               f"pairs {100 * builder.scan_fraction_:.2f} %")
     out["graph_warnings"] = [str(w.message)[:120] for w in caught]
     out["graph_peak_mb"] = peak_mb()
     del builder
 
     unl = y_train == -1
+    if graph_only:
+        out["load_after"] = os.getloadavg()[0]
+        print(json.dumps(out))
+        return
     models = [("label_spreading", LocalGlobalConsistency(alpha=0.99, graph=W))]
     if config == "d50":
         models.append(("poisson", PoissonLearning(graph=W)))
@@ -93,10 +114,14 @@ def main():
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--config", choices=["d50", "d15", "all"], default="all")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--builder", choices=["ivf", "nndescent"], default="ivf")
+    parser.add_argument("--target-recall", type=float, default=0.92)
+    parser.add_argument("--graph-only", action="store_true", help="no learner fits")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.config, args.n, args.seed)
+        child(args.config, args.n, args.seed, args.builder, args.target_recall,
+              args.graph_only)
         return
     from fastgssl._threads import thread_settings
 
@@ -108,7 +133,10 @@ def main():
     for config in configs:
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, __file__, "--child", "--config", config,
-                               "--n", str(args.n), "--seed", str(args.seed)],
+                               "--n", str(args.n), "--seed", str(args.seed),
+                               "--builder", args.builder, "--target-recall",
+                               str(args.target_recall)]
+                              + (["--graph-only"] if args.graph_only else []),
                               capture_output=True, text=True)
         wall = time.perf_counter() - t0
         if proc.returncode:
@@ -119,10 +147,13 @@ def main():
         print(f"\n{config}: n = {r['n']} x {r['d']} (float32), load {r['load_before']:.2f} "
               f"-> {r['load_after']:.2f}; child wall {wall:.1f} s")
         print(f"  data      {r['data_s']:7.1f} s   peak {r['data_peak_mb'] / 1024:5.2f} GB")
-        print(f"  warm-up   {r['warmup_s']:7.1f} s   (pynndescent's JIT in a fresh process, "
-              f"3,000 points; not counted below)")
+        print(f"  warm-up   {r['warmup_s']:7.1f} s   ({r['builder']}: JIT or disk cache in a "
+              f"fresh process, on a few points; not counted below)")
         print(f"  graph     {r['graph_s']:7.1f} s   peak {r['graph_peak_mb'] / 1024:5.2f} GB"
-              f"   recall@{K} {r['graph_recall']:.3f} (500 points)")
+              f"   recall@{K} {r['graph_recall']:.3f} (500 points)   {r['builder']} "
+              f"{r.get('graph_detail', '')}")
+        if r.get("graph_stages"):
+            print(f"    stages (s): {r['graph_stages']}")
         for w in r["graph_warnings"]:
             print(f"    warning: {w}")
         for m in fits:

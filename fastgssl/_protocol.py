@@ -202,10 +202,10 @@ class CVObjective:
     build_graph : callable or None
         ``build_graph(X) -> W``: the learner's graph of the training data.
     knn_k : int or None
-        The k of the exact kNN search ``build_graph`` runs, when the learner's graph is
-        used (None: no kNN search, or one that cannot reuse another's): graphs of one data
-        set that differ only in k share one search at the largest k
-        (:func:`fastgssl.graphs.reuse_neighbors`).
+        The k of the kNN search ``build_graph`` runs (exact, or the inverted file of
+        ``graph="ivf"``), when the learner's graph is used (None: no kNN search, or one
+        that cannot reuse another's): graphs of one data set that differ only in k share
+        one search at the largest k (:func:`fastgssl.graphs.reuse_neighbors`).
     with_graph : callable or None
         ``with_graph(W) -> estimator``: an unfitted copy of the learner that uses the
         precomputed W (built by ``build_graph`` from the same X) and is otherwise the same.

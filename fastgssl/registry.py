@@ -80,6 +80,7 @@ _BUILTINS: dict[str, dict[str, str]] = {
         "epsilon": "fastgssl.graphs:EpsilonGraph",
         "precomputed": "fastgssl.graphs:PrecomputedGraph",
         "nndescent": "fastgssl.graphs:NNDescentGraph",
+        "ivf": "fastgssl.graphs:IVFGraph",
     },
     "fastgssl.cv": {
         "exact": "fastgssl.cv._exact:ExactMethod",

@@ -11,7 +11,10 @@
 - :func:`knn_recall`     recall of approximate neighbour lists against exact search
 - registry factories (group ``fastgssl.graphs``): :class:`KNNGraph` (``"knn"``),
   :class:`EpsilonGraph` (``"epsilon"``), :class:`PrecomputedGraph` (``"precomputed"``),
-  :class:`NNDescentGraph` (``"nndescent"``, needs the optional ``pynndescent``)
+  :class:`NNDescentGraph` (``"nndescent"``, needs the optional ``pynndescent``),
+  :class:`IVFGraph` (``"ivf"``, an inverted file of k-means lists on the exact search's
+  GEMM kernels)
+- :func:`default_n_lists`  the number of lists of ``IVFGraph(n_lists=None)``
 
 Every builder returns a symmetric, nonnegative float64 CSR matrix with an empty diagonal.
 Names are imported on first access, so importing this package compiles no Numba kernel.
@@ -21,12 +24,15 @@ from fastgssl._lazy import lazy_exports
 
 _LOCATIONS = {
     "EpsilonGraph": "fastgssl.graphs._builders",
+    "IVFGraph": "fastgssl.graphs._ivf",
     "KNNGraph": "fastgssl.graphs._builders",
     "LowRecallWarning": "fastgssl.exceptions",
     "NNDescentGraph": "fastgssl.graphs._nndescent",
     "PrecomputedGraph": "fastgssl.graphs._builders",
     "check_adjacency": "fastgssl.graphs._builders",
+    "default_n_lists": "fastgssl.graphs._ivf",
     "epsilon_graph": "fastgssl.graphs._builders",
+    "knn_adjacency": "fastgssl.graphs._builders",
     "knn_graph": "fastgssl.graphs._builders",
     "knn_recall": "fastgssl.graphs._nndescent",
     "knn_search": "fastgssl.graphs._knn",

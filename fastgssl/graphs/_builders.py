@@ -29,6 +29,7 @@ __all__ = [
     "PrecomputedGraph",
     "check_adjacency",
     "epsilon_graph",
+    "knn_adjacency",
     "knn_graph",
 ]
 
@@ -86,13 +87,8 @@ def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize="max"
     if not isinstance(symmetrize, str) or symmetrize not in SYMMETRIZE:
         raise ValueError(f"symmetrize must be one of {list(SYMMETRIZE)}, got {symmetrize!r}.")
     idx, sq = knn_search(X, n_neighbors, n_jobs=n_jobs)
-    n, k = idx.shape
-    if weight == "gaussian" and sigma_w is None:
-        sigma_w = default_sigma_w(sq)
-    data = edge_weights(sq.ravel(), weight, sigma_w)
-    A = sp.csr_matrix((data, idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
-    W = symmetrize_directed(A, symmetrize)
-    W.eliminate_zeros()
+    n = idx.shape[0]
+    W, sigma_w = knn_adjacency(idx, sq, weight=weight, sigma_w=sigma_w, symmetrize=symmetrize)
     n_iso = isolated_count(W)
     if n_iso:
         # mutual kNN drops one-sided edges; Gaussian weights can underflow to 0 for a tiny
@@ -105,6 +101,43 @@ def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize="max"
             stacklevel=2,
         )
     return W
+
+
+def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize):
+    """Weighted, symmetrized graph of neighbour lists: the one place where every kNN builder
+    (exact, NN-descent, inverted file) turns its lists into ``W``.
+
+    Parameters
+    ----------
+    indices : ndarray of shape (n_samples, k), integer
+        Neighbours of every point, nearest first, ``-1`` for a missing entry.
+    sq_distances : ndarray of shape (n_samples, k), float64
+        Their exact squared distances (ignored where ``indices`` is ``-1``).
+    weight, sigma_w, symmetrize
+        As in :func:`knn_graph` (``weight`` and ``sigma_w`` already checked by
+        :func:`fastgssl.graphs._weights.check_weight`).
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        Symmetric, nonnegative, float64, empty diagonal, no stored zeros.
+    sigma_w : float or None
+        The bandwidth used (the default of :func:`default_sigma_w` when it was None and the
+        weight is Gaussian).
+    """
+    n, k = indices.shape
+    missing = indices < 0
+    idx = np.where(missing, 0, indices)
+    sq = np.where(missing, 0.0, sq_distances)
+    if weight == "gaussian" and sigma_w is None:
+        sigma_w = default_sigma_w(sq_distances[~missing])
+    data = edge_weights(sq.ravel(), weight, sigma_w)
+    data[missing.ravel()] = 0.0
+    A = sp.csr_matrix((data, idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+    A.eliminate_zeros()
+    W = symmetrize_directed(A, symmetrize)
+    W.eliminate_zeros()
+    return W, sigma_w
 
 
 def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):

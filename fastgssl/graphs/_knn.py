@@ -50,7 +50,7 @@ from fastgssl.graphs._knn_kernels import (
     _select_block_sym,
 )
 
-__all__ = ["knn_search", "reuse_neighbors"]
+__all__ = ["knn_search", "reuse_neighbors", "shared_self_search"]
 
 # Dense data with at most this many features uses the kd-tree candidate generator.
 # Measured (n = 20,000, k = 10, shared 2-core machine): d = 3 tree 0.07 s / blocked 0.52 s,
@@ -463,8 +463,9 @@ def reuse_neighbors(X, n_neighbors):
 
     Inside the block, ``knn_search(X, k)`` (``X`` the same object, no ``X_ref``,
     ``algorithm="auto"``) runs one search with ``n_neighbors`` on first use and returns its
-    first ``k`` columns. The lists are sorted by ``(squared distance, index)``, so these are
-    exactly the ``k``-nearest lists of a direct search: kNN graphs of one data set that
+    first ``k`` columns; so does :class:`fastgssl.graphs.IVFGraph`, once per configuration
+    (:func:`shared_self_search`). The lists are sorted by ``(squared distance, index)``, so
+    these are exactly the ``k``-nearest lists of a direct search: kNN graphs of one data set that
     differ only in ``k`` (a grid over ``n_neighbors``) share one ``O(n^2 d)`` search.
     Not thread-safe: for one process evaluating a grid (what
     :class:`fastgssl.cv.GridSearchCV` does around its in-process evaluation).
@@ -493,6 +494,26 @@ def reuse_neighbors(X, n_neighbors):
         yield
     finally:
         _REUSE = previous
+
+
+def shared_self_search(X, n_neighbors, key, search):
+    """The first ``n_neighbors`` columns of ``search(K)``, run once per ``key`` inside
+    :func:`reuse_neighbors` (``X`` the same object, ``n_neighbors <= K``); None outside.
+
+    For builders other than the exact search (the inverted file) whose neighbour lists are
+    sorted by ``(distance, index)`` within their candidate sets: graphs of one data set and
+    one builder configuration that differ only in ``k`` share one search at the largest
+    ``k``.  ``search(K)`` returns ``(indices, sq_distances, extra)``; the slices and
+    ``extra`` are returned.
+    """
+    shared = _REUSE
+    if shared is None or X is not shared["X"] or not 1 <= n_neighbors <= shared["k"]:
+        return None
+    cache = shared.setdefault("builders", {})
+    if key not in cache:
+        cache[key] = search(shared["k"])
+    idx, sq, extra = cache[key]
+    return idx[:, :n_neighbors].copy(), sq[:, :n_neighbors].copy(), extra
 
 
 def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,

@@ -14,10 +14,10 @@ import scipy.sparse as sp
 
 from fastgssl.exceptions import LowRecallWarning
 
-from ._builders import _GraphBuilder
+from ._builders import _GraphBuilder, knn_adjacency
 from ._knn import numba_threads
 from ._knn_kernels import pair_sqdist
-from ._weights import check_weight, default_sigma_w, edge_weights, symmetrize
+from ._weights import check_weight
 
 
 def knn_recall(X, indices, *, sample_size=1000, random_state=None):
@@ -60,18 +60,20 @@ def knn_recall(X, indices, *, sample_size=1000, random_state=None):
     m = min(int(sample_size), n)
     sample = np.sort(rng.choice(n, m, replace=False))
     exact_idx, exact_sq = knn_search(X[sample], k + 1, X)
-    hits = 0
-    for row, i in enumerate(sample):
-        exact = [j for j in exact_idx[row] if j != i][:k]
-        kth = exact_sq[row][[t for t, j in enumerate(exact_idx[row]) if j != i][k - 1]]
-        approx = [j for j in indices[i] if j >= 0 and j != i]
-        if not approx:
-            continue
-        approx = [j for j in approx if j < n]
-        # exact float64 sums of (x_il - x_jl)^2, dense or CSR alike
-        sq = pair_sqdist(X, np.full(len(approx), i), np.asarray(approx, dtype=np.int64))
-        exact_set = set(exact)
-        hits += sum(1 for j, s in zip(approx, sq) if j in exact_set or s <= kth)
+    # the exact k-th distance of each sampled point, self left out (or, when k + 1 equal
+    # points precede it, the (k + 1)-th entry dropped), and its exact list
+    is_self = exact_idx == sample[:, None]
+    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
+    keep = np.ones_like(is_self)
+    keep[np.arange(m), drop] = False
+    exact = exact_idx[keep].reshape(m, k)
+    kth = exact_sq[keep].reshape(m, k)[:, k - 1]
+    approx = indices[sample].astype(np.int64)
+    valid = (approx >= 0) & (approx < n) & (approx != sample[:, None])
+    # exact float64 sums of (x_il - x_jl)^2, dense or CSR alike, in one parallel pass
+    sq = pair_sqdist(X, np.repeat(sample, k), np.where(valid, approx, 0).ravel()).reshape(m, k)
+    in_exact = (approx[:, :, None] == exact[:, None, :]).any(axis=2)
+    hits = int(np.count_nonzero(valid & (in_exact | (sq <= kth[:, None]))))
     return hits / (m * k)
 
 
@@ -191,15 +193,9 @@ class NNDescentGraph(_GraphBuilder):
         with numba_threads(self.n_jobs):
             diff_sq = pair_sqdist(X, np.repeat(np.arange(n), k),
                                   np.where(idx < 0, 0, idx).ravel()).reshape(n, k)
-        diff_sq[missing] = np.nan
-        if self.weight == "gaussian" and sigma_w is None:
-            sigma_w = default_sigma_w(diff_sq[~missing])
-        data = edge_weights(np.where(missing, 0.0, diff_sq).ravel(), self.weight, sigma_w)
-        data[missing.ravel()] = 0.0
-        A = sp.csr_matrix((data, np.where(missing, 0, idx).ravel(),
-                           np.arange(0, n * k + 1, k)), shape=(n, n))
-        A.eliminate_zeros()
         self.neighbors_ = np.where(missing, -1, idx)
+        W, _ = knn_adjacency(self.neighbors_, diff_sq, weight=self.weight, sigma_w=sigma_w,
+                             symmetrize=self.symmetrize)
         if recall_sample:
             self.recall_ = knn_recall(X, self.neighbors_,
                                       sample_size=recall_sample,
@@ -216,7 +212,7 @@ class NNDescentGraph(_GraphBuilder):
                 LowRecallWarning,
                 stacklevel=2,
             )
-        return symmetrize(A, self.symmetrize)
+        return W
 
 
 def _float32_safe(X):

@@ -305,7 +305,7 @@ class DataDependentKernel(BaseEstimator):
         from fastgssl.graphs import resolve_graph
 
         params = {}
-        if isinstance(self.graph, str) and self.graph in ("knn", "nndescent"):
+        if isinstance(self.graph, str) and self.graph in ("knn", "nndescent", "ivf"):
             params = {"n_neighbors": self.n_neighbors, "weight": self.graph_weight,
                       "sigma_w": self.sigma_w}
         params.update(self.graph_params or {})

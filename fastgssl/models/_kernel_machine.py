@@ -343,7 +343,7 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
             params["weight"] = self.graph_weight
             if self.sigma_w is not None:
                 params["sigma_w"] = check_positive(self.sigma_w, "sigma_w")
-            if graph != "knn":  # other builders take graph_params only (as before)
+            if graph not in ("knn", "ivf"):  # others take graph_params only (as before)
                 params = {}
             params.update(self.graph_params or {})
         return resolve_graph(graph, X, builder_params=params)

@@ -110,7 +110,8 @@ class _CVDeclarations:
                 given=not by_name and not callable(self.graph),
                 regularizer_key=sharing_key(self.regularizer, self.regularizer_params,
                                             self.power),
-                knn_k=(int(self.n_neighbors) if by_name and self.graph == "knn" and gamma_i > 0
+                knn_k=(int(self.n_neighbors)
+                       if by_name and self.graph in ("knn", "ivf") and gamma_i > 0
                        and isinstance(self.n_neighbors, (int, np.integer)) else None))
         return declared
 

@@ -86,7 +86,7 @@ class _PropagationCV:
         return GraphPart(key=key, build_graph=build_graph,
                          given=not isinstance(graph, str) and not callable(graph),
                          knn_k=(int(self.n_neighbors) if isinstance(graph, str)
-                                and graph == "knn" else None),
+                                and graph in ("knn", "ivf") else None),
                          with_graph=lambda W: clone(self).set_params(graph=W))
 
     def _cv_targets(self, Y, labeled):

@@ -1,0 +1,559 @@
+"""Inverted-file kNN graphs on the exact search's float32 GEMM and fused top-k kernels.
+
+Algorithm (the inverted file of Sivic & Zisserman, "Video Google", ICCV 2003, and Jegou,
+Douze & Schmid, "Product quantization for nearest neighbor search", TPAMI 33(1), 2011, with
+the exact search's filter / refine / certify steps of :mod:`fastgssl.graphs._knn`):
+
+1. *Operands.* The rows are centred and scaled by a power of two and rounded once to
+   float32, augmented as ``A = [x', ||x'||^2, 1]`` and ``B = [-2 x', 1, ||x'||^2]``, so that
+   one GEMM ``A B^T`` gives approximate squared distances (the exact search's operands).
+2. *Lists.* Lloyd's k-means (5 iterations) with ``n_lists`` centroids on a random sample
+   of ``max(16384, 30 n_lists)`` rows (float32 GEMM assignment, float64 means); a list that
+   empties is re-seeded with a point of a large list (the split of faiss' k-means).
+3. *Probes.* Every point ``q`` gets its own probe set ``P(q)``: its ``n_probe`` nearest
+   centroids (GEMM blocks of all rows against the centroids, each row then selected by a
+   sampled cut and a quickselect of the few entries below it); its nearest one is its
+   list.  ``target_recall`` chooses ``n_probe`` first:
+   on a sample of points with exact neighbours, the recall of probe count ``p`` is the
+   share of exact neighbours whose list is among the ``p`` nearest centroids of the query.
+4. *Search.* The probe sets are inverted: list ``L`` is searched by the batch
+   ``B_L = {q : L in P(q)}``.  For every ``(L, batch)`` one single-threaded ``sgemm`` of the
+   gathered query rows against the list's rows (contiguous: the rows are stored in list
+   order) and the fused top-``k_c`` selection into the queries' heaps (``k_c = k +
+   max(8, k)``).  Worker threads own whole tasks and their own heaps, merged at the end.
+5. *Refine and certify* as the exact search: the ``k_c`` candidates are re-ranked by their
+   float64 distances, sorted by ``(distance, index)``; a row whose float32 filter cannot
+   separate the ``k``-th candidate from the rest of its probed points by the rounding bound
+   ``delta`` (ties, duplicated points) is rescanned exactly over its probed lists.
+
+The result is therefore the exact ``k`` nearest neighbours *within the probed lists* of
+each point; with ``n_probe = n_lists`` it is the exact search's result, index for index.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from fastgssl.exceptions import LowRecallWarning
+
+from ._builders import _GraphBuilder, knn_adjacency
+from ._knn import _U32, _gemm_operands, _search_dtype, numba_threads
+from ._weights import SYMMETRIZE, check_weight
+
+__all__ = ["IVFGraph", "default_n_lists"]
+
+# k-means on max(16384, 30 n_lists) points, 5 Lloyd iterations: measured at 2x10^5 x 50
+# (recall 0.91, one thread), 7.6 CPU-s in total against 9.1 with 65536 points and 8
+# iterations; the lists are a little worse (5.6 % of the pairs scanned against 5.3 %)
+_KMEANS_ITER = 5
+_KMEANS_MIN_SAMPLE = 16384
+_KMEANS_PER_LIST = 30
+_TUNE_SAMPLE = 1000
+# entries of one GEMM output block (4 MB of float32, the exact search's block size)
+_BLOCK_CELLS = 1 << 20
+_REF_BLOCK = 2048
+# heap memory of the per-thread candidate lists: threads beyond this budget are not used
+_HEAP_BUDGET = 2 << 30
+
+
+def default_n_lists(n_samples):
+    """``n_lists`` of ``n_lists=None``: ``2 sqrt(n)`` lists, at least 32 points per list on
+    average (894 lists at ``2 10^5`` points, 2,000 at ``10^6``, 1 below 64 points).
+
+    Measured at ``2 10^5 x 50`` (Gaussian mixture, recall 0.9, one thread):
+    ``4 sqrt(n)`` lists scanned fewer pairs (4.7 % against 5.1 %) but cost more in
+    k-means and probe selection, and a list of ~100 points is a short GEMM block: 35 s
+    against 23-25 s in total for 450-900 lists."""
+    return int(max(1, min(round(2.0 * math.sqrt(n_samples)), n_samples // 32)))
+
+
+def _run(tasks, work, threads):
+    """``work(task)`` for every task on ``threads`` Python threads (BLAS held at one thread
+    by the caller); in this thread when there is one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if min(threads, len(tasks)) <= 1:
+        return [work(t) for t in tasks]
+    with ThreadPoolExecutor(max_workers=min(threads, len(tasks))) as pool:
+        return list(pool.map(work, tasks))
+
+
+def _centroid_operand(C):
+    """Float32 ``[-2 c, 1, ||c||^2]`` rows of the centroids ``C`` (scaled coordinates)."""
+    Cf = np.asarray(C, dtype=np.float32)
+    m, d = Cf.shape
+    out = np.empty((m, d + 2), dtype=np.float32)
+    out[:, :d] = Cf * np.float32(-2.0)
+    out[:, d] = 1.0
+    out[:, d + 1] = np.einsum("ij,ij->i", Cf, Cf, dtype=np.float64)
+    return out
+
+
+def _nearest_centroids(A, Cop, p, threads, labels, probe=None):
+    """The nearest centroid of every row of ``A`` (to ``labels``) and its ``p`` nearest
+    (to ``probe``, unordered): blocks of one GEMM of the augmented rows against the
+    centroid operand, each row then selected by :func:`._ivf_kernels._nearest_lists`."""
+    from ._ivf_kernels import _nearest_lists
+
+    n = A.shape[0]
+    m = Cop.shape[0]
+    qb = int(max(16, min(512, _BLOCK_CELLS // m)))
+    CopT = Cop.T
+
+    def work(q0):
+        q1 = min(n, q0 + qb)
+        part = np.matmul(A[q0:q1], CopT)
+        out = probe[q0:q1] if probe is not None else np.empty((q1 - q0, 1), dtype=np.int32)
+        _nearest_lists(part, out, labels[q0:q1])
+
+    _run(range(0, n, qb), work, threads)
+
+
+def _kmeans(A, n_lists, rng, threads):
+    """Lloyd's k-means on a sample of the scaled rows; returns the non-empty centroids
+    (float64, scaled coordinates) and the number of lists that stayed empty."""
+    from ._ivf_kernels import _centroid_sums
+
+    n, d = A.shape[0], A.shape[1] - 2
+    s = min(n, max(_KMEANS_MIN_SAMPLE, _KMEANS_PER_LIST * n_lists))
+    ids = np.sort(rng.choice(n, s, replace=False)) if s < n else np.arange(n)
+    S = A[ids]
+    C = S[rng.choice(s, n_lists, replace=False), :d].astype(np.float64)
+    labels = np.empty(s, dtype=np.int64)
+    for it in range(_KMEANS_ITER + 1):
+        _nearest_centroids(S, _centroid_operand(C), 1, threads, labels=labels)
+        sums, counts = _centroid_sums(S, labels, n_lists, d)
+        if it == _KMEANS_ITER:
+            break
+        full = counts > 0
+        C[full] = sums[full] / counts[full, None]
+        empty = np.flatnonzero(~full)
+        if empty.size:
+            # re-seed an empty list with a random member of a list chosen by its size
+            # (faiss splits the same way): the next assignment shares that list's points
+            order = np.argsort(labels, kind="stable")
+            first = np.concatenate(([0], np.cumsum(counts)))
+            weights = np.maximum(counts - 1, 0).astype(np.float64)
+            for e in empty:
+                if weights.sum() <= 0:
+                    break
+                j = rng.choice(n_lists, p=weights / weights.sum())
+                member = order[first[j] + rng.randint(counts[j])]
+                C[e] = S[member, :d]
+                weights[j] = max(weights[j] / 2.0 - 1.0, 0.0)
+    keep = counts > 0
+    return C[keep], int(n_lists - keep.sum())
+
+
+def _exact_sample_neighbors(X, sample, k, n_jobs):
+    """Exact k nearest neighbours of the sampled points among all points, self removed."""
+    from ._knn import knn_search
+
+    idx, _ = knn_search(X[sample], k + 1, X, n_jobs=n_jobs)
+    is_self = idx == sample[:, None]
+    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
+    keep = np.ones_like(is_self)
+    keep[np.arange(sample.size), drop] = False
+    return idx[keep].reshape(sample.size, k)
+
+
+def _choose_n_probe(X, A, Cop, k, target, rng, threads, n_jobs):
+    """Smallest ``n_probe`` whose recall on a sample of points reaches ``target``.
+
+    For a query ``q`` with exact neighbours ``N(q)`` the search finds exactly the members of
+    ``N(q)`` whose list is among the ``n_probe`` nearest centroids of ``q`` (ties aside),
+    so recall as a function of ``n_probe`` is the empirical distribution of the centroid
+    ranks of those lists: one exact search of the sample and one GEMM against the
+    centroids give the whole curve."""
+    n = X.shape[0]
+    m = min(n, _TUNE_SAMPLE)
+    sample = np.sort(rng.choice(n, m, replace=False))
+    nbrs = _exact_sample_neighbors(X, sample, k, n_jobs)
+    nbr_lists = np.empty(nbrs.size, dtype=np.int64)
+    _nearest_centroids(A[nbrs.ravel()], Cop, 1, threads, labels=nbr_lists)
+    dist = A[sample] @ Cop.T
+    order = np.argsort(dist, axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(Cop.shape[0])[None, :], axis=1)
+    ranks = np.take_along_axis(rank, nbr_lists.reshape(m, k), axis=1)
+    curve = np.cumsum(np.bincount(ranks.ravel(), minlength=Cop.shape[0])) / ranks.size
+    return int(np.searchsorted(curve, target - 1e-12) + 1)
+
+
+def _search_lists(A, B, starts, ptr, queries, kc, threads):
+    """Candidate heaps (positions in list order) of every point over its probed lists.
+
+    Tasks are ``(list, batch of its queries)``: first every list against its own points,
+    then against the points that probe it from other lists, each group largest first;
+    worker threads take them in turn and merge into their own heaps (a query is in the
+    batches of several lists, which different threads may search at once) under one shared
+    bound per query, and the heaps are merged at the end."""
+    from ._ivf_kernels import _gather_rows, _merge_heaps, _select_gathered
+
+    n, width = A.shape
+    sizes = np.diff(starts)
+    first, rest = [], []  # a list against its own points first: the heaps fill with near ones
+    for L in np.flatnonzero((sizes > 0) & (np.diff(ptr) > 0)):
+        qb = int(max(64, min(1024, _BLOCK_CELLS // min(int(sizes[L]), _REF_BLOCK))))
+        q0, q1 = int(ptr[L]), int(ptr[L + 1])
+        # every point probes its own list, and the queries of a list are in ascending order
+        m0 = q0 + int(np.searchsorted(queries[q0:q1], starts[L]))
+        m1 = m0 + int(sizes[L])
+        for lo, hi, out in ((q0, m0, rest), (m0, m1, first), (m1, q1, rest)):
+            out.extend((int(L), s0, min(hi, s0 + qb)) for s0 in range(lo, hi, qb))
+    tasks = []
+    for part in (first, rest):
+        cost = np.array([(e - s) * sizes[L] for L, s, e in part], dtype=np.float64)
+        tasks.extend(part[t] for t in np.argsort(-cost, kind="stable"))
+    heap_bytes = n * kc * 8
+    workers = int(max(1, min(threads, len(tasks), _HEAP_BUDGET // max(heap_bytes, 1))))
+    lock = threading.Lock()
+    nxt = [0]
+    roots = np.full(n, np.inf, dtype=np.float32)  # shared bound, see _select_gathered
+
+    def work(_):
+        hd = np.full((n, kc), np.inf, dtype=np.float32)
+        hi = np.full((n, kc), -1, dtype=np.int32)
+        qbuf = np.empty((1024, width), dtype=np.float32)
+        flat = np.empty(_BLOCK_CELLS, dtype=np.float32)
+        while True:
+            with lock:
+                t = nxt[0]
+                nxt[0] += 1
+            if t >= len(tasks):
+                return hd, hi
+            L, s0, s1 = tasks[t]
+            ids = queries[s0:s1]
+            m = s1 - s0
+            Aq = qbuf[:m]
+            _gather_rows(A, ids, Aq)
+            for r0 in range(int(starts[L]), int(starts[L + 1]), _REF_BLOCK):
+                r1 = min(int(starts[L + 1]), r0 + _REF_BLOCK)
+                part = flat[:m * (r1 - r0)].reshape(m, r1 - r0)
+                np.matmul(Aq, B[r0:r1].T, out=part)
+                _select_gathered(part, ids, r0, hd, hi, roots)
+
+    heaps = _run(range(workers), work, workers)
+    hd, hi = heaps[0]
+    for od, oi in heaps[1:]:
+        _merge_heaps(hd, hi, od, oi)
+    return hd, hi
+
+
+class IVFGraph(_GraphBuilder):
+    """Registry factory ``"ivf"``: approximate kNN graph by an inverted file (k-means lists).
+
+    ``IVFGraph(...)(X)`` returns the symmetric affinity ``W``, like the other builders.
+
+    Parameters
+    ----------
+    n_neighbors : int, default=10
+        ``k`` neighbours per point (self excluded), ``1 <= k < n``.
+    weight, sigma_w, symmetrize
+        As in :func:`fastgssl.graphs.knn_graph` (applied by the same code).
+    n_lists : int or None, default=None
+        Number of k-means lists, ``1 <= n_lists <= n``; ``None``:
+        :func:`default_n_lists` (``2 sqrt(n)``, at least 32 points per list).
+    n_probe : int or None, default=None
+        Lists searched per point (its nearest centroids), ``1 <= n_probe <= n_lists``.
+        Exclusive with ``target_recall``; when both are None, ``target_recall=0.95``.
+    target_recall : float or None, default=None
+        Recall in ``(0, 1]`` that ``n_probe`` is chosen for, on a sample of 1,000 points
+        with exact neighbours before the full search (see Notes).
+    recall_sample : int, default=1000
+        Points on which ``recall_`` is measured against exact search (0 disables it).
+    min_recall : float or None, default=0.9
+        A measured recall below this gives a :class:`LowRecallWarning` with the number and
+        what to change; None never warns.
+    random_state : int, RandomState or None, default=None
+        The k-means sample and start, and the recall samples.
+    n_jobs : int or None, default=None
+        Threads (GEMM workers with one BLAS thread each, and the Numba kernels), as in
+        :func:`fastgssl.graphs.knn_search`.
+
+    Attributes
+    ----------
+    recall_ : float
+        Recall@k of the last graph against exact search on ``recall_sample`` points
+        (:func:`fastgssl.graphs.knn_recall`, drawn with ``random_state``); NaN if disabled.
+    neighbors_ : ndarray of shape (n_samples, n_neighbors), int64
+        The neighbour lists of the last graph, nearest first (ties by index), before
+        symmetrization.
+    n_probe_ : int
+        The number of lists each point searched.
+    n_lists_ : int
+        The number of non-empty k-means lists.
+    scan_fraction_ : float
+        Distance pairs the search formed, as a share of all ``n^2`` pairs (the exact
+        search forms about half of them).
+    stage_times_ : dict
+        Wall seconds of the stages of the last call: ``"kmeans"``, ``"tune"`` (choice of
+        ``n_probe``), ``"assign"`` (probe lists), ``"search"``, ``"refine"``, ``"weights"``,
+        ``"recall"``.
+
+    Notes
+    -----
+    See :mod:`fastgssl.graphs._ivf` for the algorithm.  Each point's list is exact among
+    the points of its ``n_probe`` probed lists (float64 distances, ties by index), so with
+    ``n_probe = n_lists`` the graph is the exact one.  With ``p_L`` the share of points in
+    list ``L`` the search costs ``n sum_q sum_{L in P(q)} p_L`` distance pairs, a fraction
+    ``f`` of all ``n^2`` (``scan_fraction_``; measured on a 50-dimensional Gaussian
+    mixture with the default lists: 5.6 % at recall 0.91, 7.1 % at 0.96, 8 % at 0.98 at
+    ``2 10^5`` points, 4.7 % at recall 0.92 at ``10^6``), each a share of one float32
+    GEMM; the exact search forms half of all pairs.  Memory: the float32 operands
+    (``2 n (d + 2)`` floats), a copy of ``X`` in list order for the refinement, the probe
+    lists and their inverse (``2 n n_probe`` int32) and one candidate heap per thread
+    (``n k_c`` entries; threads beyond a 2 GB heap budget are not used).  Measured peak at
+    ``10^6 x 50`` float32: 1.6 GB.
+
+    Recall: for a query, the search finds exactly those exact neighbours whose list is
+    probed, so the recall of ``n_probe = p`` is the share of (query, exact neighbour) pairs
+    where the neighbour's list is among the query's ``p`` nearest centroids.  One exact
+    search of a sample gives that curve for every ``p`` at once; ``target_recall`` takes the
+    smallest ``p`` on it.  ``recall_`` is then measured on an independent sample.
+
+    Sparse input is refused (densify it, or use the exact ``"knn"``, which searches CSR
+    natively); float16 and integer data are searched in float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastgssl.graphs import IVFGraph, knn_search
+    >>> X = np.random.default_rng(0).normal(size=(400, 8))
+    >>> builder = IVFGraph(n_neighbors=5, n_lists=8, n_probe=8, random_state=0)
+    >>> W = builder(X)
+    >>> bool((builder.neighbors_ == knn_search(X, 5)[0]).all()), builder.recall_
+    (True, 1.0)
+    """
+
+    _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "n_lists", "n_probe",
+                    "target_recall", "recall_sample", "min_recall", "random_state", "n_jobs")
+
+    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize="max",
+                 n_lists=None, n_probe=None, target_recall=None, recall_sample=1000,
+                 min_recall=0.9, random_state=None, n_jobs=None):
+        self.n_neighbors = n_neighbors
+        self.weight = weight
+        self.sigma_w = sigma_w
+        self.symmetrize = symmetrize
+        self.n_lists = n_lists
+        self.n_probe = n_probe
+        self.target_recall = target_recall
+        self.recall_sample = recall_sample
+        self.min_recall = min_recall
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _check_params(self, n):
+        from fastgssl._validation import check_bounded_int, check_n_neighbors
+
+        k = check_n_neighbors(self.n_neighbors, n)
+        sigma_w = check_weight(self.weight, self.sigma_w)
+        if not isinstance(self.symmetrize, str) or self.symmetrize not in SYMMETRIZE:
+            raise ValueError(f"symmetrize must be one of {list(SYMMETRIZE)}, got "
+                             f"{self.symmetrize!r}.")
+        if self.n_lists is None:
+            n_lists = default_n_lists(n)
+        else:
+            n_lists = check_bounded_int(self.n_lists, "n_lists", low=1, high=n,
+                                        hint=f" (X has {n} points: at most one list each)")
+        if self.n_probe is not None and self.target_recall is not None:
+            raise ValueError(
+                f"give n_probe or target_recall, not both (n_probe={self.n_probe!r}, "
+                f"target_recall={self.target_recall!r})."
+            )
+        n_probe = None
+        if self.n_probe is not None:
+            n_probe = check_bounded_int(self.n_probe, "n_probe", low=1, high=n_lists,
+                                        hint=f" (n_lists={n_lists}: a point can probe "
+                                             f"every list at most once)")
+        target = 0.95 if self.target_recall is None else self.target_recall
+        if n_probe is None and (isinstance(target, bool) or not isinstance(
+                target, (int, float, np.integer, np.floating))
+                or not 0.0 < float(target) <= 1.0):
+            raise ValueError(f"target_recall must be a number in (0, 1], got "
+                             f"{self.target_recall!r}.")
+        recall_sample = check_bounded_int(self.recall_sample, "recall_sample", low=0)
+        min_recall = self.min_recall
+        if min_recall is not None and (isinstance(min_recall, bool) or not isinstance(
+                min_recall, (int, float, np.integer, np.floating))
+                or not 0 <= float(min_recall) <= 1):
+            raise ValueError(f"min_recall must be a number in [0, 1] or None, got "
+                             f"{min_recall!r}.")
+        return k, sigma_w, n_lists, n_probe, float(target), recall_sample, min_recall
+
+    def __call__(self, X):
+        from fastgssl._geometry import check_distance_scale
+        from fastgssl._validation import check_X
+
+        from ._knn import shared_self_search
+
+        if sp.issparse(X):
+            raise TypeError(
+                "IVFGraph needs dense X (its lists are k-means centroids in the data's "
+                "coordinates); pass X.toarray() if it fits in memory, or use the exact "
+                "builder graph='knn', which searches sparse data natively."
+            )
+        X_given = X
+        X = check_X(X, "X", dtype=_search_dtype(X))  # float32 input stays float32
+        sq_spread = check_distance_scale(X, name="X")
+        n = X.shape[0]
+        k, sigma_w, n_lists, n_probe, target, recall_sample, min_recall = \
+            self._check_params(n)
+        seed = self.random_state
+        key = ("ivf", n_lists, n_probe, target,
+               seed if seed is None or isinstance(seed, (int, np.integer)) else id(seed))
+
+        def search(n_neighbors):
+            return self._search(X, n_neighbors, n_lists, n_probe, target, sq_spread)
+
+        # inside reuse_neighbors (a grid over k): one search at the largest k
+        found = shared_self_search(X_given, k, key, search)
+        out_i, out_d, info = search(k) if found is None else found
+        times = dict(info["times"])
+        clock = time.perf_counter
+        self.n_lists_ = info["n_lists"]
+        self.n_probe_ = info["n_probe"]
+        self.scan_fraction_ = info["scan_fraction"]
+        self.neighbors_ = out_i
+        self._warn_lists(n, n_lists, info["n_empty"], info["largest"], info["n_full"], k)
+        t0 = clock()
+        W, _ = knn_adjacency(out_i, out_d, weight=self.weight, sigma_w=sigma_w,
+                             symmetrize=self.symmetrize)
+        times["weights"] = clock() - t0
+        t0 = clock()
+        if recall_sample:
+            from ._nndescent import knn_recall
+
+            self.recall_ = knn_recall(X, out_i, sample_size=recall_sample,
+                                      random_state=self.random_state)
+        else:
+            self.recall_ = float("nan")
+        times["recall"] = clock() - t0
+        self.stage_times_ = times
+        if min_recall is not None and self.recall_ < float(min_recall):
+            warnings.warn(
+                f"IVFGraph: recall@{k} of the approximate graph is {self.recall_:.3f} on "
+                f"{min(recall_sample, n)} sampled points, below min_recall="
+                f"{float(min_recall):g} (n_probe={self.n_probe_} of {self.n_lists_} lists); "
+                f"raise n_probe or target_recall, or use the exact builder graph='knn'.",
+                LowRecallWarning,
+                stacklevel=2,
+            )
+        return W
+
+    def _search(self, X, k, n_lists, n_probe, target, sq_spread):
+        """The lists of every point: ``(indices, sq_distances, info)`` (see the module
+        docstring for the stages)."""
+        from fastgssl._threads import small_blas
+        from fastgssl._validation import check_random_state
+
+        from ._ivf_kernels import _invert_probes, _refine_lists, _scan_probed
+
+        n, d = X.shape
+        rng = check_random_state(self.random_state)
+        kmeans_rng, tune_rng = (np.random.RandomState(s) for s in
+                                rng.randint(0, 2**31 - 1, size=2))
+        times = {}
+        clock = time.perf_counter
+        with numba_threads(self.n_jobs) as threads, small_blas(0.0):
+            t0 = clock()
+            A, B, q_norms, r_norms, unit2 = _gemm_operands(X, X, sq_spread)
+            del B
+            C, n_empty = _kmeans(A, n_lists, kmeans_rng, threads)
+            Cop = _centroid_operand(C)
+            n_lists_ = C.shape[0]
+            times["kmeans"] = clock() - t0
+            t0 = clock()
+            if n_probe is None:
+                n_probe_ = (n_lists_ if n_lists_ == 1 else
+                            _choose_n_probe(X, A, Cop, k, target, tune_rng, threads,
+                                            self.n_jobs))
+            else:
+                n_probe_ = min(n_probe, n_lists_)
+            times["tune"] = clock() - t0
+            t0 = clock()
+            labels = np.empty(n, dtype=np.int64)
+            probe = np.empty((n, n_probe_), dtype=np.int32)
+            _nearest_centroids(A, Cop, n_probe_, threads, labels=labels, probe=probe)
+            perm = np.argsort(labels, kind="stable")
+            counts = np.bincount(labels, minlength=n_lists_)
+            starts = np.concatenate(([0], np.cumsum(counts)))
+            times["assign"] = clock() - t0
+            t0 = clock()
+            probe = probe[perm]
+            ptr, queries = _invert_probes(probe, n_lists_)
+            A = A[perm]
+            B = np.empty_like(A)
+            B[:, :d] = A[:, :d] * np.float32(-2.0)
+            B[:, d] = 1.0
+            B[:, d + 1] = A[:, d]
+            # candidates beyond k for the certificate's margin: fewer than the exact search's
+            # max(8, k) (each one costs heap pushes in every probed list; measured at 2x10^5
+            # x 50: 11 % less CPU time with k + 4 than with 2 k, the same lists)
+            kc = min(n - 1, k + max(4, k // 4))
+            heap_d, heap_i = _search_lists(A, B, starts, ptr, queries, kc, threads)
+            scanned = float(np.dot(np.diff(ptr).astype(np.float64), counts))
+            del A, B, queries
+            times["search"] = clock() - t0
+            t0 = clock()
+            # the candidates re-ranked in float64 in list order (near rows, near in memory)
+            # and certified as in the exact search, written back in the original order
+            Xp = X[perm]
+            worst = heap_d[:, 0].astype(np.float64) * unit2
+            delta = 8.0 * (d + 9) * _U32 * (q_norms[perm] + r_norms.max()) * unit2
+            del heap_d
+            out_i = np.full((n, k), -1, dtype=np.int64)
+            out_d = np.full((n, k), np.inf)
+            failed = np.zeros(n, dtype=np.bool_)
+            _refine_lists(Xp, perm, heap_i, worst, delta, k, out_i, out_d, failed)
+            del Xp, heap_i
+            rows = np.flatnonzero(failed)
+            n_full = 0
+            if rows.size:
+                pos = np.empty(n, dtype=np.int64)
+                pos[perm] = np.arange(n)
+                n_full = _scan_probed(X, rows, probe[pos[rows]], starts, perm, k, out_i,
+                                      out_d)
+            times["refine"] = clock() - t0
+        info = {"n_lists": int(n_lists_), "n_probe": int(n_probe_), "times": times,
+                "scan_fraction": scanned / max(float(n) * n, 1.0), "n_empty": n_empty,
+                "largest": int(counts.max()), "n_full": int(n_full)}
+        return out_i, out_d, info
+
+    def _warn_lists(self, n, n_lists, n_empty, largest, n_full, k):
+        """Warnings about the lists: empty ones, one holding most points, tiny probes."""
+        if n_empty:
+            warnings.warn(
+                f"IVFGraph: {n_empty} of n_lists={n_lists} k-means lists stayed empty (X "
+                f"has too few distinct points for that many lists?); searching "
+                f"{self.n_lists_} lists. Lower n_lists.",
+                UserWarning,
+                stacklevel=3,
+            )
+        mean = n / self.n_lists_
+        # k-means lists are uneven (up to ~15x the mean size measured on a 784-dimensional
+        # mixture); a quarter of all points in one list is what equal points do
+        if self.n_lists_ >= 4 and largest > max(8.0 * mean, 0.25 * n):
+            warnings.warn(
+                f"IVFGraph: one list holds {largest} of {n} points ({100.0 * largest / n:.0f} "
+                f"%, {largest * self.n_lists_ / n:.0f}x the mean list size) that k-means "
+                f"could not split (many equal or nearly equal points?); every point probing "
+                f"it scans all of them (time grows with its size squared).",
+                UserWarning,
+                stacklevel=3,
+            )
+        if n_full:
+            warnings.warn(
+                f"IVFGraph: {n_full} points found fewer than n_neighbors={k} others in "
+                f"their {self.n_probe_} probed lists and were searched exactly against "
+                f"all points; raise n_probe or lower n_lists.",
+                UserWarning,
+                stacklevel=3,
+            )

@@ -1,0 +1,315 @@
+"""The Numba kernels of the inverted-file kNN graph (:mod:`fastgssl.graphs._ivf`).
+
+The fused top-``k_c`` selection of one GEMM block whose rows are gathered queries (their
+heaps scattered over the heap arrays), the row gather that feeds the GEMM, the inversion of
+the per-point probe lists into per-list query lists, k-means centroid sums, the merge of
+per-thread heaps and the exact float64 scan of the probed lists for rows whose certificate
+failed.  Module level and disk-cached, compiled once per process; the selection reuses the
+vectorized chunk test and heap push of the exact search (:mod:`._knn_kernels`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._knn_kernels import (
+    _CHUNK,
+    _count_below,
+    _dense_sqdist,
+    _insert_sorted,
+    _push_chunk,
+    _sift_down,
+)
+
+
+@njit(cache=True, nogil=True)
+def _gather_rows(A, ids, out):
+    """``out[a] = A[ids[a]]`` (the query rows of one GEMM block, made contiguous)."""
+    for a in range(ids.shape[0]):
+        src = A[ids[a]]
+        dst = out[a]
+        for t in range(src.shape[0]):
+            dst[t] = src[t]
+
+
+@njit(cache=True, nogil=True)
+def _select_gathered(part, q_ids, r_offset, heap_d, heap_i, roots):
+    """Merge one block of approximate squared distances into the heaps of gathered queries.
+
+    ``part[a, b]`` approximates the squared distance of point ``q_ids[a]`` and point
+    ``r_offset + b`` (float32, straight out of one augmented GEMM; both in the list order of
+    the search); the heap of query ``q`` is ``heap_d[q]`` / ``heap_i[q]`` (max-heaps of the
+    ``k_c`` smallest entries seen by this thread).  ``roots[q]`` is shared by the threads:
+    the smallest root any thread's heap of ``q`` has had.  An entry not below it cannot be
+    among the ``k_c`` smallest of the union of the threads' heaps (one heap already holds
+    ``k_c`` entries at most that large), so it is skipped; a row whose entries all lose
+    (almost every row, once the heaps have filled) reads 4 bytes of a small array instead
+    of its heap.  A lost update between threads only leaves a larger (still valid) bound.
+    A point is never its own candidate.  As the exact search's ``_select_block``: a chunk
+    of ``_CHUNK`` entries is walked only if a vectorized count finds an entry below the
+    bound.  Serial and GIL-free.
+    """
+    nq, nr = part.shape
+    size = heap_d.shape[1]
+    n_full = nr - nr % _CHUNK
+    for a in range(nq):
+        q = q_ids[a]
+        row = part[a]
+        threshold = roots[q]
+        skip = q - r_offset
+        if skip >= nr:
+            skip = nr - nr - 1  # (-1 not as a constant: one compilation of _push_chunk)
+        if not _count_below(row, threshold):  # lists are short: test the row first
+            continue
+        b0 = nr - nr
+        while b0 < nr:
+            b1 = b0 + _CHUNK if b0 < n_full else nr
+            if _count_below(row[b0:b1], threshold):
+                threshold = _push_chunk(row, b0, b1, threshold, heap_d[q], heap_i[q],
+                                        r_offset, skip, size)
+            b0 = b1
+        if threshold < roots[q]:  # (another thread may have lowered it meanwhile)
+            roots[q] = threshold
+
+
+@njit(cache=True, nogil=True)
+def _quickselect(buf, kth):
+    """The ``kth`` smallest entry of ``buf`` (0-based; ``buf`` is reordered): Hoare's
+    selection with a median-of-three pivot, expected ``O(len)``."""
+    lo = 0
+    hi = buf.shape[0] - 1
+    while hi > lo:
+        mid = (lo + hi) // 2
+        a, b, c = buf[lo], buf[mid], buf[hi]
+        if a > b:
+            a, b = b, a
+        if b > c:
+            b = c
+            if a > b:
+                b = a
+        pivot = b
+        i = lo
+        j = hi
+        while i <= j:
+            while buf[i] < pivot:
+                i += 1
+            while buf[j] > pivot:
+                j -= 1
+            if i <= j:
+                t = buf[i]
+                buf[i] = buf[j]
+                buf[j] = t
+                i += 1
+                j -= 1
+        if kth <= j:
+            hi = j
+        elif kth >= i:
+            lo = i
+        else:
+            return buf[kth]
+    return buf[kth]
+
+
+@njit(cache=True, nogil=True)
+def _nearest_lists(part, probe, labels):
+    """Per row of ``part`` (approximate squared distances to every centroid): the nearest
+    centroid (``labels``, the first of equal ones) and the ``p = probe.shape[1]`` nearest
+    (``probe``, unordered; equal distances by index).
+
+    Selection with few branches: a cut ``t`` from a strided sample of the row (the
+    sample's ``2 p / n_lists`` quantile, a little above the row's ``p``-th value in
+    expectation), a vectorized count of the entries ``<= t``, a branch-free compaction of
+    them (values and indices, in index order), and :func:`_quickselect` of the ``p``-th
+    value among those few; a full quickselect of the row when the cut was too low.  (A
+    heap of ``p`` entries pushed ``O(p log(n_lists / p))`` times, or a quickselect of the
+    whole row, costs several times more for the tens of probes a high recall needs.)
+    """
+    nq, m = part.shape
+    p = probe.shape[1]
+    vals = np.empty(m, dtype=part.dtype)
+    idx = np.empty(m, dtype=np.int64)
+    n_samp = min(m, 64)
+    samp = np.empty(n_samp, dtype=part.dtype)
+    r = min(n_samp - 1, (2 * p * n_samp) // m + 1)
+    for a in range(nq):
+        row = part[a]
+        if p == 1 or p >= m:
+            best = 0
+            low = row[0]
+            for b in range(1, m):
+                v = row[b]
+                if v < low:
+                    low = v
+                    best = b
+            labels[a] = best
+            for b in range(p):
+                probe[a, b] = best if p == 1 else b
+            continue
+        for t in range(n_samp):
+            samp[t] = row[(t * m) // n_samp]
+        cut = _quickselect(samp, r)
+        c = 0
+        if _count_below(row, cut) + _count_equal(row, cut) >= p:
+            for b in range(m):  # branch-free compaction of the entries <= cut
+                vals[c] = row[b]
+                idx[c] = b
+                c += row[b] <= cut
+        else:  # the cut was too low: every entry is a candidate
+            for b in range(m):
+                vals[b] = row[b]
+                idx[b] = b
+            c = m
+        # the nearest centroid is a candidate (it is <= cut): the first of the smallest
+        best = 0
+        for t in range(1, c):
+            if vals[t] < vals[best]:
+                best = t
+        labels[a] = idx[best]
+        kth = _quickselect(vals[:c].copy(), p - 1)
+        got = 0
+        for t in range(c):
+            if vals[t] < kth:
+                probe[a, got] = idx[t]
+                got += 1
+        for t in range(c):
+            if got >= p:
+                break
+            if vals[t] == kth:
+                probe[a, got] = idx[t]
+                got += 1
+
+
+@njit(cache=True, nogil=True, inline="never")
+def _count_equal(values, value):
+    """Number of entries equal to ``value`` (vectorized, as ``_count_below``)."""
+    equal = 0
+    for b in range(values.shape[0]):
+        equal += values[b] == value
+    return equal
+
+
+@njit(cache=True, nogil=True)
+def _invert_probes(probe, n_lists):
+    """Per-list query lists from per-point probe lists.
+
+    ``probe[p]`` holds the lists probed by the point at position ``p`` of the list order.
+    Returns ``(ptr, queries)``: the positions probing list ``L`` are
+    ``queries[ptr[L]:ptr[L + 1]]``, ascending (so the members of one list, which probe
+    alike, are neighbours in every batch).
+    """
+    n, n_probe = probe.shape
+    ptr = np.zeros(n_lists + 1, dtype=np.int64)
+    for p in range(n):
+        for r in range(n_probe):
+            ptr[probe[p, r] + 1] += 1
+    for L in range(n_lists):
+        ptr[L + 1] += ptr[L]
+    fill = ptr[:-1].copy()
+    queries = np.empty(n * n_probe, dtype=np.int32)
+    for p in range(n):
+        for r in range(n_probe):
+            L = probe[p, r]
+            queries[fill[L]] = p
+            fill[L] += 1
+    return ptr, queries
+
+
+@njit(cache=True, nogil=True)
+def _centroid_sums(S, labels, n_lists, d):
+    """Float64 sums of the first ``d`` coordinates of the rows of ``S`` per label, and the
+    counts (one Lloyd step's means, without a float32 accumulation)."""
+    sums = np.zeros((n_lists, d))
+    counts = np.zeros(n_lists, dtype=np.int64)
+    for a in range(S.shape[0]):
+        L = labels[a]
+        counts[L] += 1
+        for t in range(d):
+            sums[L, t] += S[a, t]
+    return sums, counts
+
+
+@njit(cache=True, parallel=True)
+def _merge_heaps(dst_d, dst_i, src_d, src_i):
+    """Push the entries of the heaps ``src`` into the heaps ``dst`` (same rows; the two hold
+    disjoint reference sets of each row, scanned by different threads)."""
+    n, size = dst_d.shape
+    for p in prange(n):
+        hd = dst_d[p]
+        hi = dst_i[p]
+        for c in range(size):
+            v = src_d[p, c]
+            if src_i[p, c] >= 0 and v < hd[0]:
+                hd[0] = v
+                hi[0] = src_i[p, c]
+                _sift_down(hd, hi, 0, size)
+
+
+@njit(cache=True, parallel=True)
+def _scan_probed(X, rows, probe_rows, starts, perm, k, out_i, out_d):
+    """Exact lexicographic k nearest among the probed lists, for rows whose certificate failed.
+
+    ``rows[t]`` is a point (original index), ``probe_rows[t]`` its probed lists; the members
+    of list ``L`` are the points ``perm[starts[L]:starts[L + 1]]``.  Float64 sums of
+    ``(x_l - y_l)^2`` sorted by ``(distance, index)``, as the exact search's fallback.  A
+    row whose probed lists hold fewer than ``k`` other points is scanned against all points
+    (it can only happen when lists are tiny, e.g. ``n_lists`` close to ``n``).  Returns the
+    number of such rows.
+    """
+    n = X.shape[0]
+    n_full = 0
+    for t in prange(rows.shape[0]):
+        a = rows[t]
+        best_d = np.full(k, np.inf)
+        best_i = np.full(k, -1, dtype=np.int64)
+        count = 0
+        for r in range(probe_rows.shape[1]):
+            L = probe_rows[t, r]
+            for pos in range(starts[L], starts[L + 1]):
+                j = np.int64(perm[pos])
+                if j != a:
+                    count = _insert_sorted(best_d, best_i, count, k,
+                                           _dense_sqdist(X[a], X[j]), j)
+        if count < k:
+            n_full += 1
+            count = 0
+            for j in range(n):
+                if j != a:
+                    count = _insert_sorted(best_d, best_i, count, k,
+                                           _dense_sqdist(X[a], X[j]), j)
+        for c in range(k):
+            out_i[a, c] = best_i[c]
+            out_d[a, c] = best_d[c]
+    return n_full
+
+
+@njit(cache=True, parallel=True)
+def _refine_lists(Xp, perm, cand, worst, delta, k, out_i, out_d, failed):
+    """Exact distances of the candidates, lexicographic sort and certificate, in list order.
+
+    ``Xp`` holds the rows in list order (``Xp[p] = X[perm[p]]``), ``cand[p]`` the
+    candidate positions of position ``p`` (so the rows read are near each other in
+    memory).  Distances are the float64 sums of ``(x_l - y_l)^2`` of the exact search
+    (:func:`._knn_kernels._refine_dense`), sorted by ``(distance, original index)``; the
+    certificate is that of the exact search, ``worst[p] - delta[p] > d_k``.  Results go to
+    row ``perm[p]`` of ``out_i`` / ``out_d`` (original indices); uncertified rows are
+    marked in ``failed``.
+    """
+    n = Xp.shape[0]
+    kc = cand.shape[1]
+    for p in prange(n):
+        best_d = np.full(kc, np.inf)
+        best_i = np.full(kc, -1, dtype=np.int64)
+        count = 0
+        for c in range(kc):
+            j = cand[p, c]
+            if j < 0:
+                continue
+            count = _insert_sorted(best_d, best_i, count, kc, _dense_sqdist(Xp[p], Xp[j]),
+                                   np.int64(perm[j]))
+        a = perm[p]
+        for c in range(k):
+            out_i[a, c] = best_i[c]
+            out_d[a, c] = best_d[c]
+        if not (count >= k and worst[p] - delta[p] > best_d[k - 1]):
+            failed[a] = True
