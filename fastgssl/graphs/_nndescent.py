@@ -17,7 +17,7 @@ from fastgssl.exceptions import LowRecallWarning
 from ._builders import _GraphBuilder
 from ._knn import numba_threads
 from ._knn_kernels import pair_sqdist
-from ._weights import check_weight, default_sigma_w, edge_weights, symmetrize
+from ._weights import check_symmetrize, check_weight, knn_edge_weights, symmetrize
 
 
 def knn_recall(X, indices, *, sample_size=1000, random_state=None):
@@ -105,6 +105,9 @@ class NNDescentGraph(_GraphBuilder):
     neighbors_ : ndarray of shape (n_samples, n_neighbors), int64
         The approximate neighbour lists of the last graph, nearest first (``-1`` where
         NN-descent returned fewer than ``k`` neighbours), before symmetrization.
+    kth_sq_distances_ : ndarray of shape (n_samples,)
+        ``d_k(x_i)^2`` over the approximate lists (the largest listed squared distance), the
+        scale of the self-tuned weights.
 
     Notes
     -----
@@ -125,7 +128,7 @@ class NNDescentGraph(_GraphBuilder):
     _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "search_neighbors",
                     "recall_sample", "min_recall", "random_state", "n_jobs")
 
-    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize="max",
+    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  search_neighbors=None, recall_sample=500, min_recall=0.9, random_state=None,
                  n_jobs=None):
         self.n_neighbors = n_neighbors
@@ -162,6 +165,7 @@ class NNDescentGraph(_GraphBuilder):
         n = X.shape[0]
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
+        how = check_symmetrize(self.symmetrize, self.weight)
         if self.search_neighbors is None:
             m = max(2 * k, 30)
         else:
@@ -191,12 +195,9 @@ class NNDescentGraph(_GraphBuilder):
         with numba_threads(self.n_jobs):
             diff_sq = pair_sqdist(X, np.repeat(np.arange(n), k),
                                   np.where(idx < 0, 0, idx).ravel()).reshape(n, k)
-        diff_sq[missing] = np.nan
-        if self.weight == "gaussian" and sigma_w is None:
-            sigma_w = default_sigma_w(diff_sq[~missing])
-        data = edge_weights(np.where(missing, 0.0, diff_sq).ravel(), self.weight, sigma_w)
-        data[missing.ravel()] = 0.0
-        A = sp.csr_matrix((data, np.where(missing, 0, idx).ravel(),
+        data, _, self.kth_sq_distances_ = knn_edge_weights(idx, diff_sq, self.weight,
+                                                           sigma_w, missing=missing)
+        A = sp.csr_matrix((data.ravel(), np.where(missing, 0, idx).ravel(),
                            np.arange(0, n * k + 1, k)), shape=(n, n))
         A.eliminate_zeros()
         self.neighbors_ = np.where(missing, -1, idx)
@@ -216,7 +217,7 @@ class NNDescentGraph(_GraphBuilder):
                 LowRecallWarning,
                 stacklevel=2,
             )
-        return symmetrize(A, self.symmetrize)
+        return symmetrize(A, how)
 
 
 def _float32_safe(X):

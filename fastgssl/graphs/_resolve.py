@@ -28,7 +28,8 @@ def _accepted(factory, params):
     return {k: v for k, v in params.items() if k in sig.parameters}
 
 
-def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"):
+def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph",
+                  return_builder=False):
     """Build or check the affinity W of ``graph`` over the rows of ``X``.
 
     Parameters
@@ -46,10 +47,16 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
         None values are left out.
     name : str
         Argument name for messages.
+    return_builder : bool, default=False
+        Also return the builder object that made W (the registered factory's instance or
+        the callable; None for a matrix), whose fitted attributes (``kth_sq_distances_``,
+        ``recall_``) describe the graph.
 
     Returns
     -------
     W : scipy.sparse.csr_matrix of shape (n, n)
+    builder : object or None
+        Only with ``return_builder=True``.
     """
     from fastgssl.graphs._builders import check_adjacency
 
@@ -64,12 +71,13 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
 
         factory = registry.load("fastgssl.graphs", graph)
         params = {k: v for k, v in (builder_params or {}).items() if v is not None}
-        W = factory(**_accepted(factory, params))(X)
+        builder = factory(**_accepted(factory, params))
+        W = builder(X)
         what = f"the graph built by {name}={graph!r}"
     elif sp.issparse(graph) or isinstance(graph, np.ndarray):
-        W, what = graph, name
+        W, what, builder = graph, name, None
     elif callable(graph):
-        W, what = graph(X), f"the graph returned by the {name} callable"
+        W, what, builder = graph(X), f"the graph returned by the {name} callable", graph
     else:
         raise ValueError(
             f"{name} must be a registered graph-builder name (e.g. 'knn'), a callable "
@@ -81,4 +89,4 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
             f"{what} has shape {W.shape} but X has {n} samples; a graph must be the "
             f"({n}, {n}) affinity over all training points (labeled and unlabeled)."
         )
-    return W
+    return (W, builder) if return_builder else W
