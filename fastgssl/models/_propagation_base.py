@@ -90,6 +90,13 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 "graph='precomputed' gives no coordinates; use 'abstain' or 'uniform', or pass "
                 "the affinity as graph=W together with the coordinates X."
             )
+        if self.sigma_w is not None and self.graph_weight in SELF_TUNED:
+            raise ValueError(
+                f"sigma_w={self.sigma_w!r} is the bandwidth of graph_weight='gaussian', but "
+                f"graph_weight={self.graph_weight!r} scales each point by the distance to its "
+                f"k-th neighbour; pass graph_weight='gaussian' with sigma_w, or leave sigma_w "
+                f"None."
+            )
 
     def _policies(self):
         return POLICIES
