@@ -92,7 +92,7 @@ default="binary"
            [0., 1., 0., 1.],
            [0., 0., 1., 0.]])
     >>> W = knn_graph(X, 1, weight="self_tuned")
-    >>> round(float(W[1, 2]), 4)  # (exp(-4 * 4 / 1) + exp(-4 * 4 / 4)) / 2
+    >>> round(float(W[1, 2]), 4)  # x_2 lists x_1 (d_1(x_2) = 2), not the reverse: e^-4 / 2
     0.0092
     """
     return _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs)[0]
