@@ -390,8 +390,7 @@ class PoissonMBO(_PoissonBase):
     ``n_diffusion_steps=10`` on that graph recovered them (0.896 / 0.924 against 0.876 /
     0.908; 160 steps: 0.823 / 0.855), a fidelity of 10 only a third of that (issue 36,
     ``bench/bench_graph_weight.py --mbo-variants``). With a hand-made graph of near-uniform
-    weights, lower
-    ``n_diffusion_steps``.
+    weights, lower ``n_diffusion_steps``.
 
     See Also
     --------
