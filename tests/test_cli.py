@@ -420,10 +420,14 @@ def test_select_graph_propagation_at_few_labels_per_class(model):
     assert r["folds"] == 3  # lowered to the smallest class's labeled count
     assert set(r["best_params"]) >= {"n_neighbors"}
     assert ("class_mass_normalization" in r["best_params"]) == (model in ("labelprop", "lgc"))
-    # VolumeMBO without priors (the labels' shares; its volume bounds are then loose) and
-    # Poisson-reweighted Laplace learning are the weakest on these blobs: 0.32 and 0.39
-    # measured (graphlearning's on the same W agree, tests/test_reweighting.py)
-    assert r["test_error"] < (0.45 if model in ("volumembo", "pwll") else 0.3)
+    # the weakest on these overlapping 2-D blobs: VolumeMBO without priors (the labels'
+    # shares; its volume bounds are then loose) and Poisson-reweighted Laplace learning
+    # (0.32 / 0.39 measured on the former Gaussian graph, graphlearning's on the same W
+    # agree, tests/test_reweighting.py), and the Laplace-type solutions on the default
+    # self-tuned graph (issue 36: 0.389 labelprop, 0.322 lgc, against 0.283 / 0.267 on the
+    # former graph); the Poisson methods stay below 0.3
+    limit = {"volumembo": 0.45, "pwll": 0.45, "labelprop": 0.4, "lgc": 0.4}.get(model, 0.3)
+    assert r["test_error"] < limit
     # beside scikit-learn's LabelSpreading(kernel="knn") at the selected k
     knn = r["baselines"]["label_spreading_knn"]
     assert knn["params"]["n_neighbors"] == int(r["best_params"]["n_neighbors"])
