@@ -7,6 +7,7 @@ n_lists`` the exact ``knn_graph``.  Two worker processes, one thread each (as te
 """
 
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -157,3 +158,16 @@ def test_missing_distributed_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(ImportError, match=r"pip install 'fastgssl\[dask\]'"):
         _ivf_dask._distributed()
+
+
+def test_lost_worker_fails_clearly(client, monkeypatch):
+    """A worker lost with data that cannot be recomputed (scattered X) fails the build with
+    a clear error, never a partial graph."""
+    from distributed.scheduler import KilledWorker
+
+    def lost(*args, **kwargs):
+        raise KilledWorker("_part_range-x", SimpleNamespace(address="tcp://127.0.0.1:1"), 3)
+
+    monkeypatch.setattr(client, "gather", lost)
+    with pytest.raises(RuntimeError, match="worker was lost.*No graph is returned"):
+        IVFGraph(n_neighbors=5, client=client)(_mixture(n=400))

@@ -64,6 +64,9 @@ __all__ = ["dask_ivf_search", "is_dask_array"]
 
 # rows per block of the in-memory centre's summation (_knn._gemm_operands' ``step``)
 _STEP_CELLS = 1 << 20
+# members per search task at most (about): a task holds its members' and probing points'
+# float32 and float64 rows and one heap of k_c candidates per row (~300 MB at d = 50)
+_GROUP_POINTS = 1 << 19
 # parallel kernels (the exact search on the workers) one at a time per worker process:
 # Numba's workqueue layer refuses concurrent launches from the threads of one worker
 _KERNEL_LOCK = threading.Lock()
@@ -407,6 +410,7 @@ def dask_ivf_search(builder, X, client=None, n_groups=None):
     ``recall(indices, sample_size)`` measuring recall@k against exact search.
     """
     from fastgssl._geometry import check_distance_scale
+    from fastgssl._threads import numba_threads, small_blas
     from fastgssl._validation import check_random_state
 
     from ._ivf_kernels import _merge_rows
@@ -445,24 +449,26 @@ def dask_ivf_search(builder, X, client=None, n_groups=None):
     kmeans_rng, tune_rng = (np.random.RandomState(s) for s in
                             rng.randint(0, 2**31 - 1, size=2))
     A_rows = parts.rows(A_f, d + 2, "kmeans")
-    C, n_empty = _kmeans(A_rows, n_lists, kmeans_rng, 1)
-    Cop = _centroid_operand(C)
-    n_lists_ = C.shape[0]
-    times["kmeans"] = clock() - t0
-    t0 = clock()
-    if n_probe is None:
-        if n_lists_ == 1:
-            n_probe_ = 1
-        else:
-            def neighbors(sample, kk):
-                idx, sq = parts.knn(parts.take(futures, sample, "tune"), kk + 1, "tune")
-                return _self_dropped(idx, sq, sample, kk)[0]
+    # the client's own threads for its stages (the same lists whatever their number)
+    with numba_threads(builder.n_jobs) as threads, small_blas(0.0):
+        C, n_empty = _kmeans(A_rows, n_lists, kmeans_rng, threads)
+        Cop = _centroid_operand(C)
+        n_lists_ = C.shape[0]
+        times["kmeans"] = clock() - t0
+        t0 = clock()
+        if n_probe is None:
+            if n_lists_ == 1:
+                n_probe_ = 1
+            else:
+                def neighbors(sample, kk):
+                    idx, sq = parts.knn(parts.take(futures, sample, "tune"), kk + 1, "tune")
+                    return _self_dropped(idx, sq, sample, kk)[0]
 
-            X_view = parts.rows(futures, d, "tune")
-            n_probe_ = _choose_n_probe(X_view, A_rows, Cop, k, target, tune_rng, 1, None,
-                                       neighbors=neighbors)
-    else:
-        n_probe_ = min(n_probe, n_lists_)
+                X_view = parts.rows(futures, d, "tune")
+                n_probe_ = _choose_n_probe(X_view, A_rows, Cop, k, target, tune_rng, threads,
+                                           None, neighbors=neighbors)
+        else:
+            n_probe_ = min(n_probe, n_lists_)
     times["tune"] = clock() - t0
     t0 = clock()
     Cop_f = client.scatter(Cop, broadcast=True)
@@ -473,8 +479,8 @@ def dask_ivf_search(builder, X, client=None, n_groups=None):
     probing = np.sum([g[1] for g in got], axis=0)
     times["assign"] = clock() - t0
     t0 = clock()
-    if n_groups is None:
-        n_groups = 2 * sum(client.nthreads().values())
+    if n_groups is None:  # two tasks per worker thread, and tasks of at most ~2^19 points
+        n_groups = max(2 * sum(client.nthreads().values()), -(-n // _GROUP_POINTS))
     group_of = _group_lists(C, counts.astype(np.float64) * probing, n_groups)
     n_groups = int(group_of.max()) + 1
     splits = [client.submit(_part_split, a, x, s, int(parts.offsets[c]), group_of, n_groups)
