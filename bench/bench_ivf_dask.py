@@ -127,7 +127,9 @@ def main():
                 info = b.dask_info_
                 line += (f"\n            moved {info['bytes_moved'] / 2**20:.0f} MiB "
                          f"(X is {X.nbytes / 2**20:.0f} MiB), {info['n_groups']} groups, "
-                         f"{info['groups_per_point']:.2f} groups per point")
+                         f"{info['groups_per_point']:.2f} groups per point; search tasks "
+                         f"{info['search_cpu']:.1f} CPU-s for {info['pairs']:.3g} pairs "
+                         f"({1e9 * info['search_cpu'] / max(info['pairs'], 1):.2f} ns per pair)")
             print(line, flush=True)
         peaks = client.run(_peak_rss_mb)
         print(f"peak RSS: client {_peak_rss_mb():.0f} MB, workers "

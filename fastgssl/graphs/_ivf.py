@@ -127,8 +127,9 @@ class IVFGraph(_GraphBuilder):
     dask_info_ : dict or None
         On Dask: ``"bytes_moved"`` (scatter, rows sent to the list groups and lists
         gathered back; approximate), ``"n_groups"`` (search tasks) and
-        ``"groups_per_point"`` (mean number of groups a point's rows went to); None for
-        an in-memory build.
+        ``"groups_per_point"`` (mean number of groups a point's rows went to),
+        ``"search_cpu"`` (CPU seconds of the search tasks' threads, summed) and
+        ``"pairs"`` (distance pairs they formed); None for an in-memory build.
 
     Notes
     -----
@@ -239,7 +240,8 @@ class IVFGraph(_GraphBuilder):
         if self.client is not None or is_dask_array(X):
             out_i, out_d, info, recall = dask_ivf_search(self, X, self.client)
             self.dask_info_ = {key: info[key] for key in
-                               ("bytes_moved", "n_groups", "groups_per_point")}
+                               ("bytes_moved", "n_groups", "groups_per_point",
+                                "search_cpu", "pairs")}
             k, sigma_w, n_lists, _, _, recall_sample, min_recall = \
                 self._check_params(out_i.shape[0])
             return self._finish(out_i, out_d, info, k, n_lists, sigma_w, recall_sample,

@@ -36,10 +36,12 @@ Algorithm (the stages of :mod:`fastgssl.graphs._ivf`, split between client and w
    searched exactly against every chunk (as the in-memory search does), then
    :func:`knn_adjacency` gives the weights and ``recall_`` is measured.
 
-Bytes moved: ``X`` once (scatter), the k-means sample to the client, every point's rows
-to each group it probes (``n (d + 2) (4 + 8 (d) / (d + 2))`` bytes times the mean number
-of groups probed, ``n_groups_probed_``), and ``n k`` (index, distance) pairs per group
-probed back to the client (``bytes_moved_``).
+Bytes moved (``IVFGraph.dask_info_["bytes_moved"]``, approximate): ``X`` once when it is
+scattered (a dask array's chunks are computed where they live), the k-means sample to the
+client, each point's rows (float32 operand, ``X`` row, probes, ``~(4 + s) d + 4 n_probe``
+bytes for ``s``-byte ``X``) to every group it probes (``groups_per_point`` groups on
+average), and per such copy ``k`` (index, distance) pairs back to the client.  Worker
+processes each run one search task per thread (serial kernels, one BLAS thread).
 """
 
 from __future__ import annotations
@@ -233,11 +235,13 @@ def _part_split(Ac, Xc, assign, offset, group_of, n_groups):
 
 def _group_search(lists, n_lists, k, kc, unit2, rmax, *pieces):
     """One group's search (stage 6 of the module docstring): ``(indices of its rows in X,
-    their k nearest among the group's probed lists, squared distances, pairs formed)``."""
+    their k nearest among the group's probed lists, squared distances, pairs formed, CPU
+    seconds of the task's thread)``."""
     from fastgssl._threads import small_blas
 
     from ._ivf_kernels import _invert_probes, _refine_task, _scan_task
 
+    cpu0 = time.thread_time()
     orig, member, labels, probe, A, norms, Xr = (np.concatenate(p) for p in zip(*pieces))
     n_l = lists.size
     local = np.full(n_lists, n_l, dtype=np.int32)  # n_l: an empty list (other groups)
@@ -269,7 +273,7 @@ def _group_search(lists, n_lists, k, kc, unit2, rmax, *pieces):
     bad = np.flatnonzero(failed)
     if bad.size:
         _scan_task(Xt, orig, bad, probe_l[bad], starts[:n_l + 1], k, out_i, out_d)
-    return orig, out_i, out_d, scanned
+    return orig, out_i, out_d, scanned, time.thread_time() - cpu0
 
 
 def _part_knn(Xc, offset, Xq, kk):
@@ -495,21 +499,26 @@ def dask_ivf_search(builder, X, client=None, n_groups=None):
     out_d = np.full((n, k), np.inf)
     filled = np.zeros(n, dtype=np.int64)
     scanned = 0.0
+    search_cpu = 0.0
     row_copies = 0
     distributed = _distributed()
     try:
         for _, res in distributed.as_completed(tasks, with_results=True):
-            rows, idx, sq, pairs = res
+            rows, idx, sq, pairs, cpu = res
             _merge_rows(rows, idx, sq, k, out_i, out_d, filled)
             scanned += pairs
+            search_cpu += cpu
             row_copies += rows.size
             del res, rows, idx, sq
     except (distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker,
             OSError) as exc:
         _gather(client, tasks, "search")  # raises the clear error
         raise exc
-    itemsize = 4 * (d + 2) + 8 * (d + 1) + 8 + 4 * n_probe_ + 1
-    bytes_moved += row_copies * itemsize + row_copies * k * 16
+    # per row sent to a group: index, member flag, list, probes, float32 row, norm, X row;
+    # back: index and k (index, distance) pairs
+    xsize = 4 if np.dtype(getattr(X, "dtype", np.float64)) == np.float32 else 8
+    itemsize = 8 + 1 + 8 + 4 * n_probe_ + 4 * (d + 2) + 8 + xsize * d
+    bytes_moved += row_copies * (itemsize + 8 + 16 * k)
     times["search"] = clock() - t0
     t0 = clock()
     short = np.flatnonzero(filled < k)
@@ -534,5 +543,6 @@ def dask_ivf_search(builder, X, client=None, n_groups=None):
             "scan_fraction": scanned / max(float(n) * n, 1.0), "n_empty": n_empty,
             "largest": int(counts.max()), "n_full": int(short.size),
             "bytes_moved": int(bytes_moved), "n_groups": n_groups,
+            "search_cpu": search_cpu, "pairs": scanned,
             "groups_per_point": row_copies / max(n, 1)}
     return out_i, out_d, info, recall
