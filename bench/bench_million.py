@@ -103,6 +103,10 @@ def child(config, n, seed, builder_name="ivf", target_recall=0.92, graph_only=Fa
         model.fit(X, y_train)
         out[f"{name}_s"] = time.perf_counter() - t0
         out[f"{name}_accuracy"] = float((model.transduction_[unl] == y[unl]).mean())
+        info = model.solver_info_
+        if info is not None:
+            out[f"{name}_iterations"] = int(info.iterations.max())
+            out[f"{name}_solve_s"] = round(float(info.time), 2)
         out[f"{name}_peak_mb"] = peak_mb()
         del model
     out["load_after"] = os.getloadavg()[0]

@@ -205,7 +205,8 @@ def test_predict_new_points_uses_knn_parzen_formula():
     y[[0, 40]] = [0, 1]
     k, sigma = 6, 1.5
     W = knn_W(X, k, sigma)
-    model = LabelPropagation(graph=sp.csr_matrix(W), n_neighbors=k, sigma_w=sigma, **EXACT)
+    model = LabelPropagation(graph=sp.csr_matrix(W), n_neighbors=k, sigma_w=sigma,
+                             graph_weight="gaussian", **EXACT)
     model.fit(X, y)
     Xn = rng.normal(3.0, 2.0, size=(15, 2))
     d2 = ((Xn[:, None] - X[None]) ** 2).sum(-1)
@@ -243,7 +244,7 @@ def test_induction_close_to_resolving_with_the_point_included():
         yi[:n_v] = y_V
         W = sp.csr_matrix(knn_W(Xi, k, sigma))
         return LabelPropagationRegressor(lam=lam, graph=W, n_neighbors=k, sigma_w=sigma,
-                                         **EXACT).fit(Xi, yi)
+                                         graph_weight="gaussian", **EXACT).fit(Xi, yi)
 
     model = fit(np.r_[V, V1])
     induced = model.predict(X_all[T])
@@ -381,7 +382,8 @@ def test_subset_ensemble_is_the_average_of_its_members():
     y[[0, 1, 60, 61]] = [-1.0, -1.0, 1.0, 1.0]
     k, sigma = 6, 1.0
     W = sp.csr_matrix(knn_W(X, k, sigma))
-    common = dict(graph=W, n_neighbors=k, sigma_w=sigma, n_landmarks=24, random_state=3,
+    common = dict(graph=W, n_neighbors=k, sigma_w=sigma, graph_weight="gaussian",
+                  n_landmarks=24, random_state=3,
                   drop_rr=True)
     ens = LabelPropagationRegressor(n_subsets=4, **common).fit(X, y)
     members = []
@@ -404,7 +406,8 @@ def test_subset_approximation_accuracy_on_blobs(drop_rr):
     y[[0, 1, 150, 151]] = [0, 0, 1, 1]
     k, sigma = 8, 1.0
     W = sp.csr_matrix(knn_W(X, k, sigma))
-    model = LabelPropagation(graph=W, n_neighbors=k, sigma_w=sigma, n_landmarks=40,
+    model = LabelPropagation(graph=W, n_neighbors=k, sigma_w=sigma, graph_weight="gaussian",
+                             n_landmarks=40,
                              drop_rr=drop_rr, n_subsets=3, random_state=0, n_jobs=2).fit(X, y)
     assert (model.transduction_ == truth).mean() > 0.95
     assert np.isfinite(model.label_distributions_).all()
@@ -430,7 +433,8 @@ def disconnected_problem():
 @pytest.mark.parametrize("n_landmarks", [None, 30])
 def test_disconnected_components_follow_the_policy(Est, n_landmarks):
     X, W, y = disconnected_problem()
-    common = dict(graph=W, n_neighbors=4, sigma_w=1.0, n_landmarks=n_landmarks,
+    common = dict(graph=W, n_neighbors=4, sigma_w=1.0, graph_weight="gaussian",
+                  n_landmarks=n_landmarks,
                   random_state=0)
     orphans = np.arange(40, 50)
     with pytest.warns(DisconnectedGraphWarning, match="not connected to any labeled point"):
@@ -461,10 +465,12 @@ def test_regressor_policies_never_nan():
     y = np.full(50, np.nan)
     y[[0, 20]] = [2.0, 4.0]
     with pytest.warns(DisconnectedGraphWarning):
-        model = LabelPropagationRegressor(graph=W, sigma_w=1.0, n_neighbors=4).fit(X, y)
+        model = LabelPropagationRegressor(graph=W, sigma_w=1.0, graph_weight="gaussian",
+                                          n_neighbors=4).fit(X, y)
     np.testing.assert_allclose(model.transduction_[40:], 3.0)
     with pytest.warns(DisconnectedGraphWarning):
-        near = LabelPropagationRegressor(graph=W, sigma_w=1.0, n_neighbors=4,
+        near = LabelPropagationRegressor(graph=W, sigma_w=1.0, graph_weight="gaussian",
+                                         n_neighbors=4,
                                          unlabeled_policy="nearest").fit(X, y)
     np.testing.assert_allclose(near.transduction_[40:], 4.0)
     assert np.isfinite(near.predict(X + 0.1)).all()
@@ -568,7 +574,7 @@ def test_bad_parameters(Est, kw, match):
     else:
         y = np.full(20, -1)
         y[:3] = [0, 1, 0]
-    kw = {"graph": W, "sigma_w": 1.0, **kw}
+    kw = {"graph": W, "sigma_w": 1.0, "graph_weight": "gaussian", **kw}
     with pytest.raises(ValueError, match=match):
         Est(**kw).fit(X, y)
 
@@ -595,7 +601,8 @@ def test_bad_graphs_and_targets():
         LabelPropagation(graph="precomputed", unlabeled_policy="nearest").fit(W, y)
     with pytest.raises(ValueError, match="rows"):
         LabelPropagation(graph=sp.csr_matrix(W)).fit(X, y[:5])
-    model = LabelPropagation(graph=sp.csr_matrix(W), sigma_w=1.0, n_neighbors=3).fit(X, y)
+    model = LabelPropagation(graph=sp.csr_matrix(W), sigma_w=1.0, graph_weight="gaussian",
+                             n_neighbors=3).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         model.predict(np.zeros((2, 3)))
     pre = LabelPropagation(graph="precomputed").fit(sp.csr_matrix(W), y)
@@ -643,8 +650,10 @@ def test_induction_kernel_uses_the_bandwidth_the_graph_builder_chose():
     model = LabelPropagation(n_neighbors=5, graph_weight="gaussian").fit(X, y)
     _, sq = knn_search(X, 5)
     np.testing.assert_allclose(model._sigma_induction, sq.mean(), rtol=1e-10)
-    fixed = LabelPropagation(n_neighbors=5, sigma_w=0.7).fit(X, y)
+    fixed = LabelPropagation(n_neighbors=5, sigma_w=0.7, graph_weight="gaussian").fit(X, y)
     assert fixed._sigma_induction == 0.7
+    with pytest.raises(ValueError, match="sigma_w"):  # the self-tuned default has no sigma_w
+        LabelPropagation(n_neighbors=5, sigma_w=0.7).fit(X, y)
 
 
 def _expected_failed_checks(estimator):

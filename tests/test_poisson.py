@@ -285,7 +285,11 @@ def test_class_sizes_sum_to_n():
 def test_poisson_mbo_enforces_the_priors_and_keeps_the_labels():
     X, y, y_ssl = _blobs(n=400, centers=4, per_class=1, seed=10, std=2.5)
     priors = np.bincount(y) / y.size
-    model = PoissonMBO(class_priors=priors, n_neighbors=10).fit(X, y_ssl)
+    # the global-bandwidth graph: the test is about the priors and the labels; on these 2-D
+    # blobs the self-tuned weights (the default since issue 36) put PoissonMBO 1.3 points
+    # below Poisson learning (0.942 against 0.955), "self_tuned_sym" 2.0, "gaussian" 1.5
+    kw = {"n_neighbors": 10, "graph_weight": "gaussian"}
+    model = PoissonMBO(class_priors=priors, **kw).fit(X, y_ssl)
     lab = y_ssl >= 0
     np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
     counts = np.bincount(model.transduction_, minlength=4)
@@ -293,7 +297,7 @@ def test_poisson_mbo_enforces_the_priors_and_keeps_the_labels():
     assert len(model.n_changed_) == 20
     unl = ~lab
     acc = np.mean(model.transduction_[unl] == y[unl])
-    acc_p = np.mean(PoissonLearning(n_neighbors=10).fit(X, y_ssl).transduction_[unl] == y[unl])
+    acc_p = np.mean(PoissonLearning(**kw).fit(X, y_ssl).transduction_[unl] == y[unl])
     assert acc >= acc_p - 0.02
 
 

@@ -80,8 +80,9 @@ def main():
     meta = results["meta"]
     fig.suptitle(f"Each library on its own 10-NN graph; fastgssl {meta['commit']}, "
                  f"{meta['date']}", fontsize=9)
-    fig.tight_layout(rect=(0, 0.16, 1, 1))
-    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=3, fontsize=8,
+    ncol = 3 if len(cases) > 1 else 2  # one panel (a single data set) is too narrow for 3
+    fig.tight_layout(rect=(0, 0.16 if ncol == 3 else 0.27, 1, 1))
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=ncol, fontsize=8,
                frameon=False)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110)

@@ -3,7 +3,8 @@
 - :func:`knn_search`     exact k nearest neighbours (BLAS filter + certified exact refinement,
   kd-tree candidates in low dimension); ``knn_search(X_query, k, X_ref)`` for new points
 - :func:`reuse_neighbors`  context: self-searches of one X with k <= K share one search
-- :func:`knn_graph`      symmetric kNN graph, weights binary / gaussian / distance
+- :func:`knn_graph`      symmetric kNN graph, weights binary / gaussian / distance /
+  self-tuned (graphlearning's exp(-4 |x_i - x_j|^2 / d_k(x_i)^2), and its symmetric form)
 - :func:`epsilon_graph`  symmetric epsilon-neighbourhood graph
 - :func:`check_adjacency`  validation of a user-supplied W
 - :func:`resolve_graph`  one road from a builder name, callable or matrix to W (every
@@ -40,4 +41,13 @@ _LOCATIONS = {
     "resolve_graph": "fastgssl.graphs._resolve",
 }
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
+# the edge weights' names and the self-tuned formula, for the propagation learners' induction
+# kernel (fastgssl.models), which weighs a new point as the graph weighs training pairs
+_INTERNAL = {
+    "SELF_TUNED": "fastgssl.graphs._weights",
+    "WEIGHTS": "fastgssl.graphs._weights",
+    "self_tuned_scale": "fastgssl.graphs._weights",
+    "self_tuned_weights": "fastgssl.graphs._weights",
+}
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _INTERNAL)

@@ -3,7 +3,8 @@
 Every builder returns a symmetric, nonnegative ``scipy.sparse.csr_matrix`` (float64, sorted
 indices) with an empty diagonal, the input of :mod:`fastgssl.regularizers`.  The graphs are
 those of the source papers (the design notes): kNN or epsilon neighbourhoods with 0-1 or heat
-kernel weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))``.
+kernel weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))``, and on kNN graphs the self-tuned
+weights ``exp(-4 ||x_i - x_j||^2 / d_k(x_i)^2)`` of graphlearning (:mod:`._weights`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._weights import (
-    SYMMETRIZE,
+    check_symmetrize,
     check_weight,
     default_sigma_w,
     drop_diagonal,
     edge_weights,
     isolated_count,
+    knn_edge_weights,
 )
 from ._weights import symmetrize as symmetrize_directed
 
@@ -34,7 +36,7 @@ __all__ = [
 ]
 
 
-def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize="max",
+def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize=None,
               n_jobs=None):
     """Symmetric k-nearest-neighbour graph (exact search).
 
@@ -45,15 +47,22 @@ def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize="max"
     n_neighbors : int
         ``k``, neighbours per point (``1 <= k < n_samples``); a point is not its own
         neighbour, but its exact duplicates are.
-    weight : {"binary", "gaussian", "distance"}, default="binary"
-        Edge weight: 1; ``exp(-||x_i - x_j||^2 / (2 sigma_w))``; or ``||x_i - x_j||``.
+    weight : {"binary", "gaussian", "distance", "self_tuned", "self_tuned_sym"}, \
+default="binary"
+        Edge weight: 1; ``exp(-||x_i - x_j||^2 / (2 sigma_w))``; ``||x_i - x_j||``;
+        ``exp(-4 ||x_i - x_j||^2 / d_k(x_i)^2)`` with ``d_k(x_i)`` the distance from
+        ``x_i`` to its k-th neighbour (graphlearning's default, locally scaled); or
+        ``exp(-4 ||x_i - x_j||^2 / (d_k(x_i) d_k(x_j)))`` (graphlearning's ``symgaussian``).
     sigma_w : float or None, default=None
         Gaussian bandwidth in the papers' convention: it divides the *squared* distance and
         is itself **not** squared.  ``None``: the mean squared distance from each point to
-        its ``k`` neighbours (an average edge then weighs ``exp(-1/2)``).
-    symmetrize : {"max", "mean", "mutual"}, default="max"
+        its ``k`` neighbours (an average edge then weighs ``exp(-1/2)``).  Used by
+        ``weight="gaussian"`` only.
+    symmetrize : {"max", "mean", "mutual"} or None, default=None
         ``max(A, A^T)`` (either point lists the other), ``(A + A^T) / 2``, or
-        ``min(A, A^T)`` (mutual neighbours only).
+        ``min(A, A^T)`` (mutual neighbours only). ``None``: the weight's own, ``"mean"``
+        for ``"self_tuned"`` (graphlearning's ``(W + W^T) / 2``) and ``"max"`` for the
+        others (``"self_tuned_sym"`` is symmetric already: the union of the edges).
     n_jobs : int or None, default=None
         Threads of the search kernels (None or -1: all).
 
@@ -70,6 +79,9 @@ def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize="max"
     BLAS plus an ``O(n k d)`` exact refinement, or ``O(n log n)`` through a kd-tree when
     ``d <= 5``; memory ``O(n k)``.
 
+    ``weight="self_tuned"`` with the default symmetrization equals graphlearning's
+    ``gl.weightmatrix.knn(X, k)`` on the same neighbour lists, to round-off.
+
     Examples
     --------
     >>> import numpy as np
@@ -80,27 +92,41 @@ def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize="max"
            [1., 0., 1., 0.],
            [0., 1., 0., 1.],
            [0., 0., 1., 0.]])
+    >>> W = knn_graph(X, 1, weight="self_tuned")
+    >>> round(float(W[1, 2]), 4)  # x_2 lists x_1 (d_1(x_2) = 2), not the reverse: e^-4 / 2
+    0.0092
     """
+    return _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs)[0]
+
+
+def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs):
+    """:func:`knn_graph` and the squared k-th neighbour distances ``d_k(x_i)^2``."""
     from ._knn import knn_search
 
     sigma_w = check_weight(weight, sigma_w)
-    if not isinstance(symmetrize, str) or symmetrize not in SYMMETRIZE:
-        raise ValueError(f"symmetrize must be one of {list(SYMMETRIZE)}, got {symmetrize!r}.")
+    symmetrize = check_symmetrize(symmetrize, weight)
     idx, sq = knn_search(X, n_neighbors, n_jobs=n_jobs)
     n = idx.shape[0]
-    W, sigma_w = knn_adjacency(idx, sq, weight=weight, sigma_w=sigma_w, symmetrize=symmetrize)
+    W, sigma_w, kth = knn_adjacency(idx, sq, weight=weight, sigma_w=sigma_w,
+                                    symmetrize=symmetrize)
     n_iso = isolated_count(W)
     if n_iso:
         # mutual kNN drops one-sided edges; Gaussian weights can underflow to 0 for a tiny
-        # sigma_w; distance weights vanish between exact duplicates
+        # sigma_w; distance weights vanish between exact duplicates; the symmetric self-tuned
+        # weight from a point with k exact duplicates (d_k = 0) to any other point is 0
+        hint = ("symmetrize='max', a larger sigma_w or more neighbours"
+                if weight != "self_tuned_sym"
+                else f"{int(np.count_nonzero(kth == 0))} points have their k-th neighbour at "
+                     f"distance 0 (exact duplicates); use more neighbours or "
+                     f"weight='self_tuned'")
         warnings.warn(
             f"knn_graph: {n_iso} of {n} vertices have no edge left (isolated vertices; "
             f"weight={weight!r}, symmetrize={symmetrize!r}, sigma_w={sigma_w}); use "
-            f"symmetrize='max', a larger sigma_w or more neighbours.",
+            f"{hint}.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return W
+    return W, kth
 
 
 def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize):
@@ -115,29 +141,29 @@ def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize):
         Their exact squared distances (ignored where ``indices`` is ``-1``).
     weight, sigma_w, symmetrize
         As in :func:`knn_graph` (``weight`` and ``sigma_w`` already checked by
-        :func:`fastgssl.graphs._weights.check_weight`).
+        :func:`fastgssl.graphs._weights.check_weight`; ``symmetrize`` None takes the
+        weight's own).
 
     Returns
     -------
     W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
         Symmetric, nonnegative, float64, empty diagonal, no stored zeros.
     sigma_w : float or None
-        The bandwidth used (the default of :func:`default_sigma_w` when it was None and the
-        weight is Gaussian).
+        The Gaussian bandwidth used (the default of :func:`default_sigma_w` when it was
+        None), None for other weights.
+    kth_sq : ndarray of shape (n_samples,)
+        ``d_k(x_i)^2``, the scale of the self-tuned weights (new points need their own).
     """
     n, k = indices.shape
     missing = indices < 0
     idx = np.where(missing, 0, indices)
-    sq = np.where(missing, 0.0, sq_distances)
-    if weight == "gaussian" and sigma_w is None:
-        sigma_w = default_sigma_w(sq_distances[~missing])
-    data = edge_weights(sq.ravel(), weight, sigma_w)
-    data[missing.ravel()] = 0.0
-    A = sp.csr_matrix((data, idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+    data, sigma_w, kth = knn_edge_weights(idx, sq_distances, weight, sigma_w,
+                                          missing=missing if missing.any() else None)
+    A = sp.csr_matrix((data.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
     A.eliminate_zeros()
-    W = symmetrize_directed(A, symmetrize)
+    W = symmetrize_directed(A, check_symmetrize(symmetrize, weight))
     W.eliminate_zeros()
-    return W, sigma_w
+    return W, sigma_w, kth
 
 
 def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
@@ -149,7 +175,7 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
     eps : float
         Radius (a Euclidean distance, not squared), ``> 0``.
     weight : {"binary", "gaussian", "distance"}, default="binary"
-        As in :func:`knn_graph`.
+        As in :func:`knn_graph` (the self-tuned weights need kNN lists).
     sigma_w : float or None, default=None
         Gaussian width, a squared distance (as the kernels' ``sigma``); ``None``: the mean
         squared length of the edges.
@@ -177,7 +203,7 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
     X = check_X(X, "X", min_samples=2)
     eps = check_positive(eps, "eps")
     check_distance_scale(X, name="X")
-    sigma_w = check_weight(weight, sigma_w)
+    sigma_w = check_weight(weight, sigma_w, knn=False)
     if sp.issparse(X):
         X.sort_indices()
     from ._epsilon import epsilon_pairs
@@ -267,6 +293,13 @@ class KNNGraph(_GraphBuilder):
     n_neighbors, weight, sigma_w, symmetrize, n_jobs
         As in :func:`knn_graph`.
 
+    Attributes
+    ----------
+    kth_sq_distances_ : ndarray of shape (n_samples,)
+        ``d_k(x_i)^2``, the squared distance from each point to its k-th neighbour in the
+        last graph built (the scale of the self-tuned weights; the propagation learners
+        read it for the induction formula at new points).
+
     Examples
     --------
     >>> import numpy as np
@@ -278,7 +311,7 @@ class KNNGraph(_GraphBuilder):
 
     _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "n_jobs")
 
-    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize="max",
+    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  n_jobs=None):
         self.n_neighbors = n_neighbors
         self.weight = weight
@@ -287,8 +320,9 @@ class KNNGraph(_GraphBuilder):
         self.n_jobs = n_jobs
 
     def __call__(self, X):
-        return knn_graph(X, self.n_neighbors, weight=self.weight, sigma_w=self.sigma_w,
-                         symmetrize=self.symmetrize, n_jobs=self.n_jobs)
+        W, self.kth_sq_distances_ = _knn_graph(X, self.n_neighbors, self.weight,
+                                               self.sigma_w, self.symmetrize, self.n_jobs)
+        return W
 
 
 class EpsilonGraph(_GraphBuilder):

@@ -50,7 +50,7 @@ from ._ivf_search import (
     _search_lists,
 )
 from ._knn import _U32, _gemm_operands, _search_dtype, numba_threads
-from ._weights import SYMMETRIZE, check_weight
+from ._weights import check_symmetrize, check_weight
 
 __all__ = ["IVFGraph", "default_n_lists"]
 
@@ -170,7 +170,7 @@ class IVFGraph(_GraphBuilder):
                     "target_recall", "recall_sample", "min_recall", "random_state", "n_jobs",
                     "client")
 
-    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize="max",
+    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  n_lists=None, n_probe=None, target_recall=None, recall_sample=1000,
                  min_recall=0.9, random_state=None, n_jobs=None, client=None):
         self.n_neighbors = n_neighbors
@@ -191,9 +191,7 @@ class IVFGraph(_GraphBuilder):
 
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
-        if not isinstance(self.symmetrize, str) or self.symmetrize not in SYMMETRIZE:
-            raise ValueError(f"symmetrize must be one of {list(SYMMETRIZE)}, got "
-                             f"{self.symmetrize!r}.")
+        check_symmetrize(self.symmetrize, self.weight)  # None: the weight's own
         if self.n_lists is None:
             n_lists = default_n_lists(n)
         else:
@@ -286,8 +284,9 @@ class IVFGraph(_GraphBuilder):
         self.neighbors_ = out_i
         self._warn_lists(n, n_lists, info["n_empty"], info["largest"], info["n_full"], k)
         t0 = clock()
-        W, _ = knn_adjacency(out_i, out_d, weight=self.weight, sigma_w=sigma_w,
-                             symmetrize=self.symmetrize)
+        W, _, self.kth_sq_distances_ = knn_adjacency(out_i, out_d, weight=self.weight,
+                                                     sigma_w=sigma_w,
+                                                     symmetrize=self.symmetrize)
         times["weights"] = clock() - t0
         t0 = clock()
         if recall_sample:

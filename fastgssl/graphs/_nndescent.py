@@ -17,7 +17,7 @@ from fastgssl.exceptions import LowRecallWarning
 from ._builders import _GraphBuilder, knn_adjacency
 from ._knn import numba_threads
 from ._knn_kernels import pair_sqdist
-from ._weights import check_weight
+from ._weights import check_symmetrize, check_weight
 
 
 def knn_recall(X, indices, *, sample_size=1000, random_state=None):
@@ -107,6 +107,9 @@ class NNDescentGraph(_GraphBuilder):
     neighbors_ : ndarray of shape (n_samples, n_neighbors), int64
         The approximate neighbour lists of the last graph, nearest first (``-1`` where
         NN-descent returned fewer than ``k`` neighbours), before symmetrization.
+    kth_sq_distances_ : ndarray of shape (n_samples,)
+        ``d_k(x_i)^2`` over the approximate lists (the largest listed squared distance), the
+        scale of the self-tuned weights.
 
     Notes
     -----
@@ -127,7 +130,7 @@ class NNDescentGraph(_GraphBuilder):
     _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "search_neighbors",
                     "recall_sample", "min_recall", "random_state", "n_jobs")
 
-    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize="max",
+    def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  search_neighbors=None, recall_sample=500, min_recall=0.9, random_state=None,
                  n_jobs=None):
         self.n_neighbors = n_neighbors
@@ -164,6 +167,7 @@ class NNDescentGraph(_GraphBuilder):
         n = X.shape[0]
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
+        how = check_symmetrize(self.symmetrize, self.weight)
         if self.search_neighbors is None:
             m = max(2 * k, 30)
         else:
@@ -194,8 +198,8 @@ class NNDescentGraph(_GraphBuilder):
             diff_sq = pair_sqdist(X, np.repeat(np.arange(n), k),
                                   np.where(idx < 0, 0, idx).ravel()).reshape(n, k)
         self.neighbors_ = np.where(missing, -1, idx)
-        W, _ = knn_adjacency(self.neighbors_, diff_sq, weight=self.weight, sigma_w=sigma_w,
-                             symmetrize=self.symmetrize)
+        W, _, self.kth_sq_distances_ = knn_adjacency(
+            self.neighbors_, diff_sq, weight=self.weight, sigma_w=sigma_w, symmetrize=how)
         if recall_sample:
             self.recall_ = knn_recall(X, self.neighbors_,
                                       sample_size=recall_sample,

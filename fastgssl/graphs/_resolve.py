@@ -77,7 +77,7 @@ def _same(a, b):
 
 
 def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph",
-                  defaults=None):
+                  defaults=None, return_builder=False):
     """Build or check the affinity W of ``graph`` over the rows of ``X``.
 
     Parameters
@@ -99,10 +99,16 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
     defaults : dict, optional
         Values of ``builder_params`` that the caller offers by default rather than because
         the user set them: left out silently when the builder does not take them.
+    return_builder : bool, default=False
+        Also return the builder object that made W (the registered factory's instance or
+        the callable; None for a matrix), whose fitted attributes (``kth_sq_distances_``,
+        ``recall_``) describe the graph.
 
     Returns
     -------
     W : scipy.sparse.csr_matrix of shape (n, n)
+    builder : object or None
+        Only with ``return_builder=True``.
     """
     from fastgssl.graphs._builders import check_adjacency
 
@@ -119,12 +125,13 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
         params = {k: v for k, v in (builder_params or {}).items() if v is not None}
         accepted = _accepted(factory, params)
         _check_builder_params(factory, params, accepted, defaults, graph, name)
-        W = factory(**accepted)(X)
+        builder = factory(**accepted)
+        W = builder(X)
         what = f"the graph built by {name}={graph!r}"
     elif sp.issparse(graph) or isinstance(graph, np.ndarray):
-        W, what = graph, name
+        W, what, builder = graph, name, None
     elif callable(graph):
-        W, what = graph(X), f"the graph returned by the {name} callable"
+        W, what, builder = graph(X), f"the graph returned by the {name} callable", graph
     else:
         raise ValueError(
             f"{name} must be a registered graph-builder name (e.g. 'knn'), a callable "
@@ -136,4 +143,4 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
             f"{what} has shape {W.shape} but X has {n} samples; a graph must be the "
             f"({n}, {n}) affinity over all training points (labeled and unlabeled)."
         )
-    return W
+    return (W, builder) if return_builder else W

@@ -5,7 +5,21 @@ Weights (the source papers' convention, the design notes): with ``d_ij = ||x_i -
 * ``"binary"``:   w_ij = 1;
 * ``"gaussian"``: w_ij = exp(-d_ij^2 / (2 sigma_w))   (``sigma_w``: a squared distance, as
   the kernels' ``sigma``);
-* ``"distance"``: w_ij = d_ij (edges between exact duplicates get weight 0 and vanish).
+* ``"distance"``: w_ij = d_ij (edges between exact duplicates get weight 0 and vanish);
+* ``"self_tuned"``: w_ij = exp(-4 d_ij^2 / d_k(x_i)^2), with ``d_k(x_i)`` the distance from
+  x_i to its k-th nearest neighbour (self excluded); kNN graphs only, symmetrized by the mean
+  (W + W^T) / 2 by default. This is graphlearning's default ``gl.weightmatrix.knn`` weight
+  (Calder et al., the Poisson learning paper's graphs), a locally scaled bandwidth in the
+  spirit of Zelnik-Manor & Perona (2004), *Self-tuning spectral clustering*;
+* ``"self_tuned_sym"``: w_ij = exp(-4 d_ij^2 / (d_k(x_i) d_k(x_j))) (graphlearning's
+  ``symgaussian``): already symmetric, so symmetrized by the union of the edges (``"max"``).
+
+A point whose k-th neighbour is at distance 0 (k exact duplicates) has ``d_k = 0``: its
+weights are the limit, 1 to its duplicates and 0 to anything farther (graphlearning's 0 / 0
+gives NaN there).
+
+:func:`knn_edge_weights` evaluates any of them on kNN lists; every kNN builder uses it, so a
+weight added here reaches all of them.
 """
 
 from __future__ import annotations
@@ -13,20 +27,50 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-WEIGHTS = ("binary", "gaussian", "distance")
+WEIGHTS = ("binary", "gaussian", "distance", "self_tuned", "self_tuned_sym")
+# weights that need neighbour lists: the scale d_k(x_i) is the k-th neighbour's distance
+SELF_TUNED = ("self_tuned", "self_tuned_sym")
 SYMMETRIZE = ("max", "mean", "mutual")
 
 
-def check_weight(weight, sigma_w):
-    """Validate ``weight`` / ``sigma_w``; return ``sigma_w`` as float or None."""
+def check_weight(weight, sigma_w, *, knn=True):
+    """Validate ``weight`` / ``sigma_w``; return ``sigma_w`` as float or None.
+
+    ``knn=False`` (a builder without neighbour lists, the epsilon graph) refuses the
+    self-tuned weights, whose scale is the distance to the k-th neighbour.
+    """
     from fastgssl._validation import check_positive
 
-    if not isinstance(weight, str) or weight not in WEIGHTS:
-        raise ValueError(f"weight must be one of {list(WEIGHTS)}, got {weight!r}.")
+    allowed = WEIGHTS if knn else tuple(w for w in WEIGHTS if w not in SELF_TUNED)
+    if not isinstance(weight, str) or weight not in allowed:
+        if isinstance(weight, str) and weight in SELF_TUNED:
+            raise ValueError(
+                f"weight={weight!r} scales each point by the distance to its k-th nearest "
+                f"neighbour and needs kNN lists; this builder takes weight in "
+                f"{list(allowed)} (or use knn_graph)."
+            )
+        raise ValueError(f"weight must be one of {list(allowed)}, got {weight!r}.")
     if sigma_w is None:
         return None
     sigma_w = check_positive(sigma_w, "sigma_w")
     return sigma_w
+
+
+def default_symmetrize(weight):
+    """The symmetrization a weight is defined with: ``"mean"`` for ``"self_tuned"``
+    (graphlearning's (W + W^T) / 2), ``"max"`` (the union of the edges) otherwise."""
+    return "mean" if weight == "self_tuned" else "max"
+
+
+def check_symmetrize(symmetrize, weight):
+    """``symmetrize`` checked; ``None`` becomes the weight's own (:func:`default_symmetrize`)."""
+    if symmetrize is None:
+        return default_symmetrize(weight)
+    if not isinstance(symmetrize, str) or symmetrize not in SYMMETRIZE:
+        raise ValueError(
+            f"symmetrize must be one of {list(SYMMETRIZE)} or None, got {symmetrize!r}."
+        )
+    return symmetrize
 
 
 def default_sigma_w(sq_distances):
@@ -40,12 +84,100 @@ def default_sigma_w(sq_distances):
 
 
 def edge_weights(sq_distances, weight, sigma_w):
-    """Weights of edges with the given squared lengths (see the module docstring)."""
+    """Weights of edges with the given squared lengths (binary, gaussian, distance)."""
     if weight == "binary":
         return np.ones_like(sq_distances, dtype=np.float64)
     if weight == "gaussian":
         return np.exp(-sq_distances / (2.0 * sigma_w))
+    if weight in SELF_TUNED:
+        raise ValueError(
+            f"weight={weight!r} needs the neighbour lists (the k-th neighbour's distance): "
+            f"use knn_edge_weights(indices, sq_distances, ...)."
+        )
     return np.sqrt(sq_distances)
+
+
+def kth_sq_distances(sq_distances, missing=None):
+    """``d_k(x_i)^2``: each row's largest listed squared distance (the k-th neighbour's, the
+    lists being sorted; with ``missing`` entries, the largest present one; 0 for a row with
+    none)."""
+    sq = np.asarray(sq_distances, dtype=np.float64)
+    if missing is not None:
+        sq = np.where(missing, -np.inf, sq)
+    if sq.shape[1] == 0:
+        return np.zeros(sq.shape[0])
+    return np.maximum(sq.max(axis=1), 0.0)
+
+
+def self_tuned_weights(sq_distances, scale, *, shift=False):
+    """The self-tuned weights ``exp(-4 d^2 / scale)`` elementwise.
+
+    ``scale`` (broadcast against ``sq_distances``, rows = points i) is ``d_k(x_i)^2`` or
+    ``d_k(x_i) d_k(x_j)`` (:func:`self_tuned_scale`). At ``scale = 0`` the limit: 1 where
+    ``d = 0``, 0 elsewhere. ``shift`` subtracts each row's smallest exponent (a per-row
+    factor, for ratios that must not underflow to 0 / 0).
+    """
+    d2 = np.asarray(sq_distances, dtype=np.float64)
+    scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), d2.shape)
+    ratio = np.zeros(d2.shape)
+    np.divide(d2, scale, out=ratio, where=scale > 0)
+    ratio[(scale <= 0) & (d2 > 0)] = np.inf
+    if shift and ratio.size and ratio.shape[-1]:
+        low = ratio.min(axis=-1, keepdims=True)
+        ratio = ratio - np.where(np.isfinite(low), low, 0.0)
+    return np.exp(-4.0 * ratio)
+
+
+def self_tuned_scale(kth_sq, neighbor_kth_sq=None):
+    """The denominator of the self-tuned exponent: ``d_k(x_i)^2``, or with the neighbours'
+    scales ``d_k(x_i) d_k(x_j)`` (the symmetric form), as ``sqrt(d_k(x_i)^2) sqrt(...)``."""
+    kth_sq = np.asarray(kth_sq, dtype=np.float64)
+    if neighbor_kth_sq is None:
+        return kth_sq[:, None]
+    return np.sqrt(kth_sq)[:, None] * np.sqrt(np.asarray(neighbor_kth_sq, dtype=np.float64))
+
+
+def knn_edge_weights(indices, sq_distances, weight, sigma_w=None, *, missing=None):
+    """Directed weights of kNN lists: ``A[i, t]`` is the weight of the edge
+    ``i -> indices[i, t]``.
+
+    Parameters
+    ----------
+    indices : ndarray of int, shape (n, k)
+        Neighbour lists of the n points (self excluded), any order.
+    sq_distances : ndarray of shape (n, k)
+        Their squared distances.
+    weight : str
+        One of :data:`WEIGHTS`.
+    sigma_w : float or None
+        Gaussian bandwidth; ``None``: :func:`default_sigma_w` over the listed edges.
+    missing : ndarray of bool, shape (n, k), optional
+        Entries that hold no neighbour (approximate builders); their weight is 0.
+
+    Returns
+    -------
+    weights : ndarray of shape (n, k)
+    sigma_w : float or None
+        The Gaussian bandwidth used (None for other weights).
+    kth_sq : ndarray of shape (n,)
+        ``d_k(x_i)^2`` of every point (:func:`kth_sq_distances`), the self-tuned scale, which
+        the induction formula of the propagation learners needs at new points.
+    """
+    sq = np.asarray(sq_distances, dtype=np.float64)
+    present = ~missing if missing is not None else np.ones(sq.shape, dtype=bool)
+    sq = np.where(present, sq, 0.0)
+    kth = kth_sq_distances(sq, None if missing is None else ~present)
+    if weight == "gaussian" and sigma_w is None:
+        sigma_w = default_sigma_w(sq[present])
+    if weight == "self_tuned":
+        w = self_tuned_weights(sq, self_tuned_scale(kth))
+    elif weight == "self_tuned_sym":
+        idx = np.where(present, np.asarray(indices, dtype=np.int64), 0)
+        w = self_tuned_weights(sq, self_tuned_scale(kth, kth[idx]))
+    else:
+        w = edge_weights(sq, weight, sigma_w)
+    w = np.where(present, w, 0.0)
+    return w, (sigma_w if weight == "gaussian" else None), kth
 
 
 def symmetrize(A, how):

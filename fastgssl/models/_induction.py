@@ -4,7 +4,8 @@ Implements sections 3 and 5 of Bengio, Delalleau & Le Roux (2004), *Efficient no
 function induction in semi-supervised learning* (Bengio et al. (2005); Bengio et al. 2005):
 
 - :func:`kernel_weights` evaluates the graph's kernel on squared distances, so that a new point
-  is weighed against its training neighbours exactly as the graph weighs training pairs;
+  is weighed against its training neighbours exactly as the graph weighs training pairs (the
+  self-tuned kernels with the new point's own d_k, from its k nearest training neighbours);
 - :func:`induction_operator` turns ``k`` neighbour indices and kernel weights into the sparse
   operator of the induction formula, either the Parzen-window form of the criterion SS(lambda, K)
 
@@ -38,6 +39,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl.graphs import SELF_TUNED, WEIGHTS, self_tuned_scale, self_tuned_weights
+
 __all__ = [
     "WEIGHTS",
     "induction_operator",
@@ -45,33 +48,65 @@ __all__ = [
     "subset_smoothness",
 ]
 
-WEIGHTS = ("binary", "gaussian", "distance")
-
-
-def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False):
+def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_scale=None,
+                   ref_scale=None):
     """Kernel values K(x, x_j) of the graph from squared distances.
 
     Parameters
     ----------
     sq_distances : ndarray of shape (n_query, k)
         Squared Euclidean distances of each query to its ``k`` nearest reference points.
-    weight : {"binary", "gaussian", "distance"}
+    weight : {"binary", "gaussian", "distance", "self_tuned", "self_tuned_sym"}
         The graph's edge weight: 1, exp(-d^2 / (2 sigma_w)) (sigma_w is a squared distance, the
-        papers' convention), or the distance d itself (the convention of
-        :func:`fastgssl.graphs.knn_graph`).
+        papers' convention), the distance d itself (the convention of
+        :func:`fastgssl.graphs.knn_graph`), or a self-tuned weight (see Notes).
     sigma_w : float
         Gaussian bandwidth (required for ``"gaussian"``).
     shift : bool
-        Subtract each row's smallest squared distance inside the exponential. A Parzen ratio is
-        invariant to this per-row factor, and it keeps far queries from underflowing to 0/0.
+        Subtract each row's smallest exponent inside the exponential (Gaussian and
+        ``"self_tuned_sym"``). A Parzen ratio is invariant to this per-row factor, and it
+        keeps far queries from underflowing to 0/0.
+    query_scale : ndarray of shape (n_query,)
+        ``d_k(x)^2`` of each query: its squared distance to its k-th nearest reference point
+        (required for the self-tuned weights).
+    ref_scale : ndarray of shape (n_query, k)
+        ``d_k(x_j)^2`` of each listed reference point in the training graph (required for
+        the self-tuned weights).
 
     Returns
     -------
     weights : ndarray of shape (n_query, k)
+
+    Notes
+    -----
+    The self-tuned kernels weigh a query x against a training point x_j as the graph
+    weighs a pair of training points (:func:`fastgssl.graphs.knn_graph`):
+    ``"self_tuned_sym"`` is exp(-4 d^2 / (d_k(x) d_k(x_j))); ``"self_tuned"``, whose graph
+    is the mean of the two directed weights, is
+
+        (exp(-4 d^2 / d_k(x)^2) + [d <= d_k(x_j)] exp(-4 d^2 / d_k(x_j)^2)) / 2,
+
+    the second term present when x would be among the k nearest neighbours of x_j. On a
+    training point queried against the others (itself left out) both reproduce its row of
+    W over its k nearest neighbours (away from ties).
     """
     d2 = np.maximum(np.asarray(sq_distances, dtype=np.float64), 0.0)
     if weight == "binary":
         return np.ones_like(d2)
+    if weight in SELF_TUNED:
+        if query_scale is None or ref_scale is None:
+            raise ValueError(
+                f"graph_weight={weight!r} needs the scales d_k of the query and reference "
+                f"points (query_scale, ref_scale)."
+            )
+        qs = np.asarray(query_scale, dtype=np.float64)
+        rs = np.asarray(ref_scale, dtype=np.float64)
+        if weight == "self_tuned":
+            out = self_tuned_weights(d2, self_tuned_scale(qs))
+            inward = self_tuned_weights(d2, rs)
+            inward[d2 > rs] = 0.0
+            return 0.5 * (out + inward)
+        return self_tuned_weights(d2, self_tuned_scale(qs, rs), shift=shift)
     if weight == "gaussian":
         if sigma_w is None or not sigma_w > 0:
             raise ValueError(f"a Gaussian kernel needs sigma_w > 0, got {sigma_w!r}.")

@@ -168,7 +168,7 @@ class LabelPropagation(_PropagationClassifier):
     _parameter_constraints = {**_GraphPropagation._parameter_constraints, **_LAM,
                               **REWEIGHTING_CONSTRAINTS}
 
-    def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
+    def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
                  unlabeled_policy="abstain", class_mass_normalization=False, solver="auto",
                  rtol=1e-6, random_state=None, n_jobs=None, reweighting=None,
@@ -248,7 +248,7 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
     _task = "regression"
     _parameter_constraints = {**_GraphPropagation._parameter_constraints, **_LAM}
 
-    def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="gaussian",
+    def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
                  sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
                  unlabeled_policy="uniform", solver="auto", rtol=1e-6, random_state=None,
                  n_jobs=None):

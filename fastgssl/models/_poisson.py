@@ -231,7 +231,7 @@ class _PoissonBase(_PropagationClassifier):
     }
 
     def __init__(self, class_priors=None, *, graph="knn", n_neighbors=10,
-                 graph_weight="gaussian", sigma_w=None, unlabeled_policy="abstain",
+                 graph_weight="self_tuned", sigma_w=None, unlabeled_policy="abstain",
                  solver="auto", rtol=1e-6, n_jobs=None):
         store_init_arguments(self, locals())
 
@@ -411,6 +411,19 @@ class PoissonMBO(_PoissonBase):
     assignment problem; labeled points keep their labels and count towards the sizes).
     The MBO step is not linear in the labels: exact cross-validation refits it per fold.
 
+    The diffusion of one outer iteration lasts N_s dt = N_s / max_i d_i, so how far it
+    smooths depends on the spread of the degrees, hence on the weights. The defaults (the
+    paper's T = 20, N_s = 40) fit locally scaled weights (``graph_weight="self_tuned"``,
+    the default, or ``"self_tuned_sym"``: graphlearning's graphs), whose degrees spread
+    widely. On nearly uniform weights (one global Gaussian bandwidth: MNIST weights
+    0.24-0.98, mean degree 0.31 of the largest, against weights 0.009-0.59 and 0.21 for
+    the self-tuned graph) the same N_s over-smooths: on MNIST with the true priors it lost
+    1.6-1.7 points to graphlearning's ``poisson_mbo`` at 5-10 labels per class, and
+    ``n_diffusion_steps=10`` on that graph recovered them (0.896 / 0.924 against 0.876 /
+    0.908; 160 steps: 0.823 / 0.855), a fidelity of 10 only a third of that (issue 36,
+    ``bench/bench_graph_weight.py --mbo-variants``). With a hand-made graph of near-uniform
+    weights, lower ``n_diffusion_steps``.
+
     See Also
     --------
     PoissonLearning : the first stage alone (linear; CV from one block solve).
@@ -431,7 +444,7 @@ class PoissonMBO(_PoissonBase):
     }
 
     def __init__(self, class_priors=None, *, n_mbo_iter=20, n_diffusion_steps=40,
-                 fidelity=1.0, graph="knn", n_neighbors=10, graph_weight="gaussian",
+                 fidelity=1.0, graph="knn", n_neighbors=10, graph_weight="self_tuned",
                  sigma_w=None, unlabeled_policy="abstain", solver="auto", rtol=1e-6,
                  n_jobs=None):
         store_init_arguments(self, locals())

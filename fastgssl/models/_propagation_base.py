@@ -33,7 +33,7 @@ from fastgssl._validation import (
     check_X,
 )
 from fastgssl.exceptions import UnlabeledComponentWarning
-from fastgssl.graphs import knn_search, resolve_graph
+from fastgssl.graphs import SELF_TUNED, knn_search, resolve_graph
 from fastgssl.models._balance import check_class_shares, class_mass_normalize
 from fastgssl.models._induction import WEIGHTS, induction_operator, kernel_weights
 from fastgssl.models._propagation_cv import _PropagationCV
@@ -91,6 +91,13 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 "graph='precomputed' gives no coordinates; use 'abstain' or 'uniform', or pass "
                 "the affinity as graph=W together with the coordinates X."
             )
+        if self.sigma_w is not None and self.graph_weight in SELF_TUNED:
+            raise ValueError(
+                f"sigma_w={self.sigma_w!r} is the bandwidth of graph_weight='gaussian', but "
+                f"graph_weight={self.graph_weight!r} scales each point by the distance to its "
+                f"k-th neighbour; pass graph_weight='gaussian' with sigma_w, or leave sigma_w "
+                f"None."
+            )
 
     def _policies(self):
         return POLICIES
@@ -108,7 +115,11 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
     # -- graph -----------------------------------------------------------------------------
 
     def _build_graph(self, X):
-        """Return (W, coordinates or None, (weight, sigma) of the induction kernel)."""
+        """Return (W, coordinates or None, (weight, sigma, scale) of the induction kernel).
+
+        ``scale`` is ``d_k(x_i)^2`` of the training points for the self-tuned weights (from
+        the builder when it reports it, else an exact k-nearest-neighbour search), else None.
+        """
         graph = self.graph
         weight = self.graph_weight
         n = X.shape[0]
@@ -121,24 +132,40 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         coords = X
         if isinstance(graph, str) and graph == "precomputed":
             W = resolve_graph(X, None, n_samples=n, name="X (graph='precomputed')")
-            return W, None, (weight, None)
+            return W, None, (weight, None, None)
         own = inspect.signature(type(self).__init__).parameters
-        W = resolve_graph(graph, X, builder_params=params,
-                          defaults={"n_neighbors": own["n_neighbors"].default,
-                                    "weight": own["graph_weight"].default})
+        W, builder = resolve_graph(graph, X, builder_params=params, return_builder=True,
+                                   defaults={"n_neighbors": own["n_neighbors"].default,
+                                             "weight": own["graph_weight"].default})
+        sigma = self.sigma_w
+        k = self.n_neighbors
         if callable(graph) and not isinstance(graph, str) and not sp.issparse(graph):
             # a builder object (e.g. fastgssl.graphs.EpsilonGraph(eps=...)) names its kernel
             if getattr(graph, "weight", None) in WEIGHTS:
                 weight = graph.weight
-                if getattr(graph, "sigma_w", None) is not None:
-                    return W, coords, (weight, float(graph.sigma_w))
-        sigma = self.sigma_w
+                sigma = getattr(graph, "sigma_w", None)
+                k = getattr(graph, "n_neighbors", k)
+                if weight == "gaussian" and sigma is not None:
+                    return W, coords, (weight, float(sigma), None)
+        if weight in SELF_TUNED:
+            return W, coords, (weight, None, self._training_scale(builder, X, k))
         if weight == "gaussian" and sigma is None:
             # the builder's heuristic bandwidth, recovered exactly from the edges
             sigma = _infer_gaussian_sigma(W, coords)
             if sigma is None:
                 sigma = 1.0
-        return W, coords, (weight, sigma)
+        return W, coords, (weight, sigma, None)
+
+    def _training_scale(self, builder, X, k):
+        """``d_k(x_i)^2`` of the training points, the self-tuned scale: the builder's
+        ``kth_sq_distances_`` when it reports them (the kNN builders do), else the k-th
+        squared distance of an exact search (a user graph, a plugin builder)."""
+        scale = getattr(builder, "kth_sq_distances_", None)
+        if scale is not None and np.shape(scale) == (X.shape[0],):
+            return np.asarray(scale, dtype=np.float64)
+        k = min(int(k), X.shape[0] - 1)
+        _, sq = knn_search(X, k, n_jobs=self.n_jobs)
+        return sq[:, -1].copy()
 
     # -- fit -------------------------------------------------------------------------------
 
@@ -168,9 +195,10 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             check_n_neighbors(self.n_neighbors, n)
         else:  # only the induction formula uses it, capped at the number of training points
             check_n_neighbors(self.n_neighbors, np.iinfo(np.int64).max)
-        W, coords, (weight, sigma) = self._build_graph(X)
+        W, coords, (weight, sigma, scale) = self._build_graph(X)
         self._weight_induction = weight
         self._sigma_induction = sigma
+        self._scale_induction = scale
         self._X_fit = coords
         self.n_features_in_ = X.shape[1] if not precomputed else n
         if getattr(self, "n_landmarks", None) is None:
@@ -284,11 +312,23 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             return sp.csr_matrix(P)
         k = min(self.n_neighbors, S.size)
         ind, d2 = knn_search(coords[R], k, X_ref=coords[S], n_jobs=self.n_jobs)
-        w = kernel_weights(d2, self._weight_induction, self._sigma_induction,
-                           shift=form == "parzen")
+        w = self._kernel(d2, ind, S, shift=form == "parzen")
         P, _ = induction_operator(ind, w, S.size, form=form, ref_degrees=degrees[S],
                                   alpha=getattr(self, "alpha", None))
         return P
+
+    def _kernel(self, d2, ind, ref, *, shift):
+        """Induction kernel values of queries at squared distances ``d2`` from their
+        ``k`` nearest reference points ``ind`` (rows of the training points ``ref``, or of
+        all of them when None); the self-tuned scale of a query is its k-th squared
+        distance among the references, that of a reference its training graph's."""
+        scale = self._scale_induction
+        qs = rs = None
+        if scale is not None:
+            qs = d2[:, -1] if d2.shape[1] else np.zeros(d2.shape[0])
+            rs = scale[ind if ref is None else ref[ind]]
+        return kernel_weights(d2, self._weight_induction, self._sigma_induction, shift=shift,
+                              query_scale=qs, ref_scale=rs)
 
     def _solve_subsets(self, W, coords, labeled, Y):
         n = W.shape[0]
@@ -399,7 +439,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             )
         k = min(self.n_neighbors, n_train)
         ind, d2 = knn_search(X, k, X_ref=self._X_fit, n_jobs=self.n_jobs)
-        w = kernel_weights(d2, self._weight_induction, self._sigma_induction, shift=True)
+        w = self._kernel(d2, ind, None, shift=True)
         P, supported = induction_operator(ind, w, n_train, ref_valid=self._valid, form=form,
                                           ref_degrees=self._degrees,
                                           alpha=getattr(self, "alpha", None))
