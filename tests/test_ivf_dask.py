@@ -48,6 +48,7 @@ def _assert_same(local, dist, W_local, W_dist):
     assert (W_local != W_dist).nnz == 0
     assert local.recall_ == dist.recall_
     assert local.scan_fraction_ == pytest.approx(dist.scan_fraction_)
+    np.testing.assert_array_equal(local.kth_sq_distances_, dist.kth_sq_distances_)
 
 
 @pytest.mark.parametrize("dtype, chunks", [(np.float64, 777), (np.float32, 500)])
@@ -107,7 +108,7 @@ def test_points_with_few_probed_neighbours(client):
 def test_duplicated_points(client):
     """Equal points (ties broken by index, uncertified rows rescanned in their group)."""
     X = np.repeat(_mixture(n=400, d=5, seed=5), 3, axis=0)
-    kw = dict(n_neighbors=4, n_lists=20, n_probe=3, random_state=1)
+    kw = dict(n_neighbors=4, n_lists=20, n_probe=3, weight="self_tuned", random_state=1)
     local = IVFGraph(**kw)
     W0 = local(X)
     dist = IVFGraph(**kw)
