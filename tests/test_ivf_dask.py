@@ -7,6 +7,7 @@ n_lists`` the exact ``knn_graph``.  Two worker processes, one thread each (as te
 """
 
 import sys
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -172,3 +173,17 @@ def test_lost_worker_fails_clearly(client, monkeypatch):
     monkeypatch.setattr(client, "gather", lost)
     with pytest.raises(RuntimeError, match="worker was lost.*No graph is returned"):
         IVFGraph(n_neighbors=5, client=client)(_mixture(n=400))
+
+
+def test_tiny_chunks_and_few_lists(client):
+    """Chunks smaller than k + 1 rows, fewer lists than groups, one list."""
+    X = np.random.default_rng(6).normal(size=(50, 3))
+    for kw in (dict(n_lists=3), dict(n_lists=10, n_probe=1), dict(n_lists=1)):
+        local = IVFGraph(n_neighbors=5, random_state=0, min_recall=None, **kw)
+        dist = IVFGraph(n_neighbors=5, random_state=0, min_recall=None, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (small lists: the builder's list warnings)
+            W0 = local(X)
+            W1 = dist(da.from_array(X, chunks=(3, 3)))
+        _assert_same(local, dist, W0, W1)
+        assert dist.dask_info_["n_groups"] <= max(1, local.n_lists_)

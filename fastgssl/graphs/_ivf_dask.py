@@ -402,7 +402,7 @@ def _group_lists(C, cost, n_groups):
         split(ids[cut:], first + left, count - left)
 
     split(np.arange(C.shape[0]), 0, min(n_groups, C.shape[0]))
-    return group_of
+    return np.unique(group_of, return_inverse=True)[1].astype(np.int64)  # no empty group
 
 
 def dask_ivf_search(builder, X, client=None, n_groups=None):
