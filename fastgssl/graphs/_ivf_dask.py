@@ -410,7 +410,8 @@ def dask_ivf_search(builder, X, client=None, n_groups=None):
 
     Returns ``(indices, sq_distances, info, recall)``: the lists as the in-memory
     :meth:`IVFGraph._search` returns them, its ``info`` plus the Dask counters
-    (``"bytes_moved"``, ``"n_groups"``, ``"groups_per_point"``), and a function
+    (``"bytes_moved"``, ``"n_groups"``, ``"groups_per_point"``, ``"search_cpu"``,
+    ``"pairs"``), and a function
     ``recall(indices, sample_size)`` measuring recall@k against exact search.
     """
     from fastgssl._geometry import check_distance_scale
