@@ -33,7 +33,6 @@ each point; with ``n_probe = n_lists`` it is the exact search's result, index fo
 from __future__ import annotations
 
 import math
-import threading
 import time
 import warnings
 
@@ -43,23 +42,17 @@ import scipy.sparse as sp
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
+from ._ivf_search import (
+    _centroid_operand,
+    _choose_n_probe,
+    _kmeans,
+    _nearest_centroids,
+    _search_lists,
+)
 from ._knn import _U32, _gemm_operands, _search_dtype, numba_threads
 from ._weights import check_symmetrize, check_weight
 
 __all__ = ["IVFGraph", "default_n_lists"]
-
-# k-means on max(16384, 30 n_lists) points, 5 Lloyd iterations: measured at 2x10^5 x 50
-# (recall 0.91, one thread), 7.6 CPU-s in total against 9.1 with 65536 points and 8
-# iterations; the lists are a little worse (5.6 % of the pairs scanned against 5.3 %)
-_KMEANS_ITER = 5
-_KMEANS_MIN_SAMPLE = 16384
-_KMEANS_PER_LIST = 30
-_TUNE_SAMPLE = 1000
-# entries of one GEMM output block (4 MB of float32, the exact search's block size)
-_BLOCK_CELLS = 1 << 20
-_REF_BLOCK = 2048
-# heap memory of the per-thread candidate lists: threads beyond this budget are not used
-_HEAP_BUDGET = 2 << 30
 
 
 def default_n_lists(n_samples):
@@ -71,179 +64,6 @@ def default_n_lists(n_samples):
     k-means and probe selection, and a list of ~100 points is a short GEMM block: 35 s
     against 23-25 s in total for 450-900 lists."""
     return int(max(1, min(round(2.0 * math.sqrt(n_samples)), n_samples // 32)))
-
-
-def _run(tasks, work, threads):
-    """``work(task)`` for every task on ``threads`` Python threads (BLAS held at one thread
-    by the caller); in this thread when there is one."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    if min(threads, len(tasks)) <= 1:
-        return [work(t) for t in tasks]
-    with ThreadPoolExecutor(max_workers=min(threads, len(tasks))) as pool:
-        return list(pool.map(work, tasks))
-
-
-def _centroid_operand(C):
-    """Float32 ``[-2 c, 1, ||c||^2]`` rows of the centroids ``C`` (scaled coordinates)."""
-    Cf = np.asarray(C, dtype=np.float32)
-    m, d = Cf.shape
-    out = np.empty((m, d + 2), dtype=np.float32)
-    out[:, :d] = Cf * np.float32(-2.0)
-    out[:, d] = 1.0
-    out[:, d + 1] = np.einsum("ij,ij->i", Cf, Cf, dtype=np.float64)
-    return out
-
-
-def _nearest_centroids(A, Cop, p, threads, labels, probe=None):
-    """The nearest centroid of every row of ``A`` (to ``labels``) and its ``p`` nearest
-    (to ``probe``, unordered): blocks of one GEMM of the augmented rows against the
-    centroid operand, each row then selected by :func:`._ivf_kernels._nearest_lists`."""
-    from ._ivf_kernels import _nearest_lists
-
-    n = A.shape[0]
-    m = Cop.shape[0]
-    qb = int(max(16, min(512, _BLOCK_CELLS // m)))
-    CopT = Cop.T
-
-    def work(q0):
-        q1 = min(n, q0 + qb)
-        part = np.matmul(A[q0:q1], CopT)
-        out = probe[q0:q1] if probe is not None else np.empty((q1 - q0, 1), dtype=np.int32)
-        _nearest_lists(part, out, labels[q0:q1])
-
-    _run(range(0, n, qb), work, threads)
-
-
-def _kmeans(A, n_lists, rng, threads):
-    """Lloyd's k-means on a sample of the scaled rows; returns the non-empty centroids
-    (float64, scaled coordinates) and the number of lists that stayed empty."""
-    from ._ivf_kernels import _centroid_sums
-
-    n, d = A.shape[0], A.shape[1] - 2
-    s = min(n, max(_KMEANS_MIN_SAMPLE, _KMEANS_PER_LIST * n_lists))
-    ids = np.sort(rng.choice(n, s, replace=False)) if s < n else np.arange(n)
-    S = A[ids]
-    C = S[rng.choice(s, n_lists, replace=False), :d].astype(np.float64)
-    labels = np.empty(s, dtype=np.int64)
-    for it in range(_KMEANS_ITER + 1):
-        _nearest_centroids(S, _centroid_operand(C), 1, threads, labels=labels)
-        sums, counts = _centroid_sums(S, labels, n_lists, d)
-        if it == _KMEANS_ITER:
-            break
-        full = counts > 0
-        C[full] = sums[full] / counts[full, None]
-        empty = np.flatnonzero(~full)
-        if empty.size:
-            # re-seed an empty list with a random member of a list chosen by its size
-            # (faiss splits the same way): the next assignment shares that list's points
-            order = np.argsort(labels, kind="stable")
-            first = np.concatenate(([0], np.cumsum(counts)))
-            weights = np.maximum(counts - 1, 0).astype(np.float64)
-            for e in empty:
-                if weights.sum() <= 0:
-                    break
-                j = rng.choice(n_lists, p=weights / weights.sum())
-                member = order[first[j] + rng.randint(counts[j])]
-                C[e] = S[member, :d]
-                weights[j] = max(weights[j] / 2.0 - 1.0, 0.0)
-    keep = counts > 0
-    return C[keep], int(n_lists - keep.sum())
-
-
-def _exact_sample_neighbors(X, sample, k, n_jobs):
-    """Exact k nearest neighbours of the sampled points among all points, self removed."""
-    from ._knn import knn_search
-
-    idx, _ = knn_search(X[sample], k + 1, X, n_jobs=n_jobs)
-    is_self = idx == sample[:, None]
-    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
-    keep = np.ones_like(is_self)
-    keep[np.arange(sample.size), drop] = False
-    return idx[keep].reshape(sample.size, k)
-
-
-def _choose_n_probe(X, A, Cop, k, target, rng, threads, n_jobs):
-    """Smallest ``n_probe`` whose recall on a sample of points reaches ``target``.
-
-    For a query ``q`` with exact neighbours ``N(q)`` the search finds exactly the members of
-    ``N(q)`` whose list is among the ``n_probe`` nearest centroids of ``q`` (ties aside),
-    so recall as a function of ``n_probe`` is the empirical distribution of the centroid
-    ranks of those lists: one exact search of the sample and one GEMM against the
-    centroids give the whole curve."""
-    n = X.shape[0]
-    m = min(n, _TUNE_SAMPLE)
-    sample = np.sort(rng.choice(n, m, replace=False))
-    nbrs = _exact_sample_neighbors(X, sample, k, n_jobs)
-    nbr_lists = np.empty(nbrs.size, dtype=np.int64)
-    _nearest_centroids(A[nbrs.ravel()], Cop, 1, threads, labels=nbr_lists)
-    dist = A[sample] @ Cop.T
-    order = np.argsort(dist, axis=1, kind="stable")
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(Cop.shape[0])[None, :], axis=1)
-    ranks = np.take_along_axis(rank, nbr_lists.reshape(m, k), axis=1)
-    curve = np.cumsum(np.bincount(ranks.ravel(), minlength=Cop.shape[0])) / ranks.size
-    return int(np.searchsorted(curve, target - 1e-12) + 1)
-
-
-def _search_lists(A, B, starts, ptr, queries, kc, threads):
-    """Candidate heaps (positions in list order) of every point over its probed lists.
-
-    Tasks are ``(list, batch of its queries)``: first every list against its own points,
-    then against the points that probe it from other lists, each group largest first;
-    worker threads take them in turn and merge into their own heaps (a query is in the
-    batches of several lists, which different threads may search at once) under one shared
-    bound per query, and the heaps are merged at the end."""
-    from ._ivf_kernels import _gather_rows, _merge_heaps, _select_gathered
-
-    n, width = A.shape
-    sizes = np.diff(starts)
-    first, rest = [], []  # a list against its own points first: the heaps fill with near ones
-    for L in np.flatnonzero((sizes > 0) & (np.diff(ptr) > 0)):
-        qb = int(max(64, min(1024, _BLOCK_CELLS // min(int(sizes[L]), _REF_BLOCK))))
-        q0, q1 = int(ptr[L]), int(ptr[L + 1])
-        # every point probes its own list, and the queries of a list are in ascending order
-        m0 = q0 + int(np.searchsorted(queries[q0:q1], starts[L]))
-        m1 = m0 + int(sizes[L])
-        for lo, hi, out in ((q0, m0, rest), (m0, m1, first), (m1, q1, rest)):
-            out.extend((int(L), s0, min(hi, s0 + qb)) for s0 in range(lo, hi, qb))
-    tasks = []
-    for part in (first, rest):
-        cost = np.array([(e - s) * sizes[L] for L, s, e in part], dtype=np.float64)
-        tasks.extend(part[t] for t in np.argsort(-cost, kind="stable"))
-    heap_bytes = n * kc * 8
-    workers = int(max(1, min(threads, len(tasks), _HEAP_BUDGET // max(heap_bytes, 1))))
-    lock = threading.Lock()
-    nxt = [0]
-    roots = np.full(n, np.inf, dtype=np.float32)  # shared bound, see _select_gathered
-
-    def work(_):
-        hd = np.full((n, kc), np.inf, dtype=np.float32)
-        hi = np.full((n, kc), -1, dtype=np.int32)
-        qbuf = np.empty((1024, width), dtype=np.float32)
-        flat = np.empty(_BLOCK_CELLS, dtype=np.float32)
-        while True:
-            with lock:
-                t = nxt[0]
-                nxt[0] += 1
-            if t >= len(tasks):
-                return hd, hi
-            L, s0, s1 = tasks[t]
-            ids = queries[s0:s1]
-            m = s1 - s0
-            Aq = qbuf[:m]
-            _gather_rows(A, ids, Aq)
-            for r0 in range(int(starts[L]), int(starts[L + 1]), _REF_BLOCK):
-                r1 = min(int(starts[L + 1]), r0 + _REF_BLOCK)
-                part = flat[:m * (r1 - r0)].reshape(m, r1 - r0)
-                np.matmul(Aq, B[r0:r1].T, out=part)
-                _select_gathered(part, ids, r0, hd, hi, roots)
-
-    heaps = _run(range(workers), work, workers)
-    hd, hi = heaps[0]
-    for od, oi in heaps[1:]:
-        _merge_heaps(hd, hi, od, oi)
-    return hd, hi
 
 
 class IVFGraph(_GraphBuilder):
@@ -275,7 +95,14 @@ class IVFGraph(_GraphBuilder):
         The k-means sample and start, and the recall samples.
     n_jobs : int or None, default=None
         Threads (GEMM workers with one BLAS thread each, and the Numba kernels), as in
-        :func:`fastgssl.graphs.knn_search`.
+        :func:`fastgssl.graphs.knn_search`.  (On a Dask cluster every task runs on one
+        thread; the cluster's worker threads are the parallelism.)
+    client : distributed.Client or None, default=None
+        Build on this Dask cluster (:mod:`fastgssl.graphs._ivf_dask`): a NumPy ``X`` is
+        scattered in row chunks, a ``dask.array`` ``X`` (row chunks) is searched where its
+        chunks live (then ``None`` means the active client).  The graph is the in-memory
+        one for the same ``random_state`` and ``n_probe``.  Needs ``pip install
+        'fastgssl[dask]'``.
 
     Attributes
     ----------
@@ -295,7 +122,14 @@ class IVFGraph(_GraphBuilder):
     stage_times_ : dict
         Wall seconds of the stages of the last call: ``"kmeans"``, ``"tune"`` (choice of
         ``n_probe``), ``"assign"`` (probe lists), ``"search"``, ``"refine"``, ``"weights"``,
-        ``"recall"``.
+        ``"recall"``; on Dask ``"operands"`` (chunks checked, centre, float32 rows)
+        instead of the in-memory operands inside ``"kmeans"``.
+    dask_info_ : dict or None
+        On Dask: ``"bytes_moved"`` (scatter, rows sent to the list groups and lists
+        gathered back; approximate), ``"n_groups"`` (search tasks) and
+        ``"groups_per_point"`` (mean number of groups a point's rows went to),
+        ``"search_cpu"`` (CPU seconds of the search tasks' threads, summed) and
+        ``"pairs"`` (distance pairs they formed); None for an in-memory build.
 
     Notes
     -----
@@ -333,11 +167,12 @@ class IVFGraph(_GraphBuilder):
     """
 
     _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "n_lists", "n_probe",
-                    "target_recall", "recall_sample", "min_recall", "random_state", "n_jobs")
+                    "target_recall", "recall_sample", "min_recall", "random_state", "n_jobs",
+                    "client")
 
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  n_lists=None, n_probe=None, target_recall=None, recall_sample=1000,
-                 min_recall=0.9, random_state=None, n_jobs=None):
+                 min_recall=0.9, random_state=None, n_jobs=None, client=None):
         self.n_neighbors = n_neighbors
         self.weight = weight
         self.sigma_w = sigma_w
@@ -349,6 +184,7 @@ class IVFGraph(_GraphBuilder):
         self.min_recall = min_recall
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.client = client
 
     def _check_params(self, n):
         from fastgssl._validation import check_bounded_int, check_n_neighbors
@@ -390,6 +226,7 @@ class IVFGraph(_GraphBuilder):
         from fastgssl._geometry import check_distance_scale
         from fastgssl._validation import check_X
 
+        from ._ivf_dask import dask_ivf_search, is_dask_array
         from ._knn import shared_self_search
 
         if sp.issparse(X):
@@ -398,6 +235,16 @@ class IVFGraph(_GraphBuilder):
                 "coordinates); pass X.toarray() if it fits in memory, or use the exact "
                 "builder graph='knn', which searches sparse data natively."
             )
+        if self.client is not None or is_dask_array(X):
+            out_i, out_d, info, recall = dask_ivf_search(self, X, self.client)
+            self.dask_info_ = {key: info[key] for key in
+                               ("bytes_moved", "n_groups", "groups_per_point",
+                                "search_cpu", "pairs")}
+            k, sigma_w, n_lists, _, _, recall_sample, min_recall = \
+                self._check_params(out_i.shape[0])
+            return self._finish(out_i, out_d, info, k, n_lists, sigma_w, recall_sample,
+                                min_recall, lambda: recall(out_i, recall_sample))
+        self.dask_info_ = None
         X_given = X
         X = check_X(X, "X", dtype=_search_dtype(X))  # float32 input stays float32
         sq_spread = check_distance_scale(X, name="X")
@@ -414,6 +261,21 @@ class IVFGraph(_GraphBuilder):
         # inside reuse_neighbors (a grid over k): one search at the largest k
         found = shared_self_search(X_given, k, key, search)
         out_i, out_d, info = search(k) if found is None else found
+
+        def recall():
+            from ._nndescent import knn_recall
+
+            return knn_recall(X, out_i, sample_size=recall_sample,
+                              random_state=self.random_state)
+
+        return self._finish(out_i, out_d, info, k, n_lists, sigma_w, recall_sample,
+                            min_recall, recall)
+
+    def _finish(self, out_i, out_d, info, k, n_lists, sigma_w, recall_sample, min_recall,
+                recall):
+        """Attributes, warnings, weights (:func:`knn_adjacency`) and ``recall_`` of the
+        lists of a search (in memory or on Dask); ``recall()`` measures the recall."""
+        n = out_i.shape[0]
         times = dict(info["times"])
         clock = time.perf_counter
         self.n_lists_ = info["n_lists"]
@@ -428,10 +290,7 @@ class IVFGraph(_GraphBuilder):
         times["weights"] = clock() - t0
         t0 = clock()
         if recall_sample:
-            from ._nndescent import knn_recall
-
-            self.recall_ = knn_recall(X, out_i, sample_size=recall_sample,
-                                      random_state=self.random_state)
+            self.recall_ = recall()
         else:
             self.recall_ = float("nan")
         times["recall"] = clock() - t0
@@ -443,7 +302,7 @@ class IVFGraph(_GraphBuilder):
                 f"{float(min_recall):g} (n_probe={self.n_probe_} of {self.n_lists_} lists); "
                 f"raise n_probe or target_recall, or use the exact builder graph='knn'.",
                 LowRecallWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         return W
 
@@ -534,7 +393,7 @@ class IVFGraph(_GraphBuilder):
                 f"has too few distinct points for that many lists?); searching "
                 f"{self.n_lists_} lists. Lower n_lists.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         mean = n / self.n_lists_
         # k-means lists are uneven (up to ~15x the mean size measured on a 784-dimensional
@@ -546,7 +405,7 @@ class IVFGraph(_GraphBuilder):
                 f"could not split (many equal or nearly equal points?); every point probing "
                 f"it scans all of them (time grows with its size squared).",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         if n_full:
             warnings.warn(
@@ -554,5 +413,5 @@ class IVFGraph(_GraphBuilder):
                 f"their {self.n_probe_} probed lists and were searched exactly against "
                 f"all points; raise n_probe or lower n_lists.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )

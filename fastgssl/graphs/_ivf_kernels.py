@@ -313,3 +313,76 @@ def _refine_lists(Xp, perm, cand, worst, delta, k, out_i, out_d, failed):
             out_d[a, c] = best_d[c]
         if not (count >= k and worst[p] - delta[p] > best_d[k - 1]):
             failed[a] = True
+
+
+@njit(cache=True, nogil=True)
+def _refine_task(Xt, orig, cand, worst, delta, k, out_i, out_d, failed):
+    """:func:`_refine_lists` for one task of the Dask search (serial, GIL-free).
+
+    ``Xt`` holds the task's rows (its lists' members in list order, then the other points
+    probing them), ``orig`` their indices in ``X``, ``cand[p]`` the candidate positions of
+    row ``p`` among the members.  Row ``p`` gets the ``k`` best candidates by ``(float64
+    distance, original index)`` in ``out_i[p]`` / ``out_d[p]`` (``-1`` / ``inf`` padding).
+    A row with fewer than ``k`` candidates saw every member of its probed lists (its heap
+    never filled), so it is exact; a row with ``k`` or more is certified as in the exact
+    search (``worst[p] - delta[p] > d_k``) and marked in ``failed`` otherwise.
+    """
+    n = Xt.shape[0]
+    kc = cand.shape[1]
+    best_d = np.empty(kc)
+    best_i = np.empty(kc, dtype=np.int64)
+    for p in range(n):
+        best_d[:] = np.inf
+        best_i[:] = -1
+        count = 0
+        for c in range(kc):
+            j = cand[p, c]
+            if j < 0:
+                continue
+            count = _insert_sorted(best_d, best_i, count, kc, _dense_sqdist(Xt[p], Xt[j]),
+                                   np.int64(orig[j]))
+        for c in range(k):
+            out_i[p, c] = best_i[c]
+            out_d[p, c] = best_d[c]
+        if count >= k and not worst[p] - delta[p] > best_d[k - 1]:
+            failed[p] = True
+
+
+@njit(cache=True, nogil=True)
+def _scan_task(Xt, orig, rows, probe_rows, starts, k, out_i, out_d):
+    """Exact lexicographic ``k`` nearest of the task rows ``rows`` among the members of
+    their probed lists of the task (``probe_rows[t]``, local list ids; ids without members
+    are skipped), as :func:`_scan_probed` within one task; written to ``out_*[rows[t]]``.
+    """
+    best_d = np.empty(k)
+    best_i = np.empty(k, dtype=np.int64)
+    for t in range(rows.shape[0]):
+        p = rows[t]
+        best_d[:] = np.inf
+        best_i[:] = -1
+        count = 0
+        for r in range(probe_rows.shape[1]):
+            L = probe_rows[t, r]
+            if L + 1 >= starts.shape[0]:
+                continue
+            for j in range(starts[L], starts[L + 1]):
+                if j != p:
+                    count = _insert_sorted(best_d, best_i, count, k,
+                                           _dense_sqdist(Xt[p], Xt[j]), np.int64(orig[j]))
+        for c in range(k):
+            out_i[p, c] = best_i[c]
+            out_d[p, c] = best_d[c]
+
+
+@njit(cache=True, nogil=True)
+def _merge_rows(rows, idx, dist, k, out_i, out_d, counts):
+    """Per-row top-``k`` merge of candidate lists: ``(idx[t, c], dist[t, c])`` are
+    candidates of row ``rows[t]``, inserted into the lexicographic ``(distance, index)``
+    lists ``out_i`` / ``out_d`` (``counts`` entries filled; ``-1`` entries skipped)."""
+    for t in range(rows.shape[0]):
+        a = rows[t]
+        for c in range(idx.shape[1]):
+            j = idx[t, c]
+            if j < 0:
+                break
+            counts[a] = _insert_sorted(out_d[a], out_i[a], counts[a], k, dist[t, c], j)
