@@ -4,7 +4,7 @@
   kd-tree candidates in low dimension); ``knn_search(X_query, k, X_ref)`` for new points
 - :func:`reuse_neighbors`  context: self-searches of one X with k <= K share one search
 - :func:`knn_graph`      symmetric kNN graph, weights binary / gaussian / distance /
-  self-tuned (graphlearning's exp(-4 |x_i - x_j|^2 / d_k(x_i)^2), and its symmetric form)
+  self-tuned (graphlearning's ``exp(-4 |x_i - x_j|^2 / d_k(x_i)^2)``, and its symmetric form)
 - :func:`epsilon_graph`  symmetric epsilon-neighbourhood graph
 - :func:`check_adjacency`  validation of a user-supplied W
 - :func:`resolve_graph`  one road from a builder name, callable or matrix to W (every

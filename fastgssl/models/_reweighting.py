@@ -55,7 +55,7 @@ REWEIGHTING_PARAMS = """\
 
 REWEIGHTING_NOTES = """\
     Reweighting (``reweighting=``) replaces W by a diagonal rescaling that depends on the
-    labeled set S (m = |S| of n points): ``"wnll"`` W' = A W + W A, a_i = n / m on S and 1
+    labeled set S (``m = |S|`` of n points): ``"wnll"`` W' = A W + W A, a_i = n / m on S and 1
     elsewhere; ``"properly"`` W' = G W + W G, gamma_i = 1 + (r / max(dist(x_i, X_S),
     r_zeta))^alpha, r_zeta = r / (zeta - 1)^(1 / alpha); ``"poisson"`` W' = diag(w) W
     diag(w) with L w = 1_S - m / n, shifted to min w = 1e-5 (per labeled component). The

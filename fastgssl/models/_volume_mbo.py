@@ -260,7 +260,7 @@ class VolumeMBO(_PropagationClassifier):
     2. For t = 1, ..., T: the diffused indicators C = K (K U), U = one-hot(labels), and the
        energy E = sum_i sum_{c != c(i)} C_ic (the MBO approximation of the weighted cut); the
        assignment of least E is kept. Then C~ = C + temperature * N(0, 1) entrywise and the
-       free points are assigned by
+       free points are assigned by::
 
            max sum_i C~_{i, c(i)}   with  floor(b v_c) <= |{i free : c(i) = c}| <=
            floor((2 - b) v_c),
