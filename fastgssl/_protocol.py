@@ -185,42 +185,12 @@ class CVObjective:
     ``dataclasses.replace``, or setting them, instead of declaring a part is deprecated: it
     still works (the part is built or updated) and emits a ``DeprecationWarning``.
 
-    kernel_key : hashable or None
-        Candidates whose objectives have equal keys have the same kernel: ``build_kernel``
-        (or ``build_factor``) of one serves all of them.
-    build_kernel : callable or None
-        ``build_kernel(X) -> ndarray (n, n)``: the Gram matrix the learner fits on (an
-        intercept's constant included), for learners on a dense Gram matrix.
-    build_factor : callable or None
-        ``build_factor(X) -> ndarray (n, c)``: features ``V`` with ``V V^T`` the learner's
-        kernel, for learners on a low-rank factor (Nystrom).
-    precomputed : bool
-        ``X`` is the Gram matrix itself (no coordinates: no graph can be built from it).
-    graph_key : hashable or None
-        Candidates whose objectives have equal keys build the same affinity W from the
-        same X.
-    build_graph : callable or None
-        ``build_graph(X) -> W``: the learner's graph of the training data.
-    knn_k : int or None
-        The k of the kNN search ``build_graph`` runs (exact, or the inverted file of
-        ``graph="ivf"``), when the learner's graph is used (None: no kNN search, or one
-        that cannot reuse another's): graphs of one data set that differ only in k share
-        one search at the largest k (:func:`fastgssl.graphs.reuse_neighbors`).
-    with_graph : callable or None
-        ``with_graph(W) -> estimator``: an unfitted copy of the learner that uses the
-        precomputed W (built by ``build_graph`` from the same X) and is otherwise the same.
-    graph_given : bool
-        The learner's graph is a given affinity over the training points, not built from
-        ``X``: inductive CV cannot rebuild it on a subset and uses its induced subgraphs.
-    regularizer_key : hashable or None
-        Candidates with equal graph and regularizer keys have the same regularizer
-        ``Q = regularizer_factory(W)``.
-    estimator_for : callable or None
-        ``estimator_for(gram=False, graph=None, warm=None) -> estimator``: an unfitted copy
-        of the learner, otherwise the same, that takes the matrix of ``build_kernel`` as its
-        ``X`` (``gram=True``), the affinity ``graph`` (when given), and starts its solver
-        from the fitted copy ``warm`` (same learner, other regularization; the start
-        changes the number of iterations, not the minimizer).
+    kernel_key, build_kernel, build_factor, precomputed, estimator_for
+        Deprecated flat names of :class:`KernelPart`'s ``key``, ``build_kernel``,
+        ``build_factor``, ``precomputed`` and ``estimator_for`` (described there).
+    graph_key, build_graph, knn_k, with_graph, graph_given, regularizer_key
+        Deprecated flat names of :class:`GraphPart`'s fields of the same meaning (``key``,
+        ``build_graph``, ``knn_k``, ``with_graph``, ``given``, ``regularizer_key``).
     refit_calibrated : callable or None
         ``refit_calibrated(X, y, oof, targets, sample_weight=None) -> fitted estimator``:
         for a learner asked for class probabilities, the fit whose probabilities are

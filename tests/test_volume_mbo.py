@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 from scipy.sparse.csgraph import dijkstra
-from sklearn.datasets import make_blobs
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from test_reweighting import _blobs as reweighting_blobs
 
 from fastgssl.graphs import knn_graph
 from fastgssl.models import VolumeMBO
@@ -18,13 +18,8 @@ from fastgssl.models._volume_mbo import bounded_assignment, volume_bounds
 
 
 def _blobs(n=300, centers=3, per_class=2, seed=0, std=1.5):
-    X, y = make_blobs(n, centers=centers, random_state=seed, cluster_std=std)
-    rng = np.random.default_rng(seed)
-    lab = np.concatenate([rng.choice(np.flatnonzero(y == c), per_class, replace=False)
-                          for c in range(centers)])
-    y_ssl = np.full(n, -1)
-    y_ssl[lab] = y[lab]
-    return X, y, y_ssl
+    # the same draw as the reweighting tests' (per_class labels per blob), other defaults
+    return reweighting_blobs(n=n, centers=centers, per_class=per_class, seed=seed, std=std)
 
 
 def _lp_optimum(U, lower, upper):
