@@ -38,14 +38,15 @@ _SUBMODULES = (
 
 __all__ = list(_SUBMODULES) + ["CVObjective", "CVState", "ClassShareWarning", "GraphPart",
                                 "KernelPart", "OptimisticCriterionWarning",
-                                "PropagationSystem", "__version__", "sharing_key"]
+                                "PropagationSystem", "RefitPart", "__version__",
+                                "sharing_key"]
 
 
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"fastgssl.{name}")
     if name in ("CVObjective", "CVState", "GraphPart", "KernelPart", "PropagationSystem",
-                "sharing_key"):  # the CV protocol
+                "RefitPart", "sharing_key"):  # the CV protocol
         from fastgssl import _protocol
 
         return getattr(_protocol, name)

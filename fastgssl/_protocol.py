@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from fastgssl._digest import content_digest
 
 __all__ = ["PROTOCOLS", "CVObjective", "CVState", "GraphPart", "KernelPart",
-           "PropagationSystem", "learner_objective", "sharing_key"]
+           "PropagationSystem", "RefitPart", "learner_objective", "sharing_key"]
 
 PROTOCOLS = ("transductive", "inductive")
 
@@ -107,14 +107,70 @@ class GraphPart:
     regularizer_key: object = None
 
 
-# the flat CVObjective fields that mirror a part: field -> the part's attribute
+@dataclass(frozen=True)
+class RefitPart:
+    """How a learner's fold refits are computed, declared for exact CV
+    (:attr:`CVObjective.refit_part`, :attr:`CVState.refit_part`).
+
+    Exact t-fold CV refits the learner t times, each time with the labels of one fold
+    hidden (or its points removed). A kernel machine declares the supervised solver on a
+    Gram matrix that the deformed-kernel reduction refits per fold on ``K~_LL``
+    (Sindhwani et al., 2005), with its optional batched and weighted forms; a learner
+    without a loss (label propagation) declares ``relabel`` instead.
+
+    Attributes
+    ----------
+    solve : callable or None
+        ``solve(K, Y, init=None, return_info=False, sample_weight=None) -> beta``: the
+        minimizer of ``(1/m) sum_i loss(Y_i, (K beta)_i) + gamma_a beta^T K beta`` over the m
+        rows of the Gram matrix ``K`` (``init``: a warm start of the same shape as ``Y``;
+        ``sample_weight``: loss weights of the m rows, which make the mean a weighted mean),
+        with the learner's solver, tolerance and iteration cap; ``return_info=True`` returns
+        ``(beta, info)`` with one dict per column holding at least ``"n_iter"``.
+    solve_folds : callable or None
+        Optional: ``solve_folds(K, Y, fold_of_rows, n_folds) -> (values, n_iter) or None``,
+        the t cold-started refits ``beta_i = solve(K[R_i, R_i], Y[R_i])`` (``R_i``: the rows
+        not in fold i, unweighted) at once, returning the held-out values ``K[V_i, R_i]
+        beta_i`` of every row and the solver iterations per fold; None where the learner
+        has no such path (exact CV then calls :attr:`solve` per fold). The same minimizers
+        as :attr:`solve`, to round-off.
+    decode : callable or None
+        ``decode(F) -> ndarray``: decision values coded like the targets ``y`` (one column
+        per class) from the values ``K beta`` of the columns :attr:`solve` returns, when
+        those are not the columns of ``y``: one-vs-one learners (``multi_class="ovo"``)
+        solve one column per class pair and vote. ``solve`` then takes ``y``'s one-vs-rest
+        columns and returns the pairs' coefficients. None: ``solve``'s columns are ``y``'s.
+        Exact CV applies it to the held-out values; the derivative-based approximations
+        (bif, fbif, newton, exact-quadratic) need ``decode is None``.
+    weights_for : callable or None
+        ``weights_for(kept) -> ndarray of shape (n,) or None``: the loss weights a refit uses
+        when only the points of the boolean mask ``kept`` (a subset of the labeled points)
+        keep their labels. ``class_weight="balanced"`` recomputes the class weights from
+        the kept labels, as a refit does; otherwise the weights are the objective's
+        ``sample_weight``. Exact CV and ``method="newton"`` read it for every fold; None
+        when unweighted (or when the weights of a refit are ``sample_weight`` at ``kept``).
+    relabel : callable or None
+        :class:`CVState` only: ``relabel(y) -> CVState``, the fitted learner refitted on
+        the same graph with the targets ``y`` (unlabeled marks as in ``fit``); what
+        transductive CV of learners without a loss (label propagation) re-solves per fold
+        when they declare no :class:`PropagationSystem`.
+    """
+
+    solve: object = None
+    solve_folds: object = None
+    decode: object = None
+    weights_for: object = None
+    relabel: object = None
+
+
+# the flat fields that mirror a part: field -> the part's attribute
 _KERNEL_FIELDS = {"kernel_key": "key", "build_kernel": "build_kernel",
                   "build_factor": "build_factor", "precomputed": "precomputed",
                   "estimator_for": "estimator_for"}
 _GRAPH_FIELDS = {"graph_key": "key", "build_graph": "build_graph", "with_graph": "with_graph",
                  "knn_k": "knn_k", "graph_given": "given",
                  "regularizer_key": "regularizer_key"}
-_PARTS = (("kernel_part", KernelPart, _KERNEL_FIELDS), ("graph_part", GraphPart, _GRAPH_FIELDS))
+_REFIT_FIELDS = {name: name for name in ("solve", "solve_folds", "decode", "weights_for")}
 
 
 @dataclass
@@ -123,8 +179,9 @@ class CVObjective:
 
     Returned by ``learner.cv_objective(y)``; the parameters are validated as ``fit`` does.
     The kernel machines minimize ``(1/l) sum_L loss(y_i, f_i) + gamma_a ||f||_K^2 +
-    gamma_i / n^2 f^T Q f``; :attr:`solve` solves the supervised case (``gamma_i = 0``) on a
-    Gram matrix, which is what the deformed-kernel reduction needs (Sindhwani et al., 2005).
+    gamma_i / n^2 f^T Q f``; ``refit_part.solve`` solves the supervised case
+    (``gamma_i = 0``) on a Gram matrix, which is what the deformed-kernel reduction needs
+    (Sindhwani et al., 2005).
 
     Attributes
     ----------
@@ -135,50 +192,31 @@ class CVObjective:
     classes : ndarray or None
     gamma_a, gamma_i : float
     loss : fastgssl.losses.Loss or None
-    solve : callable or None
-        ``solve(K, Y, init=None, return_info=False, sample_weight=None) -> beta``: the
-        minimizer of ``(1/m) sum_i loss(Y_i, (K beta)_i) + gamma_a beta^T K beta`` over the m
-        rows of the Gram matrix ``K`` (``init``: a warm start of the same shape as ``Y``;
-        ``sample_weight``: loss weights of the m rows, which make the mean a weighted mean),
-        with the learner's solver, tolerance and iteration cap; ``return_info=True`` returns
-        ``(beta, info)`` with one dict per column holding at least ``"n_iter"``.
     regularizer_factory : callable or None
         ``W -> Q``, the learner's regularizer of an affinity (None without a graph term).
     sample_weight : ndarray of shape (n,) or None
         The loss weight of each point (``fit``'s ``sample_weight`` times the class weight of
         its label; read at the labeled points): the data term is the weighted mean
         ``sum_L w_i loss_i / sum_L w_i``. None: unweighted.
-    weights_for : callable or None
-        ``weights_for(kept) -> ndarray of shape (n,) or None``: the loss weights a refit uses
-        when only the points of the boolean mask ``kept`` (a subset of ``labeled``) keep
-        their labels. ``class_weight="balanced"`` recomputes the class weights from the kept
-        labels, as a refit does; otherwise the weights are those of :attr:`sample_weight`.
-        Exact CV reads it for every fold; None when unweighted.
-    decode : callable or None
-        ``decode(F) -> ndarray``: decision values coded like :attr:`y` (one column per
-        class) from the values ``K beta`` of the columns :attr:`solve` returns, when those
-        are not the columns of ``y``: one-vs-one learners (``multi_class="ovo"``) solve one
-        column per class pair and vote. ``solve`` then takes ``y``'s one-vs-rest columns
-        and returns the pairs' coefficients. None: ``solve``'s columns are ``y``'s.
-        Exact CV applies it to the held-out values; the derivative-based approximations
-        (bif, fbif, newton, exact-quadratic) need ``decode is None``.
-    solve_folds : callable or None
-        Optional: ``solve_folds(K, Y, fold_of_rows, n_folds) -> (values, n_iter) or None``,
-        the t cold-started refits ``beta_i = solve(K[R_i, R_i], Y[R_i])`` (``R_i``: the rows
-        not in fold i, unweighted) at once, returning the held-out values ``K[V_i, R_i]
-        beta_i`` of every row and the solver iterations per fold; None where the learner
-        has no such path (exact CV then calls :attr:`solve` per fold). The same minimizers
-        as :attr:`solve`, to round-off.
+    refit_calibrated : callable or None
+        ``refit_calibrated(X, y, oof, targets, sample_weight=None) -> fitted estimator``:
+        for a learner asked for class probabilities, the fit whose probabilities are
+        calibrated on given out-of-fold decision values ``oof`` (of the labeled points,
+        with their encoded ``targets``) instead of the learner's own internal CV. None:
+        the learner computes no probabilities, or only its own way.
 
-    Sharing declarations (what a grid search may build once for several candidates; the
-    search reads these and no parameter of the learner; all None when the learner declares
-    nothing, and the search then fits each candidate on its own). A learner declares them
-    as two parts:
+    What a learner declares as typed parts (None when it declares nothing: the search then
+    fits each candidate on its own, exact CV refits the learner itself). The search reads
+    these and no parameter of the learner:
 
     kernel_part : KernelPart or None
-        Its kernel (key, builder, ``estimator_for``).
+        Its kernel, shared along a grid (key, builder, ``estimator_for``).
     graph_part : GraphPart or None
-        Its graph (key, builder, ``with_graph``, kNN k, regularizer key).
+        Its graph, shared along a grid (key, builder, ``with_graph``, kNN k, regularizer
+        key).
+    refit_part : RefitPart or None
+        Its fold refits (``solve`` on a Gram matrix, batched ``solve_folds``, ``decode``
+        of one-vs-one columns, ``weights_for`` a refit's loss weights).
 
     The flat fields below read the parts (``kernel_key`` is ``kernel_part.key``, None
     without a part) and stay readable. Passing them to ``CVObjective`` or to
@@ -191,12 +229,8 @@ class CVObjective:
     graph_key, build_graph, knn_k, with_graph, graph_given, regularizer_key
         Deprecated flat names of :class:`GraphPart`'s fields of the same meaning (``key``,
         ``build_graph``, ``knn_k``, ``with_graph``, ``given``, ``regularizer_key``).
-    refit_calibrated : callable or None
-        ``refit_calibrated(X, y, oof, targets, sample_weight=None) -> fitted estimator``:
-        for a learner asked for class probabilities, the fit whose probabilities are
-        calibrated on given out-of-fold decision values ``oof`` (of the labeled points,
-        with their encoded ``targets``) instead of the learner's own internal CV. None:
-        the learner computes no probabilities, or only its own way.
+    solve, solve_folds, decode, weights_for
+        Deprecated flat names of :class:`RefitPart`'s fields of the same names.
     """
 
     task: str
@@ -206,15 +240,12 @@ class CVObjective:
     gamma_a: float = 0.0
     gamma_i: float = 0.0
     loss: object = None
-    solve: object = None
     regularizer_factory: object = None
     sample_weight: np.ndarray | None = None
-    weights_for: object = None
-    decode: object = None
-    solve_folds: object = None
     refit_calibrated: object = None
     kernel_part: KernelPart | None = None
     graph_part: GraphPart | None = None
+    refit_part: RefitPart | None = None
 
     @property
     def classification(self):
@@ -234,54 +265,61 @@ class CVObjective:
                                                 or self.build_factor is not None)
 
 
-def _flat_field(name, part_name, part_type, attr):
-    """A flat field of :class:`CVObjective` that mirrors ``part_name.attr`` (setting it is
-    the deprecated flat declaration: it updates the part)."""
+def _flat_field(owner, name, part_name, part_type, attr):
+    """A flat field of ``owner`` (:class:`CVObjective`, :class:`CVState`) that mirrors
+    ``part_name.attr`` (setting it is the deprecated flat declaration: it updates the
+    part)."""
     def get(self):
         part = getattr(self, part_name)
         return getattr(part_type if part is None else part, attr)
 
     def set(self, value):
-        _warn_flat([name], part_name, part_type)
+        _warn_flat(owner, [name], part_name, part_type)
         _set_flat(self, part_name, part_type, {attr: value})
 
     return property(get, set, doc=f"The {attr!r} of :attr:`{part_name}` (deprecated to set).")
 
 
-def _warn_flat(names, part_name, part_type, stacklevel=3):
+def _warn_flat(owner, names, part_name, part_type, stacklevel=3):
     warnings.warn(
-        f"declaring {', '.join(sorted(names))} as flat CVObjective fields is deprecated: "
+        f"declaring {', '.join(sorted(names))} as flat {owner} fields is deprecated: "
         f"pass {part_name}=fastgssl.{part_type.__name__}(...).", DeprecationWarning,
         stacklevel=stacklevel)
 
 
-def _set_flat(objective, part_name, part_type, values):
-    part = getattr(objective, part_name)
-    setattr(objective, part_name,
-            part_type(**values) if part is None else replace(part, **values))
+def _set_flat(obj, part_name, part_type, values):
+    part = getattr(obj, part_name)
+    setattr(obj, part_name, part_type(**values) if part is None else replace(part, **values))
 
 
-def _objective_init(dataclass_init):
+def _declare_parts(cls, parts):
+    """Give the dataclass ``cls`` the deprecated flat fields of its typed ``parts``
+    (``(part field, part type, {flat name: part attribute})``): each a property reading its
+    part, and ``cls(flat=...)`` / ``replace(obj, flat=...)`` still accepted (the generated
+    ``__init__`` takes the parts, a wrapper the flat keywords, with a DeprecationWarning)."""
+    flat_names = {name for _, _, fields in parts for name in fields}
+    dataclass_init = cls.__init__
+
     def __init__(self, *args, **kwargs):
-        flat = {name: kwargs.pop(name) for name in list(kwargs) if name in _FLAT_FIELDS}
+        flat = {name: kwargs.pop(name) for name in list(kwargs) if name in flat_names}
         dataclass_init(self, *args, **kwargs)
-        for part_name, part_type, fields in _PARTS:
+        for part_name, part_type, fields in parts:
             given = {fields[name]: v for name, v in flat.items() if name in fields}
             if given:  # a third-party learner's (or replace()'s) flat declaration
-                _warn_flat([n for n in flat if n in fields], part_name, part_type)
+                _warn_flat(cls.__name__, [n for n in flat if n in fields], part_name,
+                           part_type)
                 _set_flat(self, part_name, part_type, given)
 
     __init__.__doc__ = dataclass_init.__doc__
-    return __init__
+    cls.__init__ = __init__
+    for part_name, part_type, fields in parts:
+        for name, attr in fields.items():
+            setattr(cls, name, _flat_field(cls.__name__, name, part_name, part_type, attr))
 
 
-# CVObjective(kernel_key=...) and replace(objective, kernel_key=...) keep working: the
-# generated __init__ takes the parts, the wrapper the deprecated flat keywords
-_FLAT_FIELDS = {name for _, _, fields in _PARTS for name in fields}
-CVObjective.__init__ = _objective_init(CVObjective.__init__)
-for _part_name, _part_type, _fields in _PARTS:
-    for _name, _attr in _fields.items():
-        setattr(CVObjective, _name, _flat_field(_name, _part_name, _part_type, _attr))
+_declare_parts(CVObjective, (("kernel_part", KernelPart, _KERNEL_FIELDS),
+                             ("graph_part", GraphPart, _GRAPH_FIELDS),
+                             ("refit_part", RefitPart, _REFIT_FIELDS)))
 
 
 def sharing_key(*values):
@@ -393,21 +431,15 @@ class CVState:
         The CV protocols the learner supports.
     estimator : estimator
         The fitted learner (for brute-force refits; read only ``get_params``).
-    solve : callable or None
-        As :attr:`CVObjective.solve` (kernel machines).
-    relabel : callable or None
-        ``relabel(y) -> CVState``: the learner refitted on the same graph with the targets
-        ``y`` (unlabeled marks as in ``fit``); what transductive CV of learners without a
-        loss (label propagation) re-solves per fold.
-    sample_weight, weights_for : as in :class:`CVObjective` (None: unweighted)
-    decode : callable or None
-        As in :class:`CVObjective` (one-vs-one learners); ``f`` and ``y`` are then in the
-        one-vs-rest coding and ``coef`` has one column per class pair.
-    solve_folds : callable or None
-        As in :class:`CVObjective`.
+    sample_weight : as in :class:`CVObjective` (None: unweighted)
+    refit_part : RefitPart or None
+        The fold refits, as in :class:`CVObjective` (kernel machines: ``solve``,
+        ``solve_folds``, ``decode``, ``weights_for``), and for learners without a loss
+        (label propagation) ``relabel``. With ``decode`` (one-vs-one learners) ``f`` and
+        ``y`` are in the one-vs-rest coding and ``coef`` has one column per class pair.
     propagation : PropagationSystem or None
         Graph-propagation learners: the system they solve, for exact CV from one block
-        solve (None: CV re-solves through :attr:`relabel`).
+        solve (None: CV re-solves through ``refit_part.relabel``).
     extra : dict
         Learner-specific entries (no CV method reads them).
     deformed_coef : ndarray or None
@@ -415,6 +447,10 @@ class CVState:
         labeled points (``f = K~[:, L] beta``; one column per class or class pair), the
         warm start of the transductive refits. It replaces the former string-keyed
         ``extra["deformed_coef"]``, which still works with a ``DeprecationWarning``.
+    solve, solve_folds, decode, weights_for, relabel
+        Deprecated flat names of :class:`RefitPart`'s fields: readable, and passing or
+        setting them still works (the part is built or updated) with a
+        ``DeprecationWarning``.
     """
 
     task: str
@@ -435,12 +471,8 @@ class CVState:
     r: float = 0.0
     protocols: tuple = PROTOCOLS
     estimator: object = None
-    solve: object = None
-    relabel: object = None
     sample_weight: np.ndarray | None = None
-    weights_for: object = None
-    decode: object = None
-    solve_folds: object = None
+    refit_part: RefitPart | None = None
     propagation: PropagationSystem | None = None
     extra: dict = field(default_factory=dict)
     deformed_coef: np.ndarray | None = None
@@ -450,7 +482,7 @@ class CVState:
             warnings.warn(
                 "CVState.extra['deformed_coef'] is deprecated: pass the deformed-kernel "
                 "coefficients as CVState(deformed_coef=...).",
-                DeprecationWarning, stacklevel=3)
+                DeprecationWarning, stacklevel=4)  # __init__'s wrapper: _declare_parts
             extra = dict(self.extra)
             coef = extra.pop("deformed_coef")
             if self.deformed_coef is None:
@@ -482,3 +514,6 @@ class CVState:
         g = np.where(lab, self.loss.d1(Y, F), 0.0)
         h = np.where(lab, self.loss.d2(Y, F), 0.0)
         return g, h
+
+
+_declare_parts(CVState, (("refit_part", RefitPart, {**_REFIT_FIELDS, "relabel": "relabel"}),))

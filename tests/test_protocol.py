@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.datasets import make_moons
+from sklearn.datasets import make_blobs, make_moons
 
-from fastgssl import CVObjective, CVState
+from fastgssl import CVObjective, CVState, RefitPart
 from fastgssl.cv import ApproxGridSearchCV, CVMethod, cv_result, cv_score, make_folds
 from fastgssl.models import LabelPropagation, LapRLS, LapSVM
 
@@ -58,7 +58,7 @@ class MeanFormKernelRidgeClassifier(ClassifierMixin, BaseEstimator):
         return CVState(task="classification", y=self.y_enc_, labeled=np.ones(n, dtype=bool),
                        f=self.f_, classes=self.classes_, gamma_a=self.lam, loss=self.loss_,
                        kernel=self.K_, coef=self.alpha_, estimator=self,
-                       solve=self._solve)
+                       refit_part=RefitPart(solve=self._solve))
 
     def _solve(self, K, Y, init=None, return_info=False):
         beta = sla.solve(K + K.shape[0] * self.lam * np.eye(K.shape[0]), Y, assume_a="pos")
@@ -73,7 +73,8 @@ class MeanFormKernelRidgeClassifier(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         return CVObjective(task="classification", y=np.where(y == classes[1], 1.0, -1.0),
                            labeled=np.ones(len(y), dtype=bool), classes=classes,
-                           gamma_a=self.lam, loss=get_loss("square"), solve=self._solve)
+                           gamma_a=self.lam, loss=get_loss("square"),
+                           refit_part=RefitPart(solve=self._solve))
 
 
 class StateOnlyKernelRidgeClassifier(MeanFormKernelRidgeClassifier):
@@ -409,3 +410,101 @@ def test_sharing_declarations_are_two_typed_parts_and_flat_fields_still_work():
     with pytest.warns(DeprecationWarning, match="kernel_key"):
         moved.kernel_key = ("k2",)
     assert moved.kernel_part.key == ("k2",) and moved.kernel_part.build_kernel is len
+
+
+class FlatRefitKernelRidgeClassifier(MeanFormKernelRidgeClassifier):
+    """The same learner written against the former protocol: ``solve`` passed as a flat
+    field of its state and objective instead of a :class:`fastgssl.RefitPart`."""
+
+    def cv_state(self):
+        state = super().cv_state()
+        return CVState(task=state.task, y=state.y, labeled=state.labeled, f=state.f,
+                       classes=state.classes, gamma_a=state.gamma_a, loss=state.loss,
+                       kernel=state.kernel, coef=state.coef, estimator=self,
+                       solve=self._solve)
+
+    def cv_objective(self, y):
+        import dataclasses
+
+        return dataclasses.replace(super().cv_objective(y), refit_part=None,
+                                   solve=self._solve)
+
+
+@pytest.mark.parametrize("method", ["exact", "newton"])
+def test_fold_refits_declared_flat_still_work_with_a_deprecation_warning(method):
+    """A third-party learner passing the former flat ``solve=`` gets the same CV values as
+    the one declaring ``refit_part=RefitPart(solve=...)`` (bit for bit), and a
+    DeprecationWarning naming the part; exact CV equals brute-force refits."""
+    X, y = _data()
+    folds = make_folds(y, 4, random_state=0)
+    new = cv_result(MeanFormKernelRidgeClassifier(lam=1e-2, gamma=2.0), X, y, folds,
+                    method=method, protocol="transductive" if method == "exact" else None)
+    with pytest.warns(DeprecationWarning, match="refit_part=fastgssl.RefitPart"):
+        old = cv_result(FlatRefitKernelRidgeClassifier(lam=1e-2, gamma=2.0), X, y, folds,
+                        method=method,
+                        protocol="transductive" if method == "exact" else None)
+    assert np.array_equal(old.predictions, new.predictions)
+    ref = _brute_mean_form(MeanFormKernelRidgeClassifier(lam=1e-2, gamma=2.0), X, y, folds)
+    assert np.abs(new.predictions - ref).max() < 1e-9
+    with pytest.warns(DeprecationWarning, match="solve"):
+        grid = {"lam": [1e-3, 1e-1]}
+        flat = ApproxGridSearchCV(FlatRefitKernelRidgeClassifier(), grid, cv=folds,
+                                  method="exact").fit(X, y)
+    part = ApproxGridSearchCV(MeanFormKernelRidgeClassifier(), grid, cv=folds,
+                              method="exact").fit(X, y)
+    assert np.array_equal(flat.cv_results_["mean_cv_error"], part.cv_results_["mean_cv_error"])
+
+
+def test_fold_refits_are_one_typed_part_of_state_and_objective():
+    """The kernel machines declare their fold refits (``solve``, ``solve_folds``,
+    ``decode``, ``weights_for``) and label propagation its ``relabel`` as one
+    :class:`fastgssl.RefitPart` of the objective and of the state, without any
+    DeprecationWarning; the flat names read the part, and passing, replacing or setting
+    them still works with a DeprecationWarning."""
+    import dataclasses
+    import warnings
+
+    from fastgssl.models import SVM
+
+    X, y3 = make_blobs(90, centers=3, cluster_std=1.5, random_state=0)
+    y_semi = np.where(np.arange(len(y3)) % 3 == 0, y3, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        ovo = LapSVM(gamma_i=0.1, multi_class="ovo", class_weight="balanced")
+        objective = ovo.cv_objective(y_semi)
+        state = ovo.fit(X, y_semi).cv_state()
+        hinge = SVM().cv_objective(np.where(y3 == 0, 1, 0))  # the Huber hinge
+        binary = np.where(y_semi == -1, -1, (y_semi == 0).astype(int))
+        plain = LapRLS(gamma_i=0.1).fit(X, binary).cv_state()
+        prop = LabelPropagation(n_neighbors=7).fit(X, y_semi).cv_state()
+    for part in (objective.refit_part, state.refit_part):
+        assert isinstance(part, RefitPart) and part.relabel is None
+        assert part.solve is not None and part.decode is not None
+        assert part.weights_for is not None and part.solve_folds is None  # one-vs-one
+    assert state.solve is state.refit_part.solve
+    assert objective.decode is objective.refit_part.decode
+    assert state.sample_weight is not None and "solve" not in state.extra
+    # one-vs-one codes 3 classes in 3 pairs: decode maps pair values to one column per class
+    assert state.decode(np.zeros((2, 3))).shape == (2, 3)
+    assert hinge.solve_folds is not None and hinge.weights_for is None and hinge.decode is None
+    assert plain.refit_part.weights_for is None and plain.refit_part.decode is None
+    assert prop.refit_part == RefitPart(relabel=prop.relabel) and prop.solve is None
+    assert prop.propagation is not None
+
+    base = dict(task="regression", y=np.zeros(3), labeled=np.ones(3, dtype=bool),
+                f=np.zeros(3))
+    with pytest.warns(DeprecationWarning, match="decode, solve as flat CVState"):
+        flat = CVState(**base, solve=len, decode=abs)
+    assert flat.refit_part == RefitPart(solve=len, decode=abs)
+    with pytest.warns(DeprecationWarning, match="relabel"):
+        moved = dataclasses.replace(flat, relabel=min)
+    assert moved.refit_part == RefitPart(solve=len, decode=abs, relabel=min)
+    with pytest.warns(DeprecationWarning, match="weights_for"):
+        moved.weights_for = max
+    assert moved.refit_part.weights_for is max and moved.refit_part.solve is len
+    with pytest.warns(DeprecationWarning, match="solve_folds as flat CVObjective"):
+        obj = CVObjective(task="regression", y=np.zeros(3), labeled=np.ones(3, dtype=bool),
+                          solve_folds=len)
+    assert obj.refit_part == RefitPart(solve_folds=len) and obj.solve is None
+    empty = CVObjective(task="regression", y=np.zeros(3), labeled=np.ones(3, dtype=bool))
+    assert empty.refit_part is None and empty.solve is None and empty.decode is None

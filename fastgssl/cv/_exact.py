@@ -101,7 +101,8 @@ class ExactMethod(CVMethod):
             raise ValueError(
                 f"{type(estimator).__name__}.cv_state() carries no sample_weight although the "
                 f"fit was weighted; its transductive refits would drop the weights (give "
-                f"CVState.sample_weight / weights_for, see fastgssl.CVObjective)."
+                f"CVState.sample_weight and refit_part=fastgssl.RefitPart(weights_for=...), "
+                f"see fastgssl.CVObjective)."
             )
         pred, info = transductive_predictions(state, folds, n_folds,
                                               warm_start=self.warm_start)

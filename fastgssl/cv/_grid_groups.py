@@ -258,11 +258,9 @@ class TransductiveGroup(GroupStrategy):
                          f=np.zeros_like(objective0.y), classes=objective0.classes,
                          gamma_a=objective0.gamma_a, gamma_i=objective0.gamma_i,
                          loss=objective0.loss, kernel=K, factor=V, graph=W, regularizer=Q,
-                         regularizer_factory=objective0.regularizer_factory,
-                         solve=objective0.solve, estimator=first,
+                         regularizer_factory=objective0.regularizer_factory, estimator=first,
                          sample_weight=objective0.sample_weight,
-                         weights_for=objective0.weights_for, decode=objective0.decode,
-                         solve_folds=objective0.solve_folds)
+                         refit_part=objective0.refit_part)
         fold_of_labeled = folds[np.flatnonzero(state0.labeled)]
 
         def ratio(objective):
@@ -304,11 +302,9 @@ class TransductiveGroup(GroupStrategy):
                 KLL = base_gram
             loss = objective.loss
             state = replace(state0, gamma_a=gamma_a, gamma_i=gamma_i, r=r, loss=loss,
-                            solve=objective.solve, deformed=None, deformed_coef=None,
-                            estimator=None,
+                            deformed=None, deformed_coef=None, estimator=None,
                             sample_weight=objective.sample_weight,
-                            weights_for=objective.weights_for, decode=objective.decode,
-                            solve_folds=objective.solve_folds)
+                            refit_part=objective.refit_part)
             warm = (getattr(loss, "name", None) != "square" and L.size >= _WARM_MIN_LABELED
                     and not batched_fold_refits(objective))
             if warm:  # the fit on all of L, started from the previous candidate's solution

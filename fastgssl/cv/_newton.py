@@ -47,7 +47,7 @@ def newton_step_predictions(K, alpha, g, h, labeled, folds, n_folds, gamma_a, ga
         ``Q_{-i}``: the regularizer of the subgraph induced on S minus S_i, embedded in n x n.
     weights_for : callable or None
         ``weights_for(kept) -> (n,)`` loss weights of a refit on the labeled points ``kept``
-        (:attr:`fastgssl.CVState.weights_for`); None: unweighted.
+        (:attr:`fastgssl.RefitPart.weights_for`); None: unweighted.
 
     Returns
     -------

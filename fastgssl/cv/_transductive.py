@@ -173,7 +173,8 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
     if state.solve is None:
         raise ValueError(
             "the learner's CVState has no solve(K, Y, init) callable; the transductive "
-            "refits of a loss without closed form need it (see fastgssl.CVObjective)."
+            "refits of a loss without closed form need it: declare "
+            "CVState(refit_part=fastgssl.RefitPart(solve=...)) (see fastgssl.RefitPart)."
         )
     l = KLL.shape[0]
     L = np.flatnonzero(state.labeled)
@@ -290,7 +291,7 @@ def _propagation_predictions(state, folds, n_folds):
         raise ValueError(
             "the learner's CVState has no loss, no propagation system and no relabel hook: "
             "transductive CV re-solves it with the fold's labels hidden and needs "
-            "CVState.propagation or CVState.relabel."
+            "CVState.propagation or CVState(refit_part=fastgssl.RefitPart(relabel=...))."
         )
 
     def refit_fold(i):

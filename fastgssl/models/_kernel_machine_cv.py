@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._protocol import CVObjective, CVState, GraphPart, KernelPart, sharing_key
+from fastgssl._protocol import CVObjective, CVState, GraphPart, KernelPart, RefitPart, sharing_key
 from fastgssl._validation import check_sample_weight
 from fastgssl.models._multiclass import solve_gram
 from fastgssl.models._targets import decoder, point_weights
@@ -30,8 +30,6 @@ class _CVDeclarations:
         y_enc, labeled, classes = self._targets(y, n, task)
         loss = self._make_loss(task)
         ovo = self._one_vs_one(classes)
-        solve = partial(solve_gram, loss=loss, gamma_a=gamma_a, tol=self.tol,
-                        max_iter=self.max_iter, solver=self.solver, ovo=ovo)
         sample_weight = check_sample_weight(sample_weight, n)
         weights = point_weights(self.class_weight, sample_weight, y_enc, labeled, classes,
                                 task)
@@ -42,19 +40,26 @@ class _CVDeclarations:
         weights_for = None if weights is None else partial(
             point_weights, self.class_weight, sample_weight, y_enc, labeled, classes, task)
         return CVObjective(task=task, y=y_enc, labeled=labeled, classes=classes,
-                           gamma_a=gamma_a, gamma_i=gamma_i, loss=loss, solve=solve,
+                           gamma_a=gamma_a, gamma_i=gamma_i, loss=loss,
                            regularizer_factory=self._build_regularizer if gamma_i > 0 else None,
-                           sample_weight=weights, weights_for=weights_for,
-                           decode=decoder(classes) if ovo else None,
-                           solve_folds=self._solve_folds(loss, gamma_a, ovo))
+                           sample_weight=weights,
+                           refit_part=self._refit_part(loss, gamma_a, classes if ovo else None,
+                                                       weights_for))
 
-    def _solve_folds(self, loss, gamma_a, ovo):
-        """The protocol's ``solve_folds``: the batched active-set fold refits where the
-        loss and solver have them (not one-vs-one), else None."""
-        if ovo or not has_fold_refits(loss, self.solver):
-            return None
-        return partial(fold_refits, loss=loss, gamma_a=gamma_a, tol=self.tol,
-                       max_iter=self.max_iter, solver=self.solver)
+    def _refit_part(self, loss, gamma_a, pairs_of, weights_for):
+        """The protocol's :class:`fastgssl.RefitPart`: the supervised solver on a Gram
+        matrix, one-vs-one votes (``pairs_of``: the classes of a one-vs-one learner, else
+        None), the batched active-set fold refits where the loss and solver have them (not
+        one-vs-one), and the loss weights of a refit."""
+        ovo = pairs_of is not None
+        solve_folds = None
+        if not ovo and has_fold_refits(loss, self.solver):
+            solve_folds = partial(fold_refits, loss=loss, gamma_a=gamma_a, tol=self.tol,
+                                  max_iter=self.max_iter, solver=self.solver)
+        return RefitPart(solve=partial(solve_gram, loss=loss, gamma_a=gamma_a, tol=self.tol,
+                                       max_iter=self.max_iter, solver=self.solver, ovo=ovo),
+                         solve_folds=solve_folds, decode=decoder(pairs_of) if ovo else None,
+                         weights_for=weights_for)
 
     def cv_objective(self, y, sample_weight=None):
         """What the parameters and the targets ``y`` define, without fitting
@@ -154,6 +159,7 @@ class _CVDeclarations:
         n = self.labeled_mask_.shape[0]
         r = (self.gamma_i_ / (n**2 * self.gamma_a_)) if Q is not None else 0.0
         K = self.kernel_train_
+        weights, weights_for = self.__dict__.get("_cv_weights", (None, None))
         if K is not None and not isinstance(K, np.ndarray):
             K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
         return CVState(
@@ -164,14 +170,9 @@ class _CVDeclarations:
             coef=self.dual_coef_ if self.nystrom_ is None else self.coef_,
             graph=self.graph_, regularizer=Q,
             regularizer_factory=self._build_regularizer if Q is not None else None,
-            deformed=dk, r=r, estimator=self,
-            solve=partial(solve_gram, loss=self.loss_, gamma_a=float(self.gamma_a_),
-                          tol=self.tol, max_iter=self.max_iter, solver=self.solver,
-                          ovo=self.multi_class_ == "ovo"),
-            sample_weight=self.__dict__.get("_cv_weights", (None, None))[0],
-            weights_for=self.__dict__.get("_cv_weights", (None, None))[1],
-            decode=decoder(self.classes_) if self.multi_class_ == "ovo" else None,
-            solve_folds=self._solve_folds(self.loss_, float(self.gamma_a_),
-                                          self.multi_class_ == "ovo"),
+            deformed=dk, r=r, estimator=self, sample_weight=weights,
+            refit_part=self._refit_part(
+                self.loss_, float(self.gamma_a_),
+                self.classes_ if self.multi_class_ == "ovo" else None, weights_for),
             deformed_coef=self.deformed_coef_,
         )

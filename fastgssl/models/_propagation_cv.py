@@ -13,7 +13,14 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._protocol import CVObjective, CVState, GraphPart, PropagationSystem, sharing_key
+from fastgssl._protocol import (
+    CVObjective,
+    CVState,
+    GraphPart,
+    PropagationSystem,
+    RefitPart,
+    sharing_key,
+)
 from fastgssl._validation import check_X
 
 
@@ -113,7 +120,7 @@ class _PropagationCV:
         return CVState(task=self._task, y=self._Y_train, labeled=self._labeled_train,
                        f=F if F.shape[1] > 1 else F[:, 0],
                        classes=getattr(self, "classes_", None), graph=self.graph_,
-                       estimator=self, relabel=self._relabeled_state,
+                       estimator=self, refit_part=RefitPart(relabel=self._relabeled_state),
                        propagation=self._propagation_system())
 
     def _relabeled_state(self, y):
