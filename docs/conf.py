@@ -56,7 +56,8 @@ def _write_api_page():
              "and ``cv_state()`` (after ``fit``); see :doc:`guide/plugins`.", "",
              ".. autosummary::", "   :toctree: generated",
              "   :template: autosummary/class.rst", "",
-             "   CVObjective", "   CVState", ""]
+             "   CVObjective", "   CVState", "   KernelPart", "   GraphPart",
+             "   RefitPart", "   PropagationSystem", ""]
     for short in API_MODULES:
         name = f"fastgssl.{short}"
         module = importlib.import_module(name)
