@@ -191,12 +191,6 @@ def test_the_cv_package_reads_no_parameter_name():
 PRIVATE_READS_ALLOWED = {
     # the learner sets the warm start of its own clone (``clone(self)``, the same class)
     ("models/_kernel_machine_cv.py", "est._init_coef"),
-    # a check of the graph learners split out of their module: a module-level function
-    # taking the learner that defines ``_precomputed`` (the learner's own helper)
-    ("models/_reweighting.py", "est._precomputed"),
-    # the learner frees the n x n work arrays of the DeformedKernel it created a few lines
-    # above and keeps (kernels does not publish that memory hook)
-    ("models/_kernel_machine.py", "dk._release_workspace"),
 }
 
 

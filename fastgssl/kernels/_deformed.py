@@ -404,7 +404,7 @@ class DeformedKernel:
             buffers[name] = np.empty((n, n))
         return buffers[name]
 
-    def _release_workspace(self):
+    def release_workspace(self):
         """Drop the n x n arrays kept for further ratios (``K' Q'`` and the buffer of the
         system, with its factors): a fitted learner keeps its deformed kernel for one ratio,
         whose blocks stay cached; another ratio recomputes them."""

@@ -495,7 +495,7 @@ class _KernelMachine(_CVDeclarations, _PlattCalibration, BaseEstimator):
             # nystrom: only K~_LL (l x l) is formed; dense: the LU gives the n x l block too
             K_SL = None if fac is not None else dk.sample_block(r)
             K_LL = dk.labeled_gram(r)
-            dk._release_workspace()  # the model keeps K~ at this r only: no n x n spares
+            dk.release_workspace()  # the model keeps K~ at this r only: no n x n spares
             L = dk.labeled_index_
             l = L.size
             warn_if_ill_conditioned(dk.gram_norm_, gamma_a * l,

@@ -179,7 +179,7 @@ class LabelPropagation(_PropagationClassifier):
 
     def _check_common_params(self):
         super()._check_common_params()
-        check_reweighting(self)
+        check_reweighting(self.reweighting, self.reweighting_params, self._precomputed())
 
     def _reweighted(self, W, labeled):
         """W reweighted for this labeled set (W itself without ``reweighting``); sets

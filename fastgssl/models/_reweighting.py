@@ -83,12 +83,12 @@ PROPERLY_DEFAULTS = {"alpha": 2.0, "zeta": 1e7, "radius": 0.1}
 POISSON_FLOOR = 1e-5
 
 
-def check_reweighting(est):
-    """The checks of ``reweighting`` / ``reweighting_params`` that involve other parameters:
-    ``"properly"`` needs the features (not ``graph="precomputed"``), and only it takes
-    ``reweighting_params`` (keys ``alpha`` > 0, ``zeta`` > 1, ``radius`` > 0)."""
-    kind, params = est.reweighting, est.reweighting_params
-    if kind == "properly" and est._precomputed():
+def check_reweighting(kind, params, precomputed):
+    """The checks of ``reweighting`` (``kind``) / ``reweighting_params`` (``params``) that
+    involve other parameters: ``"properly"`` needs the features (not ``graph="precomputed"``:
+    ``precomputed``), and only it takes ``reweighting_params`` (keys ``alpha`` > 0, ``zeta``
+    > 1, ``radius`` > 0)."""
+    if kind == "properly" and precomputed:
         raise ValueError(
             "reweighting='properly' weights each point by its Euclidean distance to the "
             "nearest labeled point, but graph='precomputed' gives no features (X is the "
