@@ -14,6 +14,13 @@ whose requirements its state meets (a kernel or a factor, a loss with two deriva
 one without them is scored by generic refits. Warm starts go the other way through the
 public ``fit(X, y, init_coef=...)`` keyword of the kernel machines.
 
+What a learner declares beyond its targets and regularization comes in a few typed parts,
+each optional and declared whole: its kernel (:class:`KernelPart`) and graph
+(:class:`GraphPart`), which a grid search builds once per key; its fold refits
+(:class:`RefitPart`: the supervised solver on a Gram matrix, or a relabeled refit); and for
+graph propagation the linear system it solves (:class:`PropagationSystem`). The former flat
+fields of these parts stay readable; passing them is deprecated.
+
 Protocols of cross-validation (what a fold's refit is):
 
 * ``"transductive"``: the labels of fold i are hidden, every point stays in the graph (the
