@@ -425,3 +425,26 @@ def test_strategies_read_a_frozen_plan_and_a_cache_never_the_search(monkeypatch)
     GridSearchCV(LapRLS(task="regression", sigma=1.0), {"gamma_i": [0.1, 1.0]}, cv=4,
                  random_state=0).fit(X, y_semi)
     assert seen == ["OneFitGroup"] * 4 + ["TransductiveGroup"]
+
+
+@pytest.mark.parametrize("method", ["bif", "fbif", "newton", "exact-quadratic", "exact"])
+@pytest.mark.parametrize("semi", [True, False])
+def test_a_group_with_and_without_a_graph_term_equals_each_candidate_alone(method, semi):
+    """``gamma_i = 0`` beside ``gamma_i > 0`` in one group (one kernel, one graph): every
+    candidate's criterion equals :func:`cv_result` of that candidate alone, whichever
+    value comes first in the grid. Every point labeled, the square loss's closed forms (no
+    graph) apply to the ``gamma_i = 0`` candidate only; semi-supervised, the first
+    candidate without a graph term does not decide that the group has none."""
+    X, y = regression_data(60)
+    if semi:
+        y = np.where(np.arange(60) % 2 == 0, y, np.nan)
+    est = LapRLS(sigma=1.0, n_neighbors=6, task="regression", gamma_a=1e-2)
+    for values in ([0.0, 10.0], [10.0, 0.0]):
+        search = GridSearchCV(est, {"gamma_i": values}, cv=4, method=method,
+                              n_components=20, random_state=0).fit(X, y)
+        for i, params in enumerate(search.cv_results_["params"]):
+            opts = {"n_components": 20} if method == "fbif" else {}
+            ref = cv_result(clone(est).set_params(**params), X, y, search.folds_, method=method,
+                            random_state=0, **opts)
+            assert search.cv_results_["mean_cv_error"][i] == pytest.approx(ref.score,
+                                                                          rel=1e-9)

@@ -343,7 +343,12 @@ class OneFitGroup(GroupStrategy):
     factor per group (methods with ``shares_factor``); ``"refits"`` methods refit on the
     shared kernel, ``"fitted"`` methods fit each candidate once (warm-started from the
     strongest to the weakest regularization) and read the fit (``run_fitted``); the square
-    loss without a graph takes :func:`_square_path`."""
+    loss without a graph takes :func:`_square_path`.
+
+    A group holds every ``gamma_i`` of its graph parameters, 0 included: whether it has a
+    graph term is read from all its candidates, not from the first one (the graph of any
+    candidate with ``gamma_i > 0``; the closed forms only when no candidate has one; the
+    FBIF factor's rank per candidate, as :func:`fastgssl.cv.cv_result` samples it)."""
 
     def applies(self, plan):
         return plan.one_fit and plan.group_path in ("refits", "fitted")
@@ -352,32 +357,36 @@ class OneFitGroup(GroupStrategy):
         X, y, folds, n_folds = plan.X, plan.y, plan.folds, plan.n_folds
         approx = plan.method
         refits = plan.group_path == "refits"
-        first = plan.objective(group.indices[0])
+        objectives = {i: plan.objective(i) for i in group.indices}
+        first = objectives[group.indices[0]]
+        # a candidate with a graph term: its graph (the group's graph key) serves the group
+        graph_objective = next((o for o in objectives.values() if o.gamma_i > 0), None)
         records = []
         t0 = time.perf_counter()
-        semi_exact = refits and first.gamma_i > 0
+        semi_exact = refits and graph_objective is not None
 
         K = None
         if first.build_kernel is not None and not semi_exact:
             K = first.build_kernel(X)
         W = None  # one graph per graph key (a precomputed graph=W is used as given)
-        if first.gamma_i > 0 and not semi_exact and not first.precomputed:
-            W = cache.graph(first, X)
+        if graph_objective is not None and not semi_exact and not first.precomputed:
+            W = cache.graph(graph_objective, X)
         setup = time.perf_counter() - t0
         fold_of_labeled = plan.fold_of_labeled
 
-        if K is not None and not plan.weighted and _square_fast_path_ok(first, approx):
+        if K is not None and not plan.weighted and all(
+                _square_fast_path_ok(o, approx) for o in objectives.values()):
             return _square_path(plan, K, group, setup)
 
-        V = None
+        factors = {}
         if approx.shares_factor and K is not None:
-            paper = approx.paper_rank and first.gamma_i == 0
-            V = _SharedFactor(K, approx.n_components, approx.random_state, paper=paper)
+            # seed 001's rank for the candidates without a graph term (FBIF), sampled once
+            factors = {paper: _SharedFactor(K, approx.n_components, approx.random_state,
+                                            paper=paper) for paper in (False, True)}
         share = setup / len(group.indices)
         # One fit per candidate: on the dense path, walk the group from the strongest to
         # the weakest regularization and warm-start each Newton fit from the previous
         # solution.
-        objectives = {i: plan.objective(i) for i in group.indices}
         warm = not refits and K is not None
         order = sorted(group.indices, key=lambda i: -objectives[i].gamma_a) \
             if warm else group.indices
@@ -397,7 +406,9 @@ class OneFitGroup(GroupStrategy):
                 est = objective.estimator_for(gram=K is not None, graph=W, warm=previous)
                 fitted = est.fit(X if K is None else K, y, **weight_kw(plan.sample_weight))
                 previous = fitted if warm else None
-                kw = {"V": V} if approx.shares_factor and V is not None else {}
+                kw = {}
+                if factors:
+                    kw["V"] = factors[bool(approx.paper_rank) and objective.gamma_i == 0]
                 res = approx.run_fitted(fitted, folds, n_folds, **kw)
             fitted_values = None if refits else _labeled_values(fitted, res.predictions)
             records.append((idx, _record(plan, res.predictions, res.targets, fold_of_labeled,
