@@ -29,8 +29,11 @@ def build_parser():
     )
     sel.add_argument("--dataset", default="digits",
                      help="digits (default, bundled with scikit-learn), breast_cancer, "
-                          "mnist (the shared MNIST test images), a LIBSVM file path or a "
-                          "shared dataset name such as a1a or housing_scale")
+                          "mnist (the shared MNIST test images), a file path or a shared "
+                          "dataset name such as a1a, housing_scale or balance-scale.data; "
+                          "files are read by their format: LIBSVM, a table with one "
+                          "non-numeric column (the label), a numeric table with name.labels "
+                          "beside it, ARFF or MNIST idx; others are refused naming these")
     # one name of a fixed list each; omitted (None), the job chooses it from the data
     for flag, choices, help_ in (
         ("--model", _MODELS,
@@ -47,7 +50,9 @@ def build_parser():
         ("--method", _METHODS,
          "CV criterion of the search (default: auto, i.e. exact CV where it "
          "costs about one fit: transductive exact CV through the deformed "
-         "kernel for laprls / lapsvm, exact CV for krr and svm)"),
+         "kernel for laprls / lapsvm, exact CV for krr and svm); the graph "
+         "propagation models take auto or exact, the others are refused for them; "
+         "exact-quadratic needs krr or laprls"),
         ("--task", _TASKS,
          "classification or regression (default: guessed from the labels: "
          "integer labels, of any count, are classes; other numbers are a "
