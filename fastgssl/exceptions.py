@@ -51,7 +51,9 @@ class OptimisticCriterionWarning(UserWarning):
     candidate whose criterion equals its training error: the expansion did not move the
     held-out predictions, typical of nearly interpolating models (small lam and sigma), and
     the selection is then uninformative. ``verify="best"`` re-scores the winner by exact
-    CV."""
+    CV. :func:`fastgssl.cv.cv_score` / :func:`~fastgssl.cv.cv_result` warn the same way
+    when a first-order method's value equals the training error of a nearly interpolating
+    fit (0 for classifiers)."""
 
 
 class FoldsLoweredWarning(UserWarning):

@@ -350,7 +350,8 @@ def test_explicit_folds_follow_the_librarys_rule(tmp_path, capsys):
     assert main(["select", "--dataset", str(data), "--quick", "--labeled-fraction",
                  "0.03"]) == 1
     err = capsys.readouterr().err
-    assert "has 1 labeled point(s)" in err and "--labeled-fraction" in err
+    assert "have a single labeled training point after --labeled-fraction 0.03" in err
+    assert "Raise --labeled-fraction, or use --labels-per-class 2 or more" in err
 
 
 def test_regression_folds_follow_the_labeled_count(tmp_path, capsys):

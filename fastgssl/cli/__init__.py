@@ -19,8 +19,16 @@ loaded, a rule read off the training features (``--standardize`` / ``--no-standa
 force either); regression targets are standardized (``--no-standardize-target``), and the
 report states both, why, and the units of its errors.
 Progress (tqdm, with an ETA) goes to stderr: on by default at a terminal, ``-v`` forces it,
-``-vv`` adds the search's own lines, ``-q`` silences it; stdout holds only the report (with
-``--json``: only the JSON object).
+``-vv`` adds the search's own lines; stdout holds only the report (with ``--json``: only the
+JSON object). Warnings are never printed with their source lines: the report lists each
+once in the command line's words with its count (``warnings``; ``warnings_raised`` in
+``--json`` adds the category and the library's message), and ``--json`` runs repeat them on
+stderr. ``-q`` leaves stderr empty unless the run fails.
+
+Files of the shared datasets folder are read by their format (read off the file, not its
+name): LIBSVM, the UCI tables (one non-numeric column is the label; a numeric table takes
+``name.labels`` beside it), Weka ARFF and the MNIST idx pair; any other file is refused
+naming these formats.
 """
 
 # _guess_task, _dense_plan and _grid: private helpers that tests and bench/ scripts import

@@ -12,6 +12,10 @@ from fastgssl import datasets
 _REGRESSION_SETS = {"abalone", "housing_scale", "mpg", "space_ga", "eunite2001", "bodyfat",
                     "cpusmall", "triazines", "pyrim", "mg"}
 _DEFAULT_FOLDS = 10
+# integer labels with more distinct values than this, some held by a single point, read as
+# a numeric target (abalone's 28 ring counts: 3 of them once); fewer values with a class of
+# one point stay classes, and the split refuses them naming --task regression
+_MANY_VALUES = 10
 
 
 def _split_markers(y):
@@ -37,8 +41,10 @@ def _split_markers(y):
 
 def _guess_task(base, y, task=None):
     """``(task, reason)`` for the labels ``y`` of the data set ``base`` (unlabeled markers
-    removed): ``task`` given, a known LIBSVM regression set, labels that are not numbers,
-    integer labels (classes, however many) or other numbers (a regression target)."""
+    removed): ``task`` given, a known LIBSVM regression set, labels that are not numbers
+    (classes), integer labels (classes, however many, unless more than ``_MANY_VALUES``
+    distinct values of which some are held by a single point: a count or score target) or
+    other numbers (a regression target)."""
     numeric = y.dtype.kind in "fiub"
     if task is not None:
         if task == "regression" and not numeric:
@@ -50,8 +56,15 @@ def _guess_task(base, y, task=None):
                               f"overrides)")
     if not numeric:
         return "classification", "the labels are not numbers"
-    values = np.unique(y)
+    values, counts = np.unique(y, return_counts=True)
     if np.all(values == np.round(values)):
+        single = int(np.count_nonzero(counts == 1))
+        if len(values) > _MANY_VALUES and single:
+            return "regression", (
+                f"the labels take {len(values)} distinct integer values, {single} of them "
+                f"held by a single point: taken for a numeric target (a count or a score), "
+                f"since a class of one point can be neither split nor cross-validated "
+                f"(--task classification overrides)")
         return "classification", (f"{len(values)} distinct integer labels are taken for "
                                    f"classes (--task regression if they are a numeric target)")
     return "regression", (f"the labels take {len(values)} values, not all integers, so they "
@@ -89,10 +102,10 @@ def _load(dataset):
         X, y = datasets.load_mnist_test()
         return np.asarray(X, dtype=np.float64), y, np.zeros(len(y), dtype=bool), "mnist", \
             "mnist (the 10,000 MNIST test images, shared datasets)"
-    X, y = datasets.load_libsvm(name, dense=True)
+    X, y, description = datasets.load_data_file(name)
     base = name.rsplit("/", 1)[-1].removesuffix(".gz")
     y, missing = _split_markers(y)
-    return X, y, missing, base, f"{base} (LIBSVM)"
+    return X, y, missing, base, description
 
 
 def _encode_targets(y, missing, task):
@@ -112,31 +125,79 @@ def _encode_targets(y, missing, task):
     return np.where(missing, np.nan, y).astype(np.float64), None
 
 
-def _n_folds(requested, y_fit, task, classes, random_state=0):
+def _n_folds(requested, y_fit, task, classes, random_state=0, hidden_by=None,
+             task_guessed=True):
     """``(fold ids, note)``: the folds of the search by the library's rule
     (:func:`fastgssl.cv.folds_for_labels`: the default 10, or ``--folds``, lowered to what
     the labels allow, leave-one-label-out at two labels per class), the note saying what
-    was lowered; one label in a class is refused naming the options that fix it."""
+    was lowered. What no number of folds allows (a class with one labeled point, fewer than
+    two labeled points) is refused in the command line's words: ``hidden_by`` names the
+    option that hid the labels (``"--labels-per-class 1"``; None: the data's own labels),
+    and ``--task regression`` is suggested only for a guessed task of numeric labels."""
     from fastgssl._folds import folds_for_labels
 
     classification = task == "classification"
     labeled = (y_fit != -1) if classification else ~np.isnan(y_fit)
     asked = _DEFAULT_FOLDS if requested is None else int(requested)
-    hidden = not labeled.all()
-    more = ("raise --labeled-fraction or --labels-per-class" if hidden
-            else "use a larger data set")
+    _refuse_unscorable(y_fit, labeled, task, classes, hidden_by, task_guessed)
     try:
         fold_ids, note = folds_for_labels(y_fit, asked, labeled=labeled,
                                           classification=classification,
                                           random_state=random_state)
-    except ValueError as exc:
-        raise ValueError(
-            f"{exc} On the command line: {more}"
-            + (" or, if the labels are a numeric target, pass --task regression."
-               if classification else ".")) from None
+    except ValueError as exc:  # the library's words for what the checks above let through
+        raise ValueError(str(exc).replace(f"n_folds={asked}", f"--folds {asked}")) from None
     if note and requested is None:
         note = note.replace(f"from {asked} to", f"from {asked} (the default) to", 1)
     return fold_ids, note
+
+
+def _refuse_unscorable(y_fit, labeled, task, classes, hidden_by, task_guessed):
+    """A ValueError in the command line's words when no cross-validation can score a
+    choice: labels of one class, a class with a single labeled point, or fewer than two
+    labeled points."""
+    guide = ("At one label per class the few-labels guide (docs/guide/low_labels.md) "
+             "recommends Poisson learning without selection, and docs/guide/active.md shows "
+             "how active learning picks the points worth labeling next")
+    if task != "classification":
+        n_lab = int(np.count_nonzero(labeled))
+        if n_lab < 2:
+            fix = (f"raise --labeled-fraction ({hidden_by} keeps {n_lab})" if hidden_by
+                   else "label more points")
+            raise ValueError(f"only {n_lab} labeled training point(s): cross-validation "
+                             f"needs two at least; {fix}.")
+        return
+    ids, counts = np.unique(y_fit[labeled], return_counts=True)
+    if counts.size == 1:
+        only = _plain(classes[ids[0]] if classes is not None else ids[0])
+        raise ValueError(f"every labeled training point is of one class ({only}): a "
+                         f"classifier needs two at least; use a data set with two classes or "
+                         f"more.")
+    if counts.min() >= 2:
+        return
+    lonely = ids[counts == 1]
+    names = ", ".join(str(_plain(classes[i] if classes is not None else i))
+                      for i in lonely[:5]) + (", ..." if lonely.size > 5 else "")
+    who = (f"every class ({counts.size})" if lonely.size == counts.size
+           else f"{lonely.size} of {counts.size} classes ({names})")
+    what = (f"{who} {'has' if lonely.size == counts.size else 'have'} a single labeled "
+            f"training point" + (f" after {hidden_by}" if hidden_by else ""))
+    why = ("no fold can hide a label without hiding its class, so cross-validation cannot "
+           "score a choice")
+    if hidden_by:
+        option = hidden_by.split()[0]
+        fix = ("use --labels-per-class 2 or more" if option == "--labels-per-class"
+               else "raise --labeled-fraction, or use --labels-per-class 2 or more")
+        raise ValueError(f"{what}: {why}. {fix[0].upper()}{fix[1:]}. {guide}.")
+    fix = "label more points of those classes"
+    if task_guessed:
+        fix += ", or pass --task regression if the labels are a numeric target"
+    raise ValueError(f"{what}: {why}. {fix[0].upper()}{fix[1:]}.")
+
+
+def _plain(value):
+    """A class value as the data holds it (LIBSVM's 3.0 as 3)."""
+    value = value.item() if hasattr(value, "item") else value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 # the columns share one unit and range when the 90th / 10th percentile of their ranges is at
@@ -178,7 +239,7 @@ def _standardize(X_tr, X_te):
     return (X_tr - mean) / std, (X_te - mean) / std
 
 
-def _split(X, y, task, random_state):
+def _split(X, y, task, random_state, task_guessed=True):
     """The 70 / 30 split (stratified for classification)."""
     from sklearn.model_selection import train_test_split
 
@@ -187,20 +248,24 @@ def _split(X, y, task, random_state):
         if counts.min() < 2:
             raise ValueError(
                 f"{np.count_nonzero(counts < 2)} class(es) have a single labeled point, and "
-                f"the 30 % test split is stratified (every class on both sides); if the "
-                f"labels are a numeric target, pass --task regression.")
+                f"the 30 % test split is stratified (every class on both sides)"
+                + ("; if the labels are a numeric target, pass --task regression."
+                   if task_guessed else "."))
     return train_test_split(X, y, test_size=0.3, random_state=random_state,
                             stratify=y if task == "classification" else None)
 
 
 def _hide_labels(y, fraction, task, random_state, per_class=None):
-    """Keep ``fraction`` of the labels (stratified for classification), or ``per_class``
-    labels of every class; mark the rest (:func:`fastgssl.datasets.hide_labels`, the
-    options checked here under their flag names)."""
+    """``(y with hidden labels marked, note or None)``: keep ``fraction`` of the labels
+    (stratified for classification), or ``per_class`` labels of every class
+    (:func:`fastgssl.datasets.hide_labels`, the options checked here under their flag
+    names); a class with fewer training points than ``per_class`` keeps all of them, and
+    the note says so with the numbers."""
     if not 0 < fraction <= 1:
         raise ValueError(f"--labeled-fraction must be in (0, 1], got {fraction}.")
     if per_class is None:
-        return datasets.hide_labels(y, random_state=random_state, fraction=fraction, task=task)
+        return datasets.hide_labels(y, random_state=random_state, fraction=fraction,
+                                    task=task), None
     if task != "classification":
         raise ValueError("--labels-per-class needs a classification task; use "
                          "--labeled-fraction for regression.")
@@ -208,4 +273,19 @@ def _hide_labels(y, fraction, task, random_state, per_class=None):
             or per_class < 1:
         raise ValueError(f"--labels-per-class must be a positive integer, got "
                          f"{per_class!r}.")
-    return datasets.hide_labels(y, per_class, random_state, task=task)
+    y_fit = datasets.hide_labels(y, per_class, random_state, task=task)
+    counts = np.bincount(np.asarray(y, dtype=np.int64))
+    counts = counts[counts > 0]
+    short = counts < per_class
+    if not short.any():
+        return y_fit, None
+    kept = int(np.count_nonzero(y_fit != -1))
+    if short.all():
+        note = (f"--labels-per-class {per_class} is more than any class holds (the largest "
+                f"has {counts.max():,} training points): every training label is kept "
+                f"({kept:,} of {len(y):,}), so no point is unlabeled")
+    else:
+        note = (f"--labels-per-class {per_class}: {np.count_nonzero(short)} of {counts.size} "
+                f"classes have fewer training points (the smallest {counts.min():,}) and keep "
+                f"all of theirs; {kept:,} of {len(y):,} training labels kept")
+    return y_fit, note

@@ -10,6 +10,7 @@ from fastgssl import __version__
 from fastgssl.cli._models import _BACKENDS, _METHODS, _MODELS, _TASKS
 from fastgssl.cli._report import _print_report
 from fastgssl.cli._select import select
+from fastgssl.cli._warnings import quiet_logger
 
 
 def build_parser():
@@ -28,8 +29,11 @@ def build_parser():
     )
     sel.add_argument("--dataset", default="digits",
                      help="digits (default, bundled with scikit-learn), breast_cancer, "
-                          "mnist (the shared MNIST test images), a LIBSVM file path or a "
-                          "shared dataset name such as a1a or housing_scale")
+                          "mnist (the shared MNIST test images), a file path or a shared "
+                          "dataset name such as a1a, housing_scale or balance-scale.data; "
+                          "files are read by their format: LIBSVM, a table with one "
+                          "non-numeric column (the label), a numeric table with name.labels "
+                          "beside it, ARFF or MNIST idx; others are refused naming these")
     # one name of a fixed list each; omitted (None), the job chooses it from the data
     for flag, choices, help_ in (
         ("--model", _MODELS,
@@ -46,7 +50,9 @@ def build_parser():
         ("--method", _METHODS,
          "CV criterion of the search (default: auto, i.e. exact CV where it "
          "costs about one fit: transductive exact CV through the deformed "
-         "kernel for laprls / lapsvm, exact CV for krr and svm)"),
+         "kernel for laprls / lapsvm, exact CV for krr and svm); the graph "
+         "propagation models take auto or exact, the others are refused for them; "
+         "exact-quadratic needs krr or laprls"),
         ("--task", _TASKS,
          "classification or regression (default: guessed from the labels: "
          "integer labels, of any count, are classes; other numbers are a "
@@ -57,12 +63,15 @@ def build_parser():
                      help="number of folds t (default 10, lowered to the labeled count of "
                           "the smallest class, or of the labeled points for regression, when "
                           "that is smaller; the report says so)")
-    sel.add_argument("--labeled-fraction", type=float, default=0.1,
+    sel.add_argument("--labeled-fraction", type=float, default=None,
                      help="fraction of training points keeping their label for the semi-"
-                          "supervised models (default 0.1)")
+                          "supervised models (default 0.1; refused for krr / svm, which "
+                          "train on every label)")
     sel.add_argument("--labels-per-class", type=int, default=None,
                      help="keep this many labels per class instead of --labeled-fraction "
-                          "(the low-label regime of graph propagation; CV needs at least 2)")
+                          "(the low-label regime of graph propagation; CV needs at least 2; "
+                          "a class with fewer training points keeps all of them, and the "
+                          "report says so; refused for krr / svm)")
     sel.add_argument("--backend", choices=_BACKENDS, default="auto",
                      help="kernel models: 'dense' (an n x n kernel; exact), 'nystrom' (n x c "
                           "features from c landmark columns, never n x n) or 'auto' "
@@ -99,7 +108,9 @@ def build_parser():
     sel.add_argument("--verbose", "-v", action="count", default=None,
                      help="progress bars with ETA on stderr (default: on when stderr is a "
                           "terminal); -vv also prints the search's progress lines")
-    sel.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    sel.add_argument("--quiet", "-q", action="store_true",
+                     help="nothing on stderr but errors: no progress, no compilation notice, "
+                          "no warning lines (the report holds the warnings)")
     sub.add_parser(
         "warmup",
         help="compile the Numba kernels of the main paths ahead of time (cached on disk)",
@@ -136,21 +147,23 @@ def main(argv=None):
     if args.folds is not None and args.folds < 2:
         parser.error(f"--folds must be >= 2, got {args.folds}")
     try:
-        report = select(dataset=args.dataset, model=args.model, method=args.method,
-                        folds=args.folds, labeled_fraction=args.labeled_fraction,
-                        n_components=args.n_components, quick=args.quick,
-                        compare_exact=args.compare_exact, n_jobs=args.n_jobs,
-                        random_state=args.random_state, verbose=_level(args),
-                        verify=args.verify, standardize=args.standardize,
-                        standardize_target=args.standardize_target, task=args.task,
-                        labels_per_class=args.labels_per_class, backend=args.backend)
-    except (ValueError, OSError, MemoryError) as exc:
+        with quiet_logger(args.quiet):
+            report = select(dataset=args.dataset, model=args.model, method=args.method,
+                            folds=args.folds, labeled_fraction=args.labeled_fraction,
+                            n_components=args.n_components, quick=args.quick,
+                            compare_exact=args.compare_exact, n_jobs=args.n_jobs,
+                            random_state=args.random_state, verbose=_level(args),
+                            verify=args.verify, standardize=args.standardize,
+                            standardize_target=args.standardize_target, task=args.task,
+                            labels_per_class=args.labels_per_class, backend=args.backend)
+    except (ValueError, OSError, MemoryError) as exc:  # stderr even with -q: the run failed
         print(f"fastgssl select: error: {exc}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         _print_report(report, sys.stdout)
-    for message in report["warnings"]:  # on stderr too, so --json users see them
-        print(f"fastgssl select: warning: {message}", file=sys.stderr)
+    if args.json and not args.quiet:  # on stderr too, so --json users see them
+        for message in report["warnings"]:
+            print(f"fastgssl select: warning: {message}", file=sys.stderr)
     return 0

@@ -91,6 +91,41 @@ def _grid(model, X, quick):
     return {"sigma": [s0 * 2.0**i for i in sig_exp], "gamma_a": ga, "gamma_i": gi}
 
 
+def _names(pred):
+    return " / ".join(m for m, spec in _MODELS.items() if pred(spec))
+
+
+def _check_options(model, method, labeled_fraction, labels_per_class, n_components):
+    """Refuse, in the command line's words, option values that cannot apply to ``model``:
+    a CV criterion it has no derivatives for, the label-hiding options of a supervised
+    model, Nystrom columns of a model without a kernel."""
+    spec = _MODELS[model]
+    graph = spec.grid == "propagation"
+    if graph and method not in (None, "auto", "exact"):
+        raise ValueError(
+            f"--method {method} applies to the kernel models "
+            f"({_names(lambda sp: sp.grid != 'propagation')}); --model {model} is graph "
+            f"propagation, scored by exact CV (one block solve; refits for poissonmbo, "
+            f"volumembo and pwll): use --method exact, or leave --method out (auto).")
+    if method == "exact-quadratic" and not spec.square_loss:
+        raise ValueError(f"--method exact-quadratic needs the square loss: use --model "
+                         f"{_names(lambda sp: sp.square_loss).replace(' / ', ' or ')}.")
+    if not spec.semi_supervised:
+        given = [flag for flag, value in (("--labeled-fraction", labeled_fraction),
+                                          ("--labels-per-class", labels_per_class))
+                 if value is not None]
+        if given:
+            flags = " and ".join(given)
+            raise ValueError(
+                f"{flags} appl{'ies' if len(given) == 1 else 'y'} to the semi-supervised "
+                f"models ({_names(lambda sp: sp.semi_supervised)}); --model {model} is "
+                f"supervised and trains on every training label: drop {flags}.")
+    if graph and n_components is not None:
+        raise ValueError(f"--n-components sets Nystrom columns of the kernel models "
+                         f"({_names(lambda sp: sp.grid != 'propagation')}); --model {model} "
+                         f"works on the graph alone, drop --n-components.")
+
+
 def _estimator(model, task, random_state):
     spec = _MODELS[model]
     if task not in spec.tasks:

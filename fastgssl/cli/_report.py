@@ -62,3 +62,5 @@ def _print_report(r, out):
         p("exact search chose " + ", ".join(f"{k}={v:.4g}" for k, v in e["best_params"].items())
           + f": CV {e['cv_criterion']:.4f}, test error {e['test_error']:.4f}, "
           f"{e['search_seconds']:.2f} s ({e['speedup']:.1f}x the {r['method']} search)")
+    for message in r.get("warnings", []):
+        p(f"warning      {message}")

@@ -29,11 +29,14 @@ from fastgssl.cli._models import (
     _BACKENDS,
     _DEFAULT_MODEL,
     _MODELS,
+    _check_options,
     _choose_backend,
     _estimator,
     _grid,
 )
 from fastgssl.cli._progress import _Progress
+from fastgssl.cli._warnings import recorded, summarize
+from fastgssl.exceptions import OptimisticCriterionWarning
 
 
 def _label_spreading(X_tr, y_fit, X_te, y_te, clock, **params):
@@ -98,7 +101,7 @@ def _test_error(est, X, y, task):
     return float(np.mean((pred - y) ** 2))
 
 
-def select(dataset="digits", model=None, method=None, folds=None, labeled_fraction=0.1,
+def select(dataset="digits", model=None, method=None, folds=None, labeled_fraction=None,
            n_components=None, quick=False, compare_exact=False, n_jobs=None, random_state=0,
            verbose=0, verify="best", standardize="auto", standardize_target=True, task=None,
            labels_per_class=None, backend="auto"):
@@ -108,7 +111,8 @@ def select(dataset="digits", model=None, method=None, folds=None, labeled_fracti
     or a tuple ``(X, y[, name])``; labels that are None / NaN mark unlabeled points: the
     semi-supervised models (laprls, lapsvm) use them as extra unlabeled training points, the
     supervised ones leave them out (both said in the report). ``-1`` is a class here (as in
-    LIBSVM files), not a marker: the job hides labels itself (``labeled_fraction``).
+    LIBSVM files), not a marker: the job hides labels itself (``labeled_fraction``, default
+    0.1, or ``labels_per_class``; both refused for the supervised models krr / svm).
     ``task`` (``"classification"`` / ``"regression"``) overrides the guess from the labels;
     ``folds=None`` is 10 lowered to what the smallest labeled class allows.
     ``labels_per_class`` keeps that many labels per class instead of ``labeled_fraction``.
@@ -118,12 +122,18 @@ def select(dataset="digits", model=None, method=None, folds=None, labeled_fracti
     ``verbose``: 0 silent, 1 progress bars on stderr, 2 also the search's lines.
     ``standardize``: True, False or ``"auto"`` (the default: standardize features of mixed
     ranges, leave one common range alone; the report's ``features`` says which and why).
+    Warnings raised by the run are not printed: the report's ``warnings`` holds one line
+    each in the command line's words, with its count, and ``warnings_raised`` the
+    category, count and message of each (:mod:`fastgssl.cli._warnings`).
     """
-    with CompileClock() as clock:
+    with CompileClock() as clock, recorded() as caught:
         report = _select(clock, dataset, model, method, folds, labeled_fraction, n_components,
                          quick, compare_exact, n_jobs, random_state, verbose, verify,
                          standardize, standardize_target, task, labels_per_class, backend)
         report["compile_seconds"] = clock.seconds
+    lines, details = summarize(caught)
+    report["warnings"] = report["warnings"] + lines
+    report["warnings_raised"] = details
     return report
 
 
@@ -134,6 +144,7 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
 
     progress = _Progress(verbose)
     X_all, y_raw, missing, base, description = _load(dataset)
+    task_guessed = task is None
     task, task_reason = _guess_task(base, y_raw[~missing], task)
     y_all, classes = _encode_targets(y_raw, missing, task)
     if model is None:
@@ -142,15 +153,12 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         method = "auto"
     if backend not in _BACKENDS:
         raise ValueError(f"--backend must be one of {', '.join(_BACKENDS)}, got {backend!r}.")
-    if method == "exact-quadratic" and not _MODELS[model].square_loss:
-        squares = " or ".join(m for m, sp in _MODELS.items() if sp.square_loss)
-        raise ValueError(f"--method exact-quadratic needs the square loss: use --model "
-                         f"{squares}.")
+    _check_options(model, method, labeled_fraction, labels_per_class, n_components)
     est = _estimator(model, task, random_state)
     semi = _MODELS[model].semi_supervised
     X, y = X_all[~missing], y_all[~missing]
     X_unl = X_all[missing]
-    X_tr, X_te, y_tr, y_te = _split(X, y, task, random_state)
+    X_tr, X_te, y_tr, y_te = _split(X, y, task, random_state, task_guessed)
     notes = []
     n_marked = int(missing.sum())
     if n_marked:
@@ -169,13 +177,20 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
                     "--standardize)" if standardize else "as loaded (--no-standardize)")
     if standardize:
         X_tr, X_te = _standardize(X_tr, X_te)
-    y_fit = (_hide_labels(y_tr, labeled_fraction, task, random_state, labels_per_class)
-             if semi else y_tr)
+    y_fit, hidden_by = y_tr, None
+    if semi:
+        fraction = 0.1 if labeled_fraction is None else labeled_fraction
+        y_fit, cap_note = _hide_labels(y_tr, fraction, task, random_state, labels_per_class)
+        hidden_by = (f"--labels-per-class {labels_per_class}" if labels_per_class is not None
+                     else f"--labeled-fraction {fraction:g}")
+        if cap_note:
+            notes.append(cap_note)
     if n_marked and semi:
         marker = np.full(n_marked, -1 if task == "classification" else np.nan,
                          dtype=y_fit.dtype)
         y_fit = np.concatenate([y_fit, marker])
-    fold_ids, folds_note = _n_folds(folds, y_fit, task, classes, random_state)
+    fold_ids, folds_note = _n_folds(folds, y_fit, task, classes, random_state, hidden_by,
+                                    task_guessed)
     folds = int(np.unique(fold_ids).size)
     if folds_note:
         notes.append(folds_note)
@@ -218,18 +233,13 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         verify = None  # auto verifies by itself where it picks an approximation
     search_verbose = min(int(verbose), 2)
 
-    with warnings.catch_warnings(record=True) as caught, clock.split() as spent:
-        warnings.filterwarnings("always", message="verify=", category=UserWarning)
+    with clock.split() as spent:  # its warnings are recorded by select()
         with progress.search(f"{folds}-fold {method} search", n_cand):
             search = GridSearchCV(est, grid, cv=fold_ids, method=method,
                                         n_components=n_components, n_jobs=n_jobs,
                                         random_state=random_state, verbose=search_verbose,
                                         verify=verify).fit(X_tr, y_fit)
     progress.candidates(f"{folds}-fold {method} search", search)
-    cap_messages = [str(w.message) for w in caught if str(w.message).startswith("verify=")]
-    for w in caught:  # everything else is passed on unchanged
-        if not str(w.message).startswith("verify="):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if method == "auto":  # what the default picked, and its verification
         method = search.method_
         verify = search.verify_
@@ -275,7 +285,10 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
     # approximate vs exact CV at the selected point: one run of each
     point = type(est)(**best.get_params())
     with progress.bar("CV at the chosen point", 2, "run") as bar:
-        with clock.split() as t_approx:
+        # the exact run beside it judges the approximation: its own optimism warning would
+        # only repeat what the comparison below says with both numbers
+        with clock.split() as t_approx, warnings.catch_warnings():
+            warnings.simplefilter("ignore", OptimisticCriterionWarning)
             approx = cv_result(point, X_tr, y_fit, search.folds_, method=method,
                                **({"n_components": n_components}
                                   if method in ("fbif", "fbif-margin") else {}))
@@ -294,7 +307,7 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         "approx_form": approx.form,
     }
     gap = report["selected_point"]["approx_exact_gap"]
-    report["warnings"] = list(cap_messages)
+    report["warnings"] = []
     exact_method = method in ("exact", "exact-quadratic")
     verified = bool(verify) and bool(search.cv_results_["verified"][search.best_index_])
     # "exact": the criterion is exact CV; "verified": an approximation whose winner was

@@ -21,7 +21,8 @@ from fastgssl._validation import check_target, check_X
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _check_fitted
 from fastgssl.cv._influence import bif_of_fitted
-from fastgssl.exceptions import FoldsLoweredWarning
+from fastgssl.cv._result import at_training_error
+from fastgssl.exceptions import FoldsLoweredWarning, OptimisticCriterionWarning
 
 __all__ = ["bif_matrix", "cv_predictions", "cv_result", "cv_score"]
 
@@ -141,10 +142,35 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
         from fastgssl._validation import check_sample_weight
 
         sample_weight = check_sample_weight(sample_weight, X.shape[0], estimator)
-    result = _run(_method(method, options), estimator, X, y, folds, protocol, sample_weight)
+    method_obj = _method(method, options)
+    result = _run(method_obj, estimator, X, y, folds, protocol, sample_weight)
     if chosen is not None:
         result.info["auto"] = chosen
+    _warn_optimistic(method_obj, result)
     return result
+
+
+def _warn_optimistic(method_obj, result):
+    """Warn when an approximate criterion fell to the training error of a nearly
+    interpolating fit (the over-optimistic corner of t-BIF / t-FBIF: see
+    :class:`fastgssl.OptimisticCriterionWarning`): for classifiers a training error of 0,
+    since a heavily regularized classifier's 0-1 criterion can equal its nonzero training
+    error honestly (exact CV agrees there); for regressors the squared errors' rule of
+    :func:`fastgssl.cv._result.at_training_error`."""
+    train = result.info.get("train_error")
+    classification = result.task == "classification"
+    if train is None or getattr(method_obj, "is_exact", False) or \
+            (classification and train > 0) or \
+            not at_training_error(result.score, train, classification, result.targets):
+        return
+    warnings.warn(
+        f"the {result.method} criterion ({result.score:.4g}) equals the training error "
+        f"({train:.4g}) of the model fitted on all labels: the first-order expansion barely "
+        f"moved the held-out predictions, which happens for nearly interpolating models "
+        f"(small lam / gamma_a and sigma), so this value says nothing about the error on "
+        f"unseen points. Use method='auto' (the default: exact CV, about the cost of one "
+        f"fit for these learners) or method='exact'.",
+        OptimisticCriterionWarning, stacklevel=3)
 
 
 def _check_y(y, n):
@@ -182,15 +208,24 @@ def cv_predictions(estimator, X, y, folds, method="auto", **options):
 
 
 def cv_score(estimator, X, y, folds, method="auto", **options):
-    """Mean validation loss of t-fold CV over the labeled held-out points.
+    """Mean validation **error** of t-fold CV over the labeled held-out points (lower is
+    better).
 
-    0-1 loss for classifiers, squared error for regressors; unlabeled points are never
-    scored.  Parameters are those of :func:`cv_result`; e.g.
-    ``cv_score(SVM(), X, y, folds, method="fbif", n_components=300)``.
+    The 0-1 error (1 - accuracy) for classifiers, the mean squared error for regressors;
+    unlabeled points are never scored.  Despite the name this is an error, not a
+    scikit-learn score: :class:`fastgssl.cv.GridSearchCV` reports the same quantity as
+    ``best_cv_error_`` (and ``cv_results_["mean_cv_error"]``), while its ``best_score_``
+    follows scikit-learn's higher-is-better convention (accuracy ``1 - best_cv_error_``,
+    or the negative mean squared error).  Parameters are those of :func:`cv_result`; e.g.
+    ``cv_score(SVM(), X, y, folds, method="fbif", n_components=300)``.  A first-order
+    method (``"bif"``, ``"fbif"``, ``"newton"``, ...) warns
+    (:class:`fastgssl.OptimisticCriterionWarning`) when its criterion falls to the training
+    error of a nearly interpolating fit (0 for classifiers): that value is uninformative.
 
     Returns
     -------
     float
+        The mean 0-1 error or squared error.
     """
     return cv_result(estimator, X, y, folds, method, **options).score
 

@@ -13,9 +13,11 @@ exact CV** (so ``"auto"`` never returns an unverified approximate result).
 * graph learners under the transductive protocol (the default), and any square-loss
   learner: exact transductive CV (the deformed-kernel reduction: about one fit per
   candidate, work shared along the grid);
-* supervised learners with any loss: exact t-fold CV (the t refits are warm-started along
-  the grid; ``bench/bench_auto_method.py`` measured the SVM's t-FBIF plus the verification
-  of its winner 1.9-7.4x slower, median 3.9x, over 12 LIBSVM sets);
+* supervised learners with any loss: exact t-fold CV (the Huber / squared hinge's t refits
+  cold in one batched call per candidate, other losses' warm-started from the candidate's
+  fit at 200 labeled points and more; ``bench/bench_auto_method.py`` measured the SVM's
+  t-FBIF plus the verification of its winner 1.9-7.4x slower, median 3.9x, over 12 LIBSVM
+  sets);
 * graph learners with a non-square loss under ``protocol="inductive"`` (exact CV refits
   the graph learner t times per candidate): one Newton step per fold for smooth losses
   (logistic), t-FBIF for piecewise-quadratic ones (the Huber hinge), winner verified.

@@ -16,7 +16,7 @@ from sklearn.base import clone, is_regressor
 from fastgssl._folds import check_folds, labeled_mask_from_y
 from fastgssl._protocol import PROTOCOLS, CVState, learner_objective
 from fastgssl._validation import check_target
-from fastgssl.cv._result import _result
+from fastgssl.cv._result import _result, validation_loss
 from fastgssl.kernels import nystrom_from_gram
 
 __all__ = ["CVMethod", "as_state", "task_and_labeled"]
@@ -239,6 +239,12 @@ class _OneFitMethod(CVMethod):
         lab_idx = np.flatnonzero(labeled)
         pred, info, extra = self._predict(state, folds, n_folds, **kw)
         targets = np.asarray(state.y, dtype=np.float64)[lab_idx]
+        fitted_values = np.asarray(state.f, dtype=np.float64)[lab_idx]
+        # the full fit's error on its own labels, which a first-order criterion falls to
+        # for nearly interpolating models (cv_result warns; see at_training_error)
+        info = {**(info or {}), "train_error": float(np.mean(validation_loss(
+            fitted_values.reshape(pred.shape), targets.reshape(pred.shape),
+            classification)))}
         times = dict(times or {})
         times["cv"] = time.perf_counter() - t1
         graph_mode = extra.pop("graph_mode", "induced" if state.uses_graph else None)

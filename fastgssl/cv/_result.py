@@ -81,6 +81,18 @@ def validation_loss(pred, targets, classification):
     return err if err.ndim == 1 else err.sum(axis=1)
 
 
+def at_training_error(error, train, classification, targets):
+    """Whether a CV criterion ``error`` fell to the training error ``train`` of the model
+    fitted on all labels: equal for 0-1 errors; for squared errors within a millionth of the
+    targets' mean square (a nearly interpolating model's criterion, ~1e-9, sits just above
+    its training error, ~1e-10). A first-order criterion there is uninformative."""
+    if classification:
+        slack = 1e-12 * max(1.0, abs(train))
+    else:
+        slack = 1e-6 * float(np.mean(np.asarray(targets, dtype=float) ** 2))
+    return error <= train + slack
+
+
 def _result(method, pred, targets, lab_idx, folds, n_folds, classification, classes, **kw):
     score = float(np.mean(validation_loss(pred, targets, classification)))
     return CVResult(

@@ -31,6 +31,7 @@ from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _one_vs_rest_only, _prepare, _unweighted_only, weight_kw
 from fastgssl.cv._grid_groups import evaluate_group, fold_losses, shared_neighbors
 from fastgssl.cv._plan import Group, GroupCache, SearchPlan, candidate_estimator
+from fastgssl.cv._result import at_training_error
 from fastgssl.cv._scoring import check_scoring, fold_scores
 from fastgssl.exceptions import FoldsLoweredWarning, OptimisticCriterionWarning
 
@@ -69,9 +70,9 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         reduction: about one fit per candidate, work shared along the grid), exact CV for
         label propagation and for estimators the one-fit paths cannot see through (a
         ``Pipeline``: refits per candidate), exact t-fold CV for supervised learners with
-        any loss (the SVM: its refits, warm-started along the grid, cost less than t-FBIF
-        plus the exact verification of its winner), and only for graph learners under
-        ``protocol="inductive"`` with a non-square loss a one-fit approximation with
+        any loss (the SVM: its t refits per candidate, cold in one batched call, cost less
+        than t-FBIF plus the exact verification of its winner), and only for graph learners
+        under ``protocol="inductive"`` with a non-square loss a one-fit approximation with
         ``verify="best"``: one Newton step per fold for smooth losses (logistic), t-FBIF
         for piecewise-quadratic ones (the Huber hinge); so a default search never returns
         an unverified approximate winner. Or a name of the
@@ -142,7 +143,14 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         Exact verifications run (0 without ``verify``).
     verify_time_ : float
         Wall seconds spent in them.
-    best_index_, best_params_, best_score_, best_estimator_, best_cv_error_
+    best_score_ : float
+        ``mean_test_score`` of the winner, higher is better as in scikit-learn: the accuracy
+        (``1 - best_cv_error_``) or the negative mean squared error with the default
+        ``scoring``, else the scorer's value.
+    best_cv_error_ : float
+        The winner's criterion, lower is better: its 0-1 error or mean squared error, the
+        quantity :func:`fastgssl.cv.cv_score` returns for that candidate.
+    best_index_, best_params_, best_estimator_
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         The column names of a DataFrame ``X`` (the refit gets the frame, so
@@ -575,16 +583,8 @@ class GridSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Warn when the unverified winner's criterion fell to its training error."""
         rec = results[self.best_index_]
         train = rec.get("train_error")
-        # the criterion "falls to" the training error: equal for 0-1 errors; for squared
-        # errors within a millionth of the targets' mean square (a nearly interpolating
-        # model's criterion, ~1e-9, sits just above its training error, ~1e-10)
-        if train is None:
-            return
-        if self._classes is not None:
-            slack = 1e-12 * max(1.0, abs(train))
-        else:
-            slack = 1e-6 * float(np.mean(np.asarray(rec["targets"], dtype=float) ** 2))
-        if not rec["error"] <= train + slack:
+        if train is None or not at_training_error(rec["error"], train,
+                                                  self._classes is not None, rec["targets"]):
             return
         warnings.warn(
             f"the selected candidate {candidates[self.best_index_]} has a {self.method_} "

@@ -5,6 +5,8 @@
 - :func:`shared_datasets_dir` locates the shared folder: ``$FASTGSSL_DATASETS``, else
   ``../shared/datasets`` beside the source checkout (no machine path is guessed);
 - :func:`load_libsvm` reads a LIBSVM file by path or by its name in that folder;
+- :func:`load_data_file` reads any file of that folder whose format is known (LIBSVM, the
+  UCI tables, ARFF, MNIST idx), refusing others with the formats it reads;
 - :func:`load_mnist_test` reads the shared MNIST test images;
 - :func:`make_gaussian_mixture` and :func:`hide_labels` build the synthetic semi-supervised
   workload of the benchmarks (BENCHMARKS.md: isotropic unit Gaussians around N(0, sep^2 I)
@@ -21,6 +23,7 @@ import numpy as np
 
 __all__ = [
     "hide_labels",
+    "load_data_file",
     "load_default",
     "load_libsvm",
     "load_mnist_test",
@@ -97,11 +100,15 @@ def shared_datasets_dir(required=False):
     return None
 
 
-def _available_names(root, limit=30):
+def _available_names(root, limit=30, libsvm_only=True):
     names = sorted(p.name.removesuffix(".gz") for p in root.glob("*.gz"))
-    # the LIBSVM files only (not MNIST's idx files nor the raw UCI .data / .arff files)
-    names = [n for n in names if "idx" not in n
-             and not n.endswith((".data", "-data", ".arff", ".labels"))]
+    # the LIBSVM files (not MNIST's idx files nor the raw UCI .data / .arff files), or every
+    # file with features (not the labels files: MNIST's images file, UCI's .data / .arff)
+    if libsvm_only:
+        names = [n for n in names if "idx" not in n
+                 and not n.endswith((".data", "-data", ".arff", ".labels"))]
+    else:
+        names = [n for n in names if "labels" not in n]
     shown = ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
     return shown or "none"
 
@@ -122,13 +129,47 @@ def load_libsvm(name_or_path, n_features=None, dense=False):
     Raises
     ------
     ValueError
-        For an empty name.
+        For an empty name, or a file that is not in LIBSVM format (the message names the
+        formats ``fastgssl select`` reads and quotes the file's start).
     FileNotFoundError
         When the name is neither a file nor a dataset of the shared folder, or the shared
         folder is not found (the message says how to set ``FASTGSSL_DATASETS``).
     """
     from sklearn.datasets import load_svmlight_file
 
+    from fastgssl.datasets._files import sniff_format
+
+    path = _resolve_data_file(name_or_path)
+    name = path.name.removesuffix(".gz")
+    fmt = sniff_format(path)
+    if fmt != "libsvm":
+        from fastgssl.datasets._files import _refuse
+
+        what = {"table": "a delimited table", "arff": "an ARFF file",
+                "idx-images": "an MNIST idx file", "idx-labels": "an MNIST idx file",
+                "labels": "a labels file (one value per line)"}.get(
+                    fmt, "a file of no known format")
+        raise _refuse(path, f"{what}, not LIBSVM: load_libsvm reads LIBSVM only "
+                            f"(load_data_file reads the other formats)")
+    X, y = load_svmlight_file(str(path), n_features=n_features or _N_FEATURES.get(name))
+    X = X.tocsr()
+    return (X.toarray() if dense else X), y
+
+
+def _resolve_data_file(name_or_path, libsvm_only=True):
+    """The file a dataset argument names: a path, else ``name.gz`` or ``name`` in
+    :func:`shared_datasets_dir` (an error lists that folder's LIBSVM files, or with
+    ``libsvm_only=False`` every file with features).
+
+    Raises
+    ------
+    ValueError
+        For an empty name.
+    FileNotFoundError
+        For a directory, or a name that is neither a file nor a file of the shared folder
+        (listing that folder's datasets), or when that folder is not found (saying how to
+        set ``FASTGSSL_DATASETS``).
+    """
     text = str(name_or_path).strip()
     if not text:
         raise ValueError("the dataset name is empty: give a LIBSVM file path or a shared "
@@ -137,21 +178,63 @@ def load_libsvm(name_or_path, n_features=None, dense=False):
     name = path.name.removesuffix(".gz")
     if path.is_dir():
         raise FileNotFoundError(f"{text!r} is a directory, not a LIBSVM file.")
-    if not path.is_file():
-        root = shared_datasets_dir()
-        if root is None:
-            raise FileNotFoundError(f"{text!r} is not a file, and {_not_found_message()}")
-        path = root / f"{name}.gz"
-        if not path.is_file():
-            path = root / name
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"{text!r} is neither a file nor a dataset of the shared folder {root} "
-                f"(found through {_where_we_looked()}); its datasets: {_available_names(root)}."
-            )
-    X, y = load_svmlight_file(str(path), n_features=n_features or _N_FEATURES.get(name))
-    X = X.tocsr()
-    return (X.toarray() if dense else X), y
+    if path.is_file():
+        return path
+    root = shared_datasets_dir()
+    if root is None:
+        raise FileNotFoundError(f"{text!r} is not a file, and {_not_found_message()}")
+    for cand in (root / f"{name}.gz", root / name):
+        if cand.is_file():
+            return cand
+    raise FileNotFoundError(
+        f"{text!r} is neither a file nor a dataset of the shared folder {root} "
+        f"(found through {_where_we_looked()}); its datasets: "
+        f"{_available_names(root, libsvm_only=libsvm_only)}."
+    )
+
+
+def load_data_file(name_or_path, n_features=None):
+    """Load a data file of any format fastgssl reads, as ``(X, y, description)``.
+
+    The format is read off the file, not its name: LIBSVM; a comma- or whitespace-separated
+    table with exactly one non-numeric column, the label (UCI's ``.data`` files, an optional
+    header line); a numeric table with a labels file beside it (``name.data`` and
+    ``name.labels``, as UCI's madelon); Weka ARFF (the target is the attribute named
+    ``class``, else the last one); the MNIST idx pair (pixels scaled to [0, 1]).
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        A path to a file (``.gz`` allowed), or a file name in :func:`shared_datasets_dir`
+        such as ``"balance-scale.data"`` or ``"a1a"``.
+    n_features : int, optional
+        LIBSVM only: the feature count; defaults to the official count for the shared
+        files.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        Dense features.
+    y : ndarray of shape (n_samples,)
+        Labels: numbers, or strings for a table's text column or an ARFF nominal target.
+    description : str
+        The file's name, its format and where the label came from, e.g.
+        ``"balance-scale.data (table, label: column 1 of 5)"``.
+
+    Raises
+    ------
+    ValueError
+        For a file in none of these formats (the message names them and quotes the file's
+        start), a labels file alone, or a table whose label column cannot be told apart.
+    FileNotFoundError
+        As :func:`load_libsvm`.
+    """
+    from fastgssl.datasets._files import load_data_file as load
+
+    path = _resolve_data_file(name_or_path, libsvm_only=False)
+    name = path.name.removesuffix(".gz")
+    X, y, what = load(path, n_features=n_features or _N_FEATURES.get(name))
+    return X, y, f"{name} ({what})"
 
 
 def load_mnist_test(path=None):
