@@ -296,10 +296,24 @@ def test_a_long_first_compilation_says_so_once(monkeypatch, caplog):
     assert len(said) == 1 and "fastgssl warmup" in said[0].getMessage()
 
 
-def test_warmup_command_compiles_the_main_paths(capsys):
+def test_warmup_command_compiles_the_main_paths(capsys, monkeypatch, caplog):
+    import logging
+
+    from numba import njit
+
+    from fastgssl import _jit, graphs
     from fastgssl.cli import main
 
-    assert main(["warmup"]) == 0
+    # a real compilation inside the first step: the notice (which names this very command)
+    # stays quiet during warmup
+    monkeypatch.setattr(_jit, "NOTICE_SECONDS", 0.0)
+    monkeypatch.setitem(_jit._notice, "said", False)
+    knn_graph = graphs.knn_graph
+    monkeypatch.setattr(graphs, "knn_graph",
+                        lambda *a, **k: (njit(lambda x: x + 3)(1), knn_graph(*a, **k))[1])
+    with caplog.at_level(logging.WARNING, logger="fastgssl"):
+        assert main(["warmup"]) == 0
+    assert not [r for r in caplog.records if "compiling Numba kernels" in r.getMessage()]
     out = capsys.readouterr().out
     assert "Poisson learning + exact CV" in out and "LapSVM + exact CV" in out
     assert out.strip().splitlines()[-1].startswith("total")
