@@ -49,6 +49,7 @@ import argparse
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -194,9 +195,9 @@ def environment(setting):
     return env
 
 
-def measure(jobs, samples, label):
-    """``samples[job]`` runs of every job under both settings (rotating order); raw records."""
-    records = []
+def measure(jobs, samples, label, records):
+    """``samples[job]`` runs of every job under both settings (rotating order), appended to
+    ``records`` as they finish."""
     for i in range(max(samples.values())):
         order = SETTINGS[i % 2:] + SETTINGS[:i % 2]
         for job in (j for j in jobs if i < samples[j]):
@@ -210,7 +211,6 @@ def measure(jobs, samples, label):
                 print(f"  [{label}] {job:11s} {setting:7s} {main['name']}: "
                       f"{main['wall']:7.2f} s wall, {main.get('cpu', float('nan')):7.2f} s CPU "
                       f"(load {before:.2f} -> {load1():.2f})", flush=True)
-    return records
 
 
 def start_busy(k):
@@ -310,14 +310,21 @@ def main():
     if args.prime:
         for job in jobs:  # compile into Numba's disk cache, untimed
             JOBS[job](environment("default"))
-    records = measure(jobs, samples, "no extra load")
-    for k in busy:
-        procs = start_busy(k)
-        try:
-            time.sleep(args.warmup)
-            records += measure(jobs, samples, f"{k} busy")
-        finally:
-            stop_busy(procs)
+    # SIGTERM (a background run cannot take SIGINT) stops the busy loops and keeps the
+    # samples measured so far
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+    records = []
+    try:
+        measure(jobs, samples, "no extra load", records)
+        for k in busy:
+            procs = start_busy(k)
+            try:
+                time.sleep(args.warmup)
+                measure(jobs, samples, f"{k} busy", records)
+            finally:
+                stop_busy(procs)
+    except KeyboardInterrupt:
+        print("interrupted: the samples so far", flush=True)
     rows = summarize(records)
     print()
     print_table(rows)
