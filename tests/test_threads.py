@@ -1,5 +1,6 @@
 """fastgssl._threads: explicit thread counts, the environment override, the load-based default."""
 
+import json
 import os
 
 import numba
@@ -259,6 +260,31 @@ def test_factorization_blas_takes_one_thread_for_large_orders(monkeypatch):
     with factorization_blas(99):  # flops default 2 n^3 / 3: small
         assert all(t == 1 for t in blas_threads())
     assert blas_threads() == before
+
+
+def test_small_blas_limits_scipys_blas_when_entered_before_scipy_linalg():
+    """The first limit of a process made before scipy.linalg is imported (a kNN search as
+    the first call) still covers scipy's BLAS, which the factorizations and the compiled QP
+    call (a fresh interpreter: scipy.linalg not yet loaded)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from fastgssl._threads import small_blas\n"
+        "before = 'scipy.linalg' in sys.modules\n"
+        "with small_blas(0.0):\n"
+        "    import scipy.linalg\n"
+        "    from threadpoolctl import threadpool_info\n"
+        "    inside = [p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas']\n"
+        "import json\n"
+        "print(json.dumps([before, inside]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "2"})
+    loaded_before, inside = json.loads(out.stdout)
+    assert not loaded_before  # the case this test is about
+    assert len(inside) >= 1 and all(t == 1 for t in inside)
 
 
 def test_small_blas_concurrent_contexts_restore_the_threads():
