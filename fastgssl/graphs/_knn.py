@@ -167,7 +167,6 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     ``sq_spread`` (the bound of :func:`fastgssl._geometry.squared_spread`) sets that scale, and the
     returned ``cand_worst`` / ``delta`` are in the original units.
     """
-
     from fastgssl._geometry import centred_pair, squared_spread
 
     nq = Xq.shape[0]
