@@ -1,131 +1,220 @@
-"""Benchmark: Numba thread counts on an idle and on a loaded machine (issue 15).
+"""Benchmark: the library's jobs on an idle and on a loaded machine, beside their peers (issue 40).
 
-A Numba ``parallel=True`` loop splits its rows evenly among its threads and waits for the
-slowest: when other processes keep cores busy, a pool of one thread per core loses far more
-than its share.  This script times two of the library's Numba workloads
+A parallel loop splits its work evenly among its threads and waits for the slowest; OpenBLAS's
+worker threads spin while they wait.  When other processes keep the cores busy, a pool of one
+thread per core can lose far more than its share.  Beside ``N`` busy processes on ``C`` cores a
+job using every core has a fair share of about ``C / (C + N)`` of them, a slowdown of
+``(C + N) / C`` (2x beside 2 busy processes on 2 cores).  This script times four jobs:
 
-* ``spmm``: one CSR sparse-times-block product (``fastgssl._sparse_blocks.spmm``, the
-  product inside every block-PCG iteration), 20 products per sample;
-* ``pcg``: ``LaplacianSolver(Q, method="cg").solve(B)``, block Jacobi-PCG (hundreds of
-  short parallel loops per solve: the case where barriers hurt most),
+* ``main``: the README's main job, ``fastgssl select --quick`` (digits, LapSVM by exact CV,
+  with its baselines); peer: scikit-learn's ``LabelSpreading`` (kNN) inside the same run;
+* ``a1a``: ``fastgssl select --dataset a1a.t --quick`` (21,669 training points, the Nystrom
+  backend); peer: the same run's scikit-learn ``LabelSpreading`` (kNN);
+* ``propagation``: ``PoissonLearning(graph=W)`` and ``LabelPropagation(graph=W)`` fits on
+  the 10^5-point kNN graph of ``bench_propagation_solve.py`` (cached, 10 labels per class),
+  beside graphlearning's ``gl.ssl.poisson(W)`` and ``gl.ssl.laplace(W)`` on the same ``W``;
+* ``knn``: exact 10-NN search of 20,000 points in 50 dimensions, ``knn_search`` beside
+  scikit-learn ``NearestNeighbors(algorithm="brute")``,
 
-each under ``fastgssl._threads.numba_threads(n)`` for n = 1, 2 and None (the library's
-default, which picks the thread count from the load: see ``default_numba_threads``), first
-with no extra load, then with ``2`` and ``4`` busy-loop processes started by the script
-(killed at the end).  The load average is a 1-minute average, so every loaded condition
-first runs its busy loops for ``--warmup`` seconds.  Samples of the three thread settings
-are interleaved; medians are reported with the load at the start and end of each
-condition and the thread count the default chose.
+each in a fresh process (the thread pools are sized at start-up), under two settings:
 
-Workload: kNN graph (k = 5, 0-1 weights, W = max(A, A^T)) of a 10-class Gaussian mixture
-(d = 50, separation 0.5, seed 0), Q = L + 1e-6 I; a block of 16 right-hand sides e_j.
+* ``default``: no thread variable set (the library's load-aware defaults; the peers'
+  default BLAS / OpenMP pools);
+* ``one``: ``FASTGSSL_NUM_THREADS=1``, ``OPENBLAS_NUM_THREADS=1``, ``OMP_NUM_THREADS=1``
+  and ``MKL_NUM_THREADS=1`` (and scikit-learn's search under ``threadpool_limits(1)``),
 
-Usage:  python bench/bench_threads_under_load.py           (n = 64,000, 15 samples, warmup 40 s)
-        python bench/bench_threads_under_load.py --quick   (n = 16,000, 7 samples, warmup 20 s)
-        options: --busy 2,4 (busy-loop counts; "" for none)  --warmup SECONDS
-                 --wait-idle SECONDS (first wait up to that long for a load <= 0.5)
+first with no extra load, then beside ``2`` and ``4`` busy-loop processes (``python -c
+"while True: pass"``, started by the script, killed at the end).  The load average is a
+1-minute average, so every loaded condition first runs its busy loops ``--warmup`` seconds.
+Samples alternate the settings (the order rotates).  Each timing is wall and CPU seconds
+(CPU: every thread of the process; for the ``fastgssl select`` jobs the whole child process,
+start-up and data loading included); the in-process jobs compile on a small problem before
+their timed part.  Reported: medians, the load at the start and end of each condition, the
+slowdown against the same setting idle, and the goals of issue 40 (beside 2 busy processes
+each ``default`` slowdown <= 2.6x and no slower than ``one``; a1a.t <= 120 s).
+
+Usage::
+
+    python bench/bench_threads_under_load.py                      (3 samples, warmup 30 s)
+    python bench/bench_threads_under_load.py --samples 2,a1a=1 --busy 2 --jobs main,a1a,knn
+    options: --samples N[,job=M]  --no-prime (Numba's cache already warm)
+             --busy 2,4 ("" for none)  --warmup SECONDS
+             --jobs main,a1a,propagation,knn  --json PATH (default
+             docs/scripts/threads_under_load.json)
 """
 
+from __future__ import annotations
+
+import argparse
+import json
 import os
+import resource
+import signal
 import statistics
 import subprocess
 import sys
 import time
 
-import numpy as np
-
-from fastgssl._threads import default_numba_threads, numba_threads, thread_settings
-from fastgssl.datasets import make_gaussian_mixture
-
-QUICK = "--quick" in sys.argv
-
-
-def _option(name, default):
-    if name in sys.argv:
-        return sys.argv[sys.argv.index(name) + 1]
-    return default
-
-
-N = 16_000 if QUICK else 64_000
-SAMPLES = 7 if QUICK else 15
-WARMUP = float(_option("--warmup", 20 if QUICK else 40))
-BUSY = [int(b) for b in _option("--busy", "2,4").split(",") if b]
-# before the condition without extra load, wait up to IDLE_WAIT s for load <= IDLE_LOAD
-IDLE_WAIT = float(_option("--wait-idle", 0))
-IDLE_LOAD = 0.5
-N_RHS = 16
-SETTINGS = [1, 2, None]
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+ONE_THREAD_ENV = {"FASTGSSL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                  "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+THREAD_VARS = ("FASTGSSL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+               "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+SETTINGS = ("default", "one")
+KNN_N, KNN_D, KNN_K = 20_000, 50, 10
+PROPAGATION_N = 100_000
 
 
 def load1():
-    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else float("nan")
 
 
-def build():
-    from fastgssl.graphs import knn_graph
-    from fastgssl.regularizers import laplacian
-
-    X = make_gaussian_mixture(N, 50, 10, 0.5, random_state=0)[0]
-    Q = laplacian(knn_graph(X, 5), ridge=1e-6).tocsr()
-    S = np.random.default_rng(0).choice(N, N_RHS, replace=False)
-    B = np.zeros((N, N_RHS))
-    B[S, np.arange(N_RHS)] = 1.0
-    return Q, B
+def one_thread():
+    return os.environ.get("OPENBLAS_NUM_THREADS") == "1"
 
 
-def workloads(Q, B):
-    from fastgssl._sparse_blocks import spmm
-    from fastgssl.solvers import LaplacianSolver
-
-    indptr, indices, data = Q.indptr, Q.indices, Q.data
-    out = np.empty_like(B)
-
-    def run_spmm():
-        for _ in range(20):
-            spmm(indptr, indices, data, B, out)
-
-    solver = LaplacianSolver(Q, method="cg", rtol=1e-8)
-
-    def run_pcg():
-        solver.solve(B)
-
-    return {"spmm": run_spmm, "pcg": run_pcg}
+def timed(parts, name, fn):
+    """Run ``fn``; append ``{name, wall, cpu}`` to ``parts``; return its result."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    out = fn()
+    parts.append({"name": name, "wall": time.perf_counter() - t0,
+                  "cpu": time.process_time() - c0})
+    return out
 
 
-def measure(work, label):
-    """Interleaved samples of every thread setting; returns rows of the table."""
-    times = {(name, s): [] for name in work for s in SETTINGS}
-    chosen = []
-    load_start = load1()
-    for i in range(SAMPLES):
-        # rotate the order: a setting must not always follow the 2-thread one (whose
-        # OpenMP workers spin on after their loop, taking time from what comes next)
-        for s in SETTINGS[i % len(SETTINGS):] + SETTINGS[:i % len(SETTINGS)]:
-            for name, fn in work.items():
-                with numba_threads(s) as used:
-                    t0 = time.perf_counter()
-                    fn()
-                    times[name, s].append(time.perf_counter() - t0)
-                if s is None:
-                    chosen.append(used)
-    load_end = load1()
-    rows = []
-    for name in work:
-        base = statistics.median(times[name, 1])
-        for s in SETTINGS:
-            med = statistics.median(times[name, s])
-            rows.append((label, f"{load_start:.2f}-{load_end:.2f}", name,
-                         "default" if s is None else str(s), med, base / med))
-    used = sorted(set(chosen))
-    print(f"  [{label}] load {load_start:.2f} -> {load_end:.2f}; default chose "
-          f"{'/'.join(map(str, used))} thread(s) "
-          f"({', '.join(f'{c}x{chosen.count(c)}' for c in used)})", flush=True)
-    return rows
+# -- the jobs (each runs in a child process: the thread variables act at start-up) -------------
+
+def select_job(extra):
+    """``fastgssl select --quick [extra] --json`` in a child process: whole-process wall and
+    CPU, with the report's search time and its scikit-learn LabelSpreading (kNN) time."""
+    cmd = [sys.executable, "-m", "fastgssl.cli", "select", "--quick", *extra, "--json", "-q"]
+
+    def run(env):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
+        report = json.loads(proc.stdout)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        spread = report["baselines"]["label_spreading_knn"]
+        return [{"name": "fastgssl select (whole process)", "wall": wall, "cpu": cpu},
+                {"name": "fastgssl search", "wall": report["search_seconds"]},
+                {"name": "fastgssl compile", "wall": report["compile_seconds"]},
+                {"name": "sklearn LabelSpreading(knn)", "wall": spread["seconds"]},
+                {"name": "test_error", "wall": report["test_error"]}]
+
+    return run
+
+
+def child_propagation():
+    """PoissonLearning / LabelPropagation on the cached 10^5-point kNN graph beside
+    graphlearning's poisson / laplace on the same W (compiled on a 3,000-point corner first)."""
+    import warnings
+
+    import graphlearning as gl
+    import numpy as np
+    import scipy.sparse as sp
+
+    sys.path.insert(0, HERE)
+    from bench_propagation_solve import N_CLASSES, graph
+
+    from fastgssl.datasets import hide_labels
+    from fastgssl.models import LabelPropagation, PoissonLearning
+
+    warnings.simplefilter("ignore")
+    cache = os.path.join(os.path.expanduser("~"), ".cache", "fastgssl-bench")
+    W, y, _ = graph(PROPAGATION_N, cache, "exact")
+    y_train = hide_labels(y, 10, random_state=0)
+    lab = np.flatnonzero(y_train >= 0)
+    small = sp.csr_matrix(W[:3000][:, :3000])
+    y_small = np.r_[np.arange(N_CLASSES), -np.ones(3000 - N_CLASSES, int)]
+    for cls in (PoissonLearning, LabelPropagation):  # compile, untimed
+        cls(graph="precomputed").fit(small, y_small)
+    parts = []
+    timed(parts, "fastgssl PoissonLearning",
+          lambda: PoissonLearning(graph="precomputed").fit(W, y_train))
+    timed(parts, "gl.ssl.poisson", lambda: gl.ssl.poisson(W).fit(lab, y_train[lab]))
+    timed(parts, "fastgssl LabelPropagation",
+          lambda: LabelPropagation(graph="precomputed").fit(W, y_train))
+    timed(parts, "gl.ssl.laplace", lambda: gl.ssl.laplace(W).fit(lab, y_train[lab]))
+    return parts
+
+
+def child_knn():
+    """Exact kNN of 20,000 points (d = 50): knn_search beside scikit-learn's brute force,
+    the latter under threadpool_limits(1) in the one-thread setting."""
+    import numpy as np
+    from sklearn.neighbors import NearestNeighbors
+    from threadpoolctl import threadpool_limits
+
+    from fastgssl.datasets import make_gaussian_mixture
+    from fastgssl.graphs import knn_search
+
+    X = make_gaussian_mixture(KNN_N, KNN_D, 10, 0.5, random_state=0)[0]
+    knn_search(X[:2000], KNN_K)  # compile
+    parts = []
+    ours = timed(parts, "fastgssl knn_search", lambda: knn_search(X, KNN_K))[0]
+
+    def sklearn_search():
+        nn = NearestNeighbors(n_neighbors=KNN_K, algorithm="brute").fit(X)
+        with threadpool_limits(1 if one_thread() else None):
+            return nn.kneighbors(return_distance=False)
+
+    theirs = timed(parts, "sklearn NearestNeighbors(brute)", sklearn_search)
+    parts.append({"name": "rows differing", "wall": float(np.mean(
+        np.any(np.sort(ours, axis=1) != np.sort(theirs, axis=1), axis=1)))})
+    return parts
+
+
+def child_job(name):
+    def run(env):
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", name]
+        proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    return run
+
+
+JOBS = {"main": select_job([]), "a1a": select_job(["--dataset", "a1a.t"]),
+        "propagation": child_job("propagation"), "knn": child_job("knn")}
+CHILDREN = {"propagation": child_propagation, "knn": child_knn}
+
+
+# -- conditions --------------------------------------------------------------------------------
+
+def environment(setting):
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    if setting == "one":
+        env.update(ONE_THREAD_ENV)
+    return env
+
+
+def measure(jobs, samples, label, records):
+    """``samples[job]`` runs of every job under both settings (rotating order), appended to
+    ``records`` as they finish."""
+    for i in range(max(samples.values())):
+        order = SETTINGS[i % 2:] + SETTINGS[:i % 2]
+        for job in (j for j in jobs if i < samples[j]):
+            for setting in order:
+                before = load1()
+                parts = JOBS[job](environment(setting))
+                records.append({"condition": label, "job": job, "setting": setting,
+                                "sample": i, "load_before": before, "load_after": load1(),
+                                "parts": parts})
+                main = parts[0]
+                print(f"  [{label}] {job:11s} {setting:7s} {main['name']}: "
+                      f"{main['wall']:7.2f} s wall, {main.get('cpu', float('nan')):7.2f} s CPU "
+                      f"(load {before:.2f} -> {load1():.2f})", flush=True)
 
 
 def start_busy(k):
-    code = "while True: pass"
-    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(k)]
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(k)]
 
 
 def stop_busy(procs):
@@ -135,41 +224,118 @@ def stop_busy(procs):
         p.wait()
 
 
-def main():
-    print(f"bench_threads_under_load: n={N}, {N_RHS} rhs, {SAMPLES} samples, busy loops "
-          f"{BUSY}, warmup {WARMUP:.0f} s", flush=True)
-    print("settings at start:", thread_settings(), flush=True)
-    Q, B = build()
-    work = workloads(Q, B)
-    for s in SETTINGS:  # compile (Numba cache) and warm up every setting
-        with numba_threads(s):
-            for fn in work.values():
-                fn()
-    import numba
+def summarize(records):
+    """Median wall / CPU per (condition, job, setting, part), slowdowns against idle."""
+    groups = {}
+    for r in records:
+        for p in r["parts"]:
+            key = (r["condition"], r["job"], r["setting"], p["name"])
+            g = groups.setdefault(key, {"wall": [], "cpu": [], "loads": []})
+            g["wall"].append(p["wall"])
+            if "cpu" in p:
+                g["cpu"].append(p["cpu"])
+            g["loads"] += [r["load_before"], r["load_after"]]
+    rows = []
+    for (cond, job, setting, part), g in groups.items():
+        idle = groups.get(("no extra load", job, setting, part))
+        row = {"condition": cond, "job": job, "setting": setting, "part": part,
+               "samples": len(g["wall"]), "wall_median": statistics.median(g["wall"]),
+               "cpu_median": statistics.median(g["cpu"]) if g["cpu"] else None,
+               "load_min": min(g["loads"]), "load_max": max(g["loads"])}
+        row["slowdown"] = (row["wall_median"] / statistics.median(idle["wall"])
+                           if idle and part not in ("test_error", "rows differing",
+                                                    "fastgssl compile") else None)
+        rows.append(row)
+    return rows
 
-    print(f"numba threading layer: {numba.threading_layer()}; nnz(Q) {Q.nnz}", flush=True)
-    if IDLE_WAIT > 0:
-        t0 = time.perf_counter()
-        while load1() > IDLE_LOAD and time.perf_counter() - t0 < IDLE_WAIT:
-            time.sleep(5)
-        print(f"  waited {time.perf_counter() - t0:.0f} s for load <= {IDLE_LOAD} "
-              f"(now {load1():.2f})", flush=True)
-    rows = measure(work, "no extra load")
-    for k in BUSY:
-        procs = start_busy(k)
-        try:
-            time.sleep(WARMUP)
-            rows += measure(work, f"{k} busy loops")
-        finally:
-            stop_busy(procs)
-    print("settings at end:", thread_settings(), flush=True)
+
+def goals(rows):
+    """Issue 40's goals beside 2 busy processes, for each job's first part and its peers."""
+    out = []
+    at = {(r["condition"], r["job"], r["setting"], r["part"]): r for r in rows}
+    for (cond, job, setting, part), r in at.items():
+        if cond != "2 busy" or setting != "default" or r["slowdown"] is None:
+            continue
+        one = at.get((cond, job, "one", part))
+        item = {"job": job, "part": part, "slowdown": r["slowdown"],
+                "slowdown_ok": r["slowdown"] <= 2.6,
+                "vs_one_thread": r["wall_median"] / one["wall_median"] if one else None}
+        item["one_thread_ok"] = item["vs_one_thread"] is None or item["vs_one_thread"] <= 1.0
+        if job == "a1a" and part.startswith("fastgssl select"):
+            item["a1a_under_120s"] = r["wall_median"] <= 120.0
+        out.append(item)
+    return out
+
+
+def print_table(rows):
+    print("| condition | load | job | part | setting | n | wall median (s) | CPU median (s) "
+          "| CPU/wall | slowdown vs idle |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        cpu = "" if r["cpu_median"] is None else f"{r['cpu_median']:.2f}"
+        ratio = ("" if r["cpu_median"] is None or r["wall_median"] <= 0
+                 else f"{r['cpu_median'] / r['wall_median']:.2f}")
+        slow = "" if r["slowdown"] is None else f"{r['slowdown']:.2f}x"
+        print(f"| {r['condition']} | {r['load_min']:.1f}-{r['load_max']:.1f} | {r['job']} "
+              f"| {r['part']} | {r['setting']} | {r['samples']} | {r['wall_median']:.3f} "
+              f"| {cpu} | {ratio} | {slow} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
+    parser.add_argument("--samples", default="3", help="N or N,job=M,... (per-job counts)")
+    parser.add_argument("--busy", default="2,4")
+    parser.add_argument("--warmup", type=float, default=30.0)
+    parser.add_argument("--jobs", default=",".join(JOBS))
+    parser.add_argument("--no-prime", dest="prime", action="store_false",
+                        help="skip the untimed first run of each job (Numba cache warm)")
+    parser.add_argument("--json", default=os.path.join(ROOT, "docs", "scripts",
+                                                       "threads_under_load.json"))
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(CHILDREN[args.child]()))
+        return
+    jobs = [j for j in args.jobs.split(",") if j]
+    samples = dict.fromkeys(jobs, 3)
+    for token in args.samples.split(","):
+        job, _, count = token.rpartition("=")
+        samples.update({job: int(count)} if job else dict.fromkeys(jobs, int(count)))
+    busy = [int(b) for b in args.busy.split(",") if b]
+    from fastgssl._threads import thread_settings
+
+    settings = thread_settings()
+    print(f"bench_threads_under_load: jobs {jobs}, samples {samples}, busy {busy}, "
+          f"warmup {args.warmup:.0f} s\nsettings: {settings}", flush=True)
+    if args.prime:
+        for job in jobs:  # compile into Numba's disk cache, untimed
+            JOBS[job](environment("default"))
+    # SIGTERM (a background run cannot take SIGINT) stops the busy loops and keeps the
+    # samples measured so far
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+    records = []
+    try:
+        measure(jobs, samples, "no extra load", records)
+        for k in busy:
+            procs = start_busy(k)
+            try:
+                time.sleep(args.warmup)
+                measure(jobs, samples, f"{k} busy", records)
+            finally:
+                stop_busy(procs)
+    except KeyboardInterrupt:
+        print("interrupted: the samples so far", flush=True)
+    rows = summarize(records)
     print()
-    print("| condition | load 1 min (start-end) | workload | Numba threads | median (s) "
-          "| speed-up vs 1 thread |")
-    print("|---|---|---|---|---|---|")
-    for label, load, name, s, med, speed in rows:
-        print(f"| {label} | {load} | {name} | {s} | {med:.4f} | {speed:.2f}x |")
-    print(f"\ndefault_numba_threads() now: {default_numba_threads()}")
+    print_table(rows)
+    met = goals(rows)
+    for g in met:
+        print(json.dumps(g))
+    with open(args.json, "w") as f:
+        json.dump({"command": " ".join(["python", "bench/bench_threads_under_load.py",
+                                        *sys.argv[1:]]),
+                   "settings_at_start": settings, "cpu_count": os.cpu_count(),
+                   "rows": rows, "goals": met, "records": records}, f, indent=1)
 
 
 if __name__ == "__main__":

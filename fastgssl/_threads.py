@@ -316,6 +316,11 @@ def _one_blas_thread_context():
     with _lock:
         if _one_blas_thread["depth"] == 0:
             if _blas_controller is None:
+                # scipy's BLAS first: a controller sees only the libraries loaded when it is
+                # made, and one made before scipy.linalg's first import (a kNN search as the
+                # first call) left scipy's OpenBLAS, which the factorizations and the
+                # compiled QP call, on all its threads for the rest of the process
+                import scipy.linalg  # noqa: F401
                 from threadpoolctl import ThreadpoolController
 
                 _blas_controller = ThreadpoolController()

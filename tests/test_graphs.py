@@ -431,6 +431,32 @@ def test_numpy_refinement_equals_the_kernel(scan, exclude_self, complete):
     np.testing.assert_array_equal(f1, f2)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("self_search", [True, False])
+def test_uncertified_rows_retried_by_a_bounded_product_equal_brute_force(
+        monkeypatch, dtype, self_search):
+    # binary features (as a1a.t's): most rows tie at the k-th distance and fail the
+    # certificate; above the numpy size they are retried by a second product kept within
+    # the bound of the provisional k-th distance, not scanned: the same neighbours and
+    # distances as brute force
+    from fastgssl.graphs import _knn
+
+    monkeypatch.setattr(_knn, "_NUMPY_REFINE", 0)  # the kernel path at a testable size
+    rng = np.random.default_rng(5)
+    X = (rng.random((700, 30)) < 0.15).astype(dtype)
+    X = np.vstack([X, X[:40]])  # exact duplicates too
+    R = None if self_search else (rng.random((500, 30)) < 0.15).astype(dtype)
+    calls = []
+    retry = _knn._gemm_retry
+    monkeypatch.setattr(_knn, "_gemm_retry", lambda *a: (calls.append(a), retry(*a))[1])
+    idx, dist, stats = knn_search(X, 8, R, algorithm="brute", return_stats=True)
+    ref_i, ref_d = reference_knn(X.astype(np.float64), 8,
+                                 None if self_search else R.astype(np.float64))
+    assert stats["n_fallback_rows"] > X.shape[0] // 2 and len(calls) == 1
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_array_equal(dist, ref_d)
+
+
 def test_builder_by_name_missing_a_required_setting_names_it():
     from fastgssl.models import LapRLS, PoissonLearning
 

@@ -1,5 +1,6 @@
 """fastgssl._threads: explicit thread counts, the environment override, the load-based default."""
 
+import json
 import os
 
 import numba
@@ -261,6 +262,31 @@ def test_factorization_blas_takes_one_thread_for_large_orders(monkeypatch):
     assert blas_threads() == before
 
 
+def test_small_blas_limits_scipys_blas_when_entered_before_scipy_linalg():
+    """The first limit of a process made before scipy.linalg is imported (a kNN search as
+    the first call) still covers scipy's BLAS, which the factorizations and the compiled QP
+    call (a fresh interpreter: scipy.linalg not yet loaded)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from fastgssl._threads import small_blas\n"
+        "before = 'scipy.linalg' in sys.modules\n"
+        "with small_blas(0.0):\n"
+        "    import scipy.linalg\n"
+        "    from threadpoolctl import threadpool_info\n"
+        "    inside = [p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas']\n"
+        "import json\n"
+        "print(json.dumps([before, inside]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "2"})
+    loaded_before, inside = json.loads(out.stdout)
+    assert not loaded_before  # the case this test is about
+    assert len(inside) >= 1 and all(t == 1 for t in inside)
+
+
 def test_small_blas_concurrent_contexts_restore_the_threads():
     """Contexts made before either is entered and exited in the other order (what two
     threads can do) restore the BLAS threads of before."""
@@ -296,10 +322,24 @@ def test_a_long_first_compilation_says_so_once(monkeypatch, caplog):
     assert len(said) == 1 and "fastgssl warmup" in said[0].getMessage()
 
 
-def test_warmup_command_compiles_the_main_paths(capsys):
+def test_warmup_command_compiles_the_main_paths(capsys, monkeypatch, caplog):
+    import logging
+
+    from numba import njit
+
+    from fastgssl import _jit, graphs
     from fastgssl.cli import main
 
-    assert main(["warmup"]) == 0
+    # a real compilation inside the first step: the notice (which names this very command)
+    # stays quiet during warmup
+    monkeypatch.setattr(_jit, "NOTICE_SECONDS", 0.0)
+    monkeypatch.setitem(_jit._notice, "said", False)
+    knn_graph = graphs.knn_graph
+    monkeypatch.setattr(graphs, "knn_graph",
+                        lambda *a, **k: (njit(lambda x: x + 3)(1), knn_graph(*a, **k))[1])
+    with caplog.at_level(logging.WARNING, logger="fastgssl"):
+        assert main(["warmup"]) == 0
+    assert not [r for r in caplog.records if "compiling Numba kernels" in r.getMessage()]
     out = capsys.readouterr().out
     assert "Poisson learning + exact CV" in out and "LapSVM + exact CV" in out
     assert out.strip().splitlines()[-1].startswith("total")

@@ -24,7 +24,10 @@ Algorithm (one concept: exact Euclidean kNN; no paper, standard numerical linear
    ``a_i``, hence exact distance ``>= a_i - delta_i``.  If ``a_i - delta_i`` is strictly
    larger than the exact ``k``-th candidate distance, the result is provably the exact
    lexicographic ``k`` nearest neighbours.  Rows that fail the test (heavy ties, e.g.
-   many duplicated points) are recomputed by an exact scan in float64.
+   many duplicated points or binary features) are recomputed exactly: a second float32
+   product of those rows with every reference point keeps each reference within
+   ``delta_i`` of the row's provisional (exact) ``k``-th distance, a superset of the answer,
+   whose exact distances are sorted as before (small problems: an exact scan in float64).
 
 The result is therefore exact (recall 1.0) with ties broken by index, while almost all the
 work is a float32 matrix product.  For low-dimensional dense data a kd-tree
@@ -42,9 +45,11 @@ import scipy.sparse as sp
 
 from fastgssl._threads import numba_threads  # noqa: F401 (used here and re-exported)
 from fastgssl.graphs._knn_kernels import (
+    _bounded_block,
     _dense_sqdist,
     _heap_update_block,
     _refine_dense,
+    _refine_dense_numpy,
     _refine_sparse,
     _select_block,
     _select_block_sym,
@@ -82,54 +87,67 @@ _U64 = float(np.finfo(np.float64).eps) / 2
 _NUMPY_REFINE = 1 << 23
 
 
-def _refine_dense_numpy(Xq, Xr, cand_i, cand_worst, delta, q_offset, exclude_self,
-                        complete, k, scan, out_i, out_d, failed):
-    """:func:`_refine_dense` in numpy, with the same results: the squared distances are
-    summed feature by feature in the same order (the same float64 sums) and sorted by
-    (distance, index) as its insertion sort does."""
-    nq, kc = cand_i.shape
-    nr = Xr.shape[0]
-    valid = (cand_i >= 0) & (cand_i < nr)
-    ci = np.where(valid, cand_i, 0)
-    dist = np.zeros((nq, kc))
-    for t in range(Xq.shape[1]):  # float64 entries, as the kernel widens float32 input
-        diff = Xq[:, t, None].astype(np.float64) - Xr[:, t][ci].astype(np.float64)
-        diff *= diff
-        dist += diff
-    dist[~valid] = np.inf
-    ci[~valid] = -1
-    order = np.lexsort((ci, dist), axis=1)
-    best_d = np.take_along_axis(dist, order, axis=1)
-    best_i = np.take_along_axis(ci, order, axis=1)
-    count = valid.sum(axis=1)
-    certified = np.full(nq, bool(complete))
-    if not complete:
-        certified = (count >= k) & (cand_worst - delta > best_d[:, min(k, kc) - 1])
-    rows = np.flatnonzero(certified) if scan else np.arange(nq)
-    out_i[rows] = best_i[rows, :k]
-    out_d[rows] = best_d[rows, :k]
-    bad = np.flatnonzero(~certified)
-    failed[bad] = True
-    if scan:
-        refs = np.arange(nr)
-        for a in bad:  # an exact scan of all reference points
-            d = np.zeros(nr)
-            for t in range(Xq.shape[1]):
-                diff = np.float64(Xq[a, t]) - Xr[:, t].astype(np.float64)
-                diff *= diff
-                d += diff
-            keep = refs != q_offset + a if exclude_self else np.ones(nr, dtype=bool)
-            o = np.lexsort((refs[keep], d[keep]))[:k]
-            m = o.shape[0]
-            out_i[a, :m] = refs[keep][o]
-            out_d[a, :m] = d[keep][o]
-    return int(bad.size)
+def _small_refine(Xq, cand_i):
+    return Xq.shape[0] * cand_i.shape[1] * Xq.shape[1] <= _NUMPY_REFINE
 
 
 def _refine_dense_auto(Xq, Xr, cand_i, *args):
     """:func:`_refine_dense_numpy` for small problems, else the parallel kernel."""
-    small = Xq.shape[0] * cand_i.shape[1] * Xq.shape[1] <= _NUMPY_REFINE
+    small = _small_refine(Xq, cand_i)
     return (_refine_dense_numpy if small else _refine_dense)(Xq, Xr, cand_i, *args)
+
+
+def _run_blocks(work, tasks, n_threads):
+    """``work(task)`` for every task on ``n_threads`` worker threads (none for one), each
+    BLAS call inside on one BLAS thread (the tasks run in parallel themselves; small_blas
+    keeps one threadpoolctl controller: a new limit scans the loaded libraries, 6 ms)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fastgssl._threads import small_blas
+
+    with small_blas(0.0):
+        if min(n_threads, len(tasks)) <= 1:  # one block: no pool (its threads cost more)
+            for task in tasks:
+                work(task)
+        else:
+            with ThreadPoolExecutor(max_workers=min(n_threads, len(tasks))) as pool:
+                list(pool.map(work, tasks))
+
+
+def _gemm_retry(X, R, failed, k, exclude_self, n_threads, sq_spread, out_i, out_d):
+    """Exact lexicographic kNN of the rows the certificate failed (``failed``), whose
+    ``out_i`` / ``out_d`` hold the ``k`` best candidates with exact distances.
+
+    The true ``k``-th distance is at most the provisional one ``p_i``, so every answer lies
+    within ``p_i`` and has an approximate distance at most ``p_i + delta_i`` (the filter's
+    bound, module docstring): a second float32 product of the failed rows with all
+    reference points keeps those references and :func:`_bounded_block` sorts their exact
+    distances.  The result equals the exact scan's (the same float64 distances, the same
+    order); for data with heavy ties (binary features: a1a.t had most rows uncertified)
+    it costs a product instead of ``n`` float64 distances per row.
+    """
+    rows = np.flatnonzero(failed)
+    Xf = X[rows]
+    A, B, q_norms, r_norms, unit2 = _gemm_operands(Xf, R, sq_spread)
+    nq, nr, d = rows.size, R.shape[0], R.shape[1]
+    bound = (out_d[rows, k - 1] / unit2 + 8.0 * (d + 9) * _U32 * (q_norms + r_norms.max()))
+    bound *= 1.0 + 1e-12  # the rounding of this sum: keep a superset
+    self_ids = rows if exclude_self else np.full(nq, -1, dtype=np.int64)
+    best_d = np.full((nq, k), np.inf)
+    best_i = np.full((nq, k), -1, dtype=np.int64)
+    counts = np.zeros(nq, dtype=np.int64)
+    qb = int(min(_GEMM_QUERY_BLOCK, max(64, -(-nq // (4 * max(1, n_threads))))))
+
+    def work(q0):
+        q1 = min(nq, q0 + qb)
+        for r0 in range(0, nr, _GEMM_REF_BLOCK):
+            part = A[q0:q1] @ B[r0:r0 + _GEMM_REF_BLOCK].T
+            _bounded_block(part, r0, bound[q0:q1], Xf[q0:q1], R, self_ids[q0:q1],
+                           best_d[q0:q1], best_i[q0:q1], counts[q0:q1])
+
+    _run_blocks(work, range(0, nq, qb), n_threads)
+    out_i[rows] = best_i
+    out_d[rows] = best_d
 
 
 def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
@@ -149,10 +167,7 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     ``sq_spread`` (the bound of :func:`fastgssl._geometry.squared_spread`) sets that scale, and the
     returned ``cand_worst`` / ``delta`` are in the original units.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     from fastgssl._geometry import centred_pair, squared_spread
-    from fastgssl._threads import small_blas
 
     nq = Xq.shape[0]
     nr = Xr.shape[0]
@@ -194,16 +209,7 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
             _heap_update_block(gram, q_norms[q0:q1], r_norms[r0:r1], q0, r0,
                                exclude_self, hd, hi)
 
-    starts = range(0, nq, _QUERY_BLOCK)
-    # one BLAS thread per block product (the blocks run in parallel themselves); small_blas
-    # keeps one threadpoolctl controller (a new limit scans the loaded libraries: 6 ms)
-    with small_blas(0.0):
-        if min(n_threads, len(starts)) <= 1:  # one block: no pool (its threads cost more)
-            for q0 in starts:
-                work(q0)
-        else:
-            with ThreadPoolExecutor(max_workers=n_threads) as pool:
-                list(pool.map(work, starts))
+    _run_blocks(work, range(0, nq, _QUERY_BLOCK), n_threads)
     cand_worst = cand_d[:, 0] * unit2
     delta = 8.0 * (d + 8) * u * (q_norms + r_norms.max()) * unit2
     return cand_i, cand_worst, delta
@@ -303,9 +309,7 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
     units (times ``s^2``).
     """
     import threading
-    from concurrent.futures import ThreadPoolExecutor
 
-    from fastgssl._threads import small_blas
 
     nq = Xq.shape[0]
     nr, d = Xr.shape
@@ -353,13 +357,7 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
 
         tasks = range(0, nq, qb)
 
-    with small_blas(0.0):
-        if min(threads, len(tasks)) <= 1:
-            for task in tasks:
-                work(task)
-        else:
-            with ThreadPoolExecutor(max_workers=min(threads, len(tasks))) as pool:
-                list(pool.map(work, tasks))
+    _run_blocks(work, tasks, threads)
     cand_worst = cand_d[:, 0].astype(np.float64) * unit2
     delta = 8.0 * (d + 9) * _U32 * (q_norms + r_norms.max()) * unit2
     return cand_i, cand_worst, delta
@@ -643,12 +641,15 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
                                   out_i, out_d)
         else:
             failed = np.zeros(X.shape[0], dtype=np.bool_)
-            scan = algorithm != "kd_tree"
+            # uncertified rows: scanned by numpy's refinement (small problems), else retried
+            scan = algorithm != "kd_tree" and _small_refine(X, cand_i)
             n_fb = _refine_dense_auto(X, R, cand_i, worst, delta, 0, exclude_self, complete,
                                       k, scan, out_i, out_d, failed)
-            if not scan and n_fb:
+            if not scan and n_fb and algorithm == "kd_tree":
                 _tree_retry(tree, X, R, failed, kc, k, exclude_self, complete, threads,
                             out_i, out_d)
+            elif not scan and n_fb:
+                _gemm_retry(X, R, failed, k, exclude_self, threads, sq_spread, out_i, out_d)
     nr = R.shape[0]
     if out_i.size and (out_i.min() < 0 or out_i.max() >= nr or not np.isfinite(out_d).all()):
         # cannot happen for checked input; never hand out indices nobody has checked

@@ -280,6 +280,73 @@ def _insert_sorted(best_d, best_i, count, k, dist, idx):
     return count
 
 
+def _refine_dense_numpy(Xq, Xr, cand_i, cand_worst, delta, q_offset, exclude_self,
+                        complete, k, scan, out_i, out_d, failed):
+    """:func:`_refine_dense` in numpy, with the same results: the squared distances are
+    summed feature by feature in the same order (the same float64 sums) and sorted by
+    (distance, index) as its insertion sort does."""
+    nq, kc = cand_i.shape
+    nr = Xr.shape[0]
+    valid = (cand_i >= 0) & (cand_i < nr)
+    ci = np.where(valid, cand_i, 0)
+    dist = np.zeros((nq, kc))
+    for t in range(Xq.shape[1]):  # float64 entries, as the kernel widens float32 input
+        diff = Xq[:, t, None].astype(np.float64) - Xr[:, t][ci].astype(np.float64)
+        diff *= diff
+        dist += diff
+    dist[~valid] = np.inf
+    ci[~valid] = -1
+    order = np.lexsort((ci, dist), axis=1)
+    best_d = np.take_along_axis(dist, order, axis=1)
+    best_i = np.take_along_axis(ci, order, axis=1)
+    count = valid.sum(axis=1)
+    certified = np.full(nq, bool(complete))
+    if not complete:
+        certified = (count >= k) & (cand_worst - delta > best_d[:, min(k, kc) - 1])
+    rows = np.flatnonzero(certified) if scan else np.arange(nq)
+    out_i[rows] = best_i[rows, :k]
+    out_d[rows] = best_d[rows, :k]
+    bad = np.flatnonzero(~certified)
+    failed[bad] = True
+    if scan:
+        refs = np.arange(nr)
+        for a in bad:  # an exact scan of all reference points
+            d = np.zeros(nr)
+            for t in range(Xq.shape[1]):
+                diff = np.float64(Xq[a, t]) - Xr[:, t].astype(np.float64)
+                diff *= diff
+                d += diff
+            keep = refs != q_offset + a if exclude_self else np.ones(nr, dtype=bool)
+            o = np.lexsort((refs[keep], d[keep]))[:k]
+            m = o.shape[0]
+            out_i[a, :m] = refs[keep][o]
+            out_d[a, :m] = d[keep][o]
+    return int(bad.size)
+
+
+@njit(cache=True, nogil=True)
+def _bounded_block(part, r_offset, bound, Xq, Xr, self_ids, best_d, best_i, counts):
+    """Exact distances of the references whose approximate distance is within a bound.
+
+    ``part[a, b]`` approximates the (scaled) squared distance of query row ``a`` and
+    reference ``r_offset + b`` as in :func:`_select_block`; every reference with
+    ``part[a, b] <= bound[a]`` (except ``self_ids[a]``) gets its exact distance
+    (:func:`_dense_sqdist`, as the exact scan of :func:`_refine_dense`) inserted into the
+    row's lexicographic list ``best_d[a], best_i[a]`` of ``counts[a]`` entries (capacity
+    ``best_d.shape[1]``). Serial and GIL-free: the driver runs one call per worker thread on
+    disjoint rows.
+    """
+    nq, nr = part.shape
+    k = best_d.shape[1]
+    for a in range(nq):
+        limit = bound[a]
+        for b in range(nr):
+            if part[a, b] <= limit and r_offset + b != self_ids[a]:
+                j = r_offset + b
+                counts[a] = _insert_sorted(best_d[a], best_i[a], counts[a], k,
+                                           _dense_sqdist(Xq[a], Xr[j]), j)
+
+
 @njit(cache=True, parallel=True)
 def _refine_dense(Xq, Xr, cand_i, cand_worst, delta, q_offset, exclude_self, complete,
                   k, scan, out_i, out_d, failed):
