@@ -25,7 +25,8 @@ Usage::
     OPENBLAS_NUM_THREADS=1 python bench/bench_graph_weight.py --cases mnist --json w.json
     python bench/bench_graph_weight.py --cases letter --no-gl --letter-draws 7 --first-draw 3 \
         --json letter_3_9.json
-    python bench/bench_graph_weight.py --merge letter_0_2.json letter_3_9.json --json letter.json
+    python bench/bench_graph_weight.py --merge letter_0_2.json,letter_0_2_other_weight.json \
+        letter_3_9.json --json letter.json
 """
 
 from __future__ import annotations
@@ -136,9 +137,10 @@ def run_case(key, X, y, draws, gl, mbo_variants, learners, weights):
 
 
 def merge(paths):
-    """Runs of other draws (``--first-draw``) or other weights joined by draw: each file's
-    draws follow the previous file's, and a cell a file did not measure gets None for them."""
-    runs = [json.loads(Path(p).read_text()) for p in paths]
+    """Runs of other draws (``--first-draw``) joined by draw: each file's draws follow the
+    previous file's, and a cell a file did not measure gets None for them. ``a.json,b.json``
+    is one run: the same draws, other weights or learners."""
+    runs = [_union(str(p).split(",")) for p in paths]
     keys = list(dict.fromkeys(  # first-seen order, rates by size
         (c, m, w, r) for run in runs for c, case in run.items() for m, by_w in case.items()
         for w, cells in by_w.items() for r in sorted(cells, key=lambda r: (len(r), r))))
@@ -154,6 +156,21 @@ def merge(paths):
                     got = case.get(m, {}).get(w, {}).get(r)
                     out.setdefault(c, {}).setdefault(m, {}).setdefault(w, {}) \
                         .setdefault(r, []).extend(got if got is not None else [None] * count[r])
+    return out
+
+
+def _union(paths):
+    """Runs of the same draws with other cells (weights, learners): one run."""
+    out = {}
+    for path in paths:
+        for c, case in json.loads(Path(path).read_text()).items():
+            for m, by_w in case.items():
+                for w, cells in by_w.items():
+                    dest = out.setdefault(c, {}).setdefault(m, {}).setdefault(w, {})
+                    if set(dest) & set(cells):
+                        raise ValueError(f"{path}: {c} / {m} / {w} is in two runs of the "
+                                         f"same draws")
+                    dest.update(cells)
     return out
 
 
@@ -210,9 +227,10 @@ def main():
     parser.add_argument("--no-gl", action="store_true")
     parser.add_argument("--mbo-variants", action="store_true")
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--merge", type=Path, nargs="+", default=None,
+    parser.add_argument("--merge", nargs="+", default=None,
                         help="report these runs' JSON files joined by draw (in seed order; "
-                             "saved to --json) instead of running")
+                             "a,b: runs of the same draws; saved to --json) instead of "
+                             "running")
     parser.add_argument("--against", default="gaussian",
                         help="the weight the others are paired against")
     args = parser.parse_args()
