@@ -100,14 +100,17 @@ def paired(a, b):
                              (0.0 if d.mean() == 0 else float("inf") * np.sign(d.mean())))
 
 
-def run_case(key, X, y, draws, gl, mbo_variants, learners, weights):
+def run_case(key, X, y, draws, gl, mbo_variants, learners, weights, out=None,
+             on_draw=lambda: None):
+    """Every learner on every weight's graph and draw; the cells fill ``out`` (returned),
+    ``on_draw`` is called after each draw (a long run saves what it has)."""
     from bench_low_label import shared_graph
 
     priors = np.bincount(y) / y.size
     graphs = {w: build(X, w) for w in weights}
     if gl is not None:
         graphs["gl W"], _, _ = shared_graph(gl, X)
-    out = {}
+    out = {} if out is None else out
     for rate, ys in draws:
         for s, y_train in enumerate(ys):
             for wname, W in graphs.items():
@@ -133,6 +136,7 @@ def run_case(key, X, y, draws, gl, mbo_variants, learners, weights):
                     out.setdefault("PoissonMBO variants", {}).setdefault(vname, {}) \
                         .setdefault(rate, []).append(accuracy(model.transduction_, y, y_train))
             log(f"{key} rate {rate} draw {s}")
+            on_draw()
     return out
 
 
@@ -259,12 +263,14 @@ def main():
             X, y = make_classification(n_samples=n_s, n_features=30, random_state=0)
             draws = random_draws(y, n_l, args.first_draw + args.draws)
         draws = [(c, ys[args.first_draw:]) for c, ys in draws]
-        results[key] = run_case(key, np.asarray(X, dtype=np.float64), y, draws,
-                                gl if key == "mnist" else None,
-                                variants if key == "mnist" else None, args.learners,
-                                args.weights)
-        if args.json is not None:
-            args.json.write_text(json.dumps(results, indent=1))
+        def save():
+            if args.json is not None:
+                args.json.write_text(json.dumps(results, indent=1))
+
+        results[key] = {}
+        run_case(key, np.asarray(X, dtype=np.float64), y, draws,
+                 gl if key == "mnist" else None, variants if key == "mnist" else None,
+                 args.learners, args.weights, out=results[key], on_draw=save)
     report(results, args.against)
     return 0
 
