@@ -163,48 +163,67 @@ def test_bad_weights_are_refused_with_the_parameter_name():
         PoissonLearning(graph_weight="self_tuned_max").fit(X, np.r_[0, 1, [-1] * 48])
 
 
-@pytest.mark.parametrize("weight", SELF_TUNED)
-def test_induction_kernel_reproduces_the_graph_rows(weight):
-    # a training point queried against the others (itself left out) is weighed as W weighs it
+@pytest.mark.parametrize("weight", ["binary", "gaussian", "distance", *SELF_TUNED])
+@pytest.mark.parametrize("symmetrize", [None, "max", "mean", "mutual"])
+def test_induction_kernel_reproduces_the_graph_rows(weight, symmetrize):
+    # a training point queried against the others (itself left out) is weighed as W weighs
+    # it, under every symmetrization of the two directed weights
     X = _data(200, 5, seed=4)
     k = 8
     idx, sq = knn_search(X, k)
-    W = knn_graph(X, k, weight=weight)
+    sigma = 3.0 if weight == "gaussian" else None
+    W = knn_graph(X, k, weight=weight, sigma_w=sigma, symmetrize=symmetrize)
     kth = sq[:, -1]
-    K = kernel_weights(sq, weight, query_scale=kth, ref_scale=kth[idx])
+    K = kernel_weights(sq, weight, sigma, query_scale=kth, ref_scale=kth[idx],
+                       symmetrize=symmetrize)
     rows = W[np.arange(200)[:, None], idx].toarray()
     np.testing.assert_allclose(K, rows, rtol=1e-13, atol=0)
 
 
-def _slow_induction(X_train, F, X_new, k, weight):
+def test_induction_kernel_needs_the_scales_it_uses():
+    sq = np.array([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="query_scale, ref_scale"):
+        kernel_weights(sq, "self_tuned")
+    with pytest.raises(ValueError, match="symmetrize='mean'"):
+        kernel_weights(sq, "binary", symmetrize="mean")
+    np.testing.assert_array_equal(kernel_weights(sq, "binary"), 1.0)  # "max": no scale
+
+
+def _slow_induction(X_train, F, X_new, k, weight, symmetrize):
     n = X_train.shape[0]
     D2 = ((X_train[:, None, :] - X_train[None, :, :]) ** 2).sum(axis=2)
     np.fill_diagonal(D2, np.inf)
     dk2 = np.sort(D2, axis=1)[:, k - 1]
+    how = symmetrize or ("mean" if weight == "self_tuned" else "max")
     out = np.empty(X_new.shape[0])
     for a, x in enumerate(X_new):
         d2 = ((X_train - x) ** 2).sum(axis=1)
         near = np.lexsort((np.arange(n), d2))[:k]
         q = d2[near[-1]]
-        if weight == "self_tuned":
-            w = 0.5 * np.exp(-4 * d2[near] / q)
-            inward = d2[near] <= dk2[near]
-            w += 0.5 * np.where(inward, np.exp(-4 * d2[near] / dk2[near]), 0.0)
+        if weight == "self_tuned":  # x -> x_j, and x_j -> x when x is among its k nearest
+            outward = np.exp(-4 * d2[near] / q)
+            inward = np.exp(-4 * d2[near] / dk2[near])
         else:
-            w = np.exp(-4 * d2[near] / np.sqrt(q * dk2[near]))
-        out[a] = w @ F[near] / w.sum()
+            outward = inward = np.exp(-4 * d2[near] / np.sqrt(q * dk2[near]))
+        inward = np.where(d2[near] <= dk2[near], inward, 0.0)
+        w = {"max": np.maximum, "mean": lambda u, v: (u + v) / 2,
+             "mutual": np.minimum}[how](outward, inward)
+        out[a] = w @ F[near] / w.sum() if w.sum() > 0 else np.nan
     return out
 
 
 @pytest.mark.parametrize("weight", SELF_TUNED)
-def test_predict_weighs_new_points_with_their_own_scale(weight):
+@pytest.mark.parametrize("symmetrize", [None, "max", "mean"])
+def test_predict_weighs_new_points_with_their_own_scale(weight, symmetrize):
     rng = np.random.default_rng(5)
     X = _data(150, 4, seed=5)
     y = np.sin(X[:, 0]) + X[:, 1]
     y_ssl = np.where(rng.random(150) < 0.2, y, np.nan)
-    model = LabelPropagationRegressor(graph_weight=weight, n_neighbors=6).fit(X, y_ssl)
+    model = LabelPropagationRegressor(graph_weight=weight, graph_symmetrize=symmetrize,
+                                      n_neighbors=6).fit(X, y_ssl)
+    _assert_same_graph(model.graph_, knn_graph(X, 6, weight=weight, symmetrize=symmetrize))
     X_new = _data(30, 4, seed=6) * 1.5  # some far from the training points
-    expected = _slow_induction(X, model.transduction_, X_new, 6, weight)
+    expected = _slow_induction(X, model.transduction_, X_new, 6, weight, symmetrize)
     np.testing.assert_allclose(model.predict(X_new), expected, rtol=1e-10)
 
 
@@ -229,3 +248,13 @@ def test_propagation_learners_take_the_self_tuned_graph(Model, weight):
                   n_neighbors=8).fit(X, y)
     np.testing.assert_allclose(given.predict_proba(X[:20] + 0.01), proba, rtol=1e-10,
                                atol=1e-12)
+
+
+def test_graph_symmetrize_is_part_of_the_graph_key_and_checked():
+    X = _data(60, 3, seed=8)
+    y = np.r_[0, 1, 2, [-1] * 57]
+    keys = {h: PoissonLearning(graph_symmetrize=h).cv_objective(y).graph_part.key
+            for h in (None, "max", "mean")}
+    assert len(set(keys.values())) == 3  # a search builds one graph per symmetrization
+    with pytest.raises(ValueError, match="graph_symmetrize"):
+        PoissonLearning(graph_symmetrize="union").fit(X, y)

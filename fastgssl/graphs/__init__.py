@@ -45,7 +45,9 @@ _LOCATIONS = {
 # kernel (fastgssl.models), which weighs a new point as the graph weighs training pairs
 _INTERNAL = {
     "SELF_TUNED": "fastgssl.graphs._weights",
+    "SYMMETRIZE": "fastgssl.graphs._weights",
     "WEIGHTS": "fastgssl.graphs._weights",
+    "default_symmetrize": "fastgssl.graphs._weights",
     "self_tuned_scale": "fastgssl.graphs._weights",
     "self_tuned_weights": "fastgssl.graphs._weights",
 }

@@ -114,15 +114,14 @@ def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs):
         # mutual kNN drops one-sided edges; Gaussian weights can underflow to 0 for a tiny
         # sigma_w; distance weights vanish between exact duplicates; the symmetric self-tuned
         # weight from a point with k exact duplicates (d_k = 0) to any other point is 0
-        hint = ("symmetrize='max', a larger sigma_w or more neighbours"
-                if weight != "self_tuned_sym"
-                else f"{int(np.count_nonzero(kth == 0))} points have their k-th neighbour at "
-                     f"distance 0 (exact duplicates); use more neighbours or "
-                     f"weight='self_tuned'")
+        n_dup = int(np.count_nonzero(kth == 0))
+        hint = ("use symmetrize='max', a larger sigma_w or more neighbours"
+                if weight != "self_tuned_sym" or not n_dup
+                else f"{n_dup} points have their k-th neighbour at distance 0 (exact "
+                     f"duplicates); use more neighbours or weight='self_tuned'")
         warnings.warn(
             f"knn_graph: {n_iso} of {n} vertices have no edge left (isolated vertices; "
-            f"weight={weight!r}, symmetrize={symmetrize!r}, sigma_w={sigma_w}); use "
-            f"{hint}.",
+            f"weight={weight!r}, symmetrize={symmetrize!r}, sigma_w={sigma_w}); {hint}.",
             UserWarning,
             stacklevel=3,
         )

@@ -39,7 +39,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from fastgssl.graphs import SELF_TUNED, WEIGHTS, self_tuned_scale, self_tuned_weights
+from fastgssl.graphs import (
+    SELF_TUNED,
+    WEIGHTS,
+    default_symmetrize,
+    self_tuned_scale,
+    self_tuned_weights,
+)
 
 __all__ = [
     "WEIGHTS",
@@ -49,7 +55,7 @@ __all__ = [
 ]
 
 def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_scale=None,
-                   ref_scale=None):
+                   ref_scale=None, symmetrize=None):
     """Kernel values K(x, x_j) of the graph from squared distances.
 
     Parameters
@@ -68,10 +74,13 @@ def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_sca
         keeps far queries from underflowing to 0/0.
     query_scale : ndarray of shape (n_query,)
         ``d_k(x)^2`` of each query: its squared distance to its k-th nearest reference point
-        (required for the self-tuned weights).
+        (required for the self-tuned weights and for a symmetrization other than ``"max"``).
     ref_scale : ndarray of shape (n_query, k)
-        ``d_k(x_j)^2`` of each listed reference point in the training graph (required for
-        the self-tuned weights).
+        ``d_k(x_j)^2`` of each listed reference point in the training graph (required as
+        ``query_scale``).
+    symmetrize : {"max", "mean", "mutual"} or None
+        How the kNN graph joined its two directed weights (None: the weight's own,
+        :func:`fastgssl.graphs.knn_graph`); the query is weighed the same way (Notes).
 
     Returns
     -------
@@ -79,43 +88,60 @@ def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_sca
 
     Notes
     -----
-    The self-tuned kernels weigh a query x against a training point x_j as the graph
-    weighs a pair of training points (:func:`fastgssl.graphs.knn_graph`):
-    ``"self_tuned_sym"`` is exp(-4 d^2 / (d_k(x) d_k(x_j))); ``"self_tuned"``, whose graph
-    is the mean of the two directed weights, is
-
-        (exp(-4 d^2 / d_k(x)^2) + [d <= d_k(x_j)] exp(-4 d^2 / d_k(x_j)^2)) / 2,
-
-    the second term present when x would be among the k nearest neighbours of x_j. On a
-    training point queried against the others (itself left out) both reproduce its row of
-    W over its k nearest neighbours (away from ties).
+    A kNN graph weighs the pair (i, j) by joining the directed weights a_ij (present when
+    x_j is among the k nearest neighbours of x_i) and a_ji: ``"max"`` max(a_ij, a_ji),
+    ``"mean"`` (a_ij + a_ji) / 2, ``"mutual"`` min(a_ij, a_ji), an absent direction counting
+    0. A query x is weighed against a training point x_j in the same way: its outward weight
+    a(x, x_j) is always present (x_j is among the k nearest training points of x), the
+    inward weight a(x_j, x) when x would be among the k nearest neighbours of x_j,
+    d <= d_k(x_j). The directed weights are exp(-4 d^2 / d_k(x)^2) outward and
+    exp(-4 d^2 / d_k(x_j)^2) inward for ``"self_tuned"``, exp(-4 d^2 / (d_k(x) d_k(x_j)))
+    both ways for ``"self_tuned_sym"``, and the symmetric weight itself for the others (so
+    that ``"max"``, their default, needs no scale). On a training point queried against
+    the others (itself left out) this reproduces its row of W over its k nearest neighbours
+    (away from ties).
     """
     d2 = np.maximum(np.asarray(sq_distances, dtype=np.float64), 0.0)
-    if weight == "binary":
-        return np.ones_like(d2)
-    if weight in SELF_TUNED:
+    how = default_symmetrize(weight) if symmetrize is None else symmetrize
+    if weight not in WEIGHTS:
+        raise ValueError(f"graph_weight must be one of {list(WEIGHTS)}, got {weight!r}.")
+    if weight in SELF_TUNED or how != "max":
         if query_scale is None or ref_scale is None:
             raise ValueError(
-                f"graph_weight={weight!r} needs the scales d_k of the query and reference "
-                f"points (query_scale, ref_scale)."
+                f"graph_weight={weight!r} with symmetrize={how!r} needs the scales d_k of the "
+                f"query and reference points (query_scale, ref_scale)."
             )
         qs = np.asarray(query_scale, dtype=np.float64)
         rs = np.asarray(ref_scale, dtype=np.float64)
-        if weight == "self_tuned":
-            out = self_tuned_weights(d2, self_tuned_scale(qs))
-            inward = self_tuned_weights(d2, rs)
-            inward[d2 > rs] = 0.0
-            return 0.5 * (out + inward)
-        return self_tuned_weights(d2, self_tuned_scale(qs, rs), shift=shift)
+    if weight == "self_tuned":
+        out = self_tuned_weights(d2, self_tuned_scale(qs))
+        inward = self_tuned_weights(d2, rs)
+    elif weight == "self_tuned_sym":
+        out = self_tuned_weights(d2, self_tuned_scale(qs, rs), shift=shift)
+        inward = out
+    else:
+        out = inward = _symmetric_weights(d2, weight, sigma_w, shift)
+    if how == "max" and inward is out:
+        return out
+    inward = np.where(d2 <= rs, inward, 0.0)
+    if how == "max":
+        return np.maximum(out, inward)
+    if how == "mean":
+        return 0.5 * (out + inward)
+    return np.minimum(out, inward)
+
+
+def _symmetric_weights(d2, weight, sigma_w, shift):
+    """Binary, Gaussian or distance weights of squared distances ``d2``."""
+    if weight == "binary":
+        return np.ones_like(d2)
     if weight == "gaussian":
         if sigma_w is None or not sigma_w > 0:
             raise ValueError(f"a Gaussian kernel needs sigma_w > 0, got {sigma_w!r}.")
         if shift and d2.size:
             d2 = d2 - d2.min(axis=1, keepdims=True)
         return np.exp(-d2 / (2.0 * sigma_w))
-    if weight == "distance":
-        return np.sqrt(d2)
-    raise ValueError(f"graph_weight must be one of {list(WEIGHTS)}, got {weight!r}.")
+    return np.sqrt(d2)
 
 
 def induction_operator(indices, weights, n_ref, *, ref_valid=None, form="parzen",

@@ -169,9 +169,9 @@ class LabelPropagation(_PropagationClassifier):
                               **REWEIGHTING_CONSTRAINTS}
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
-                 sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
-                 unlabeled_policy="abstain", class_mass_normalization=False, solver="auto",
-                 rtol=1e-6, random_state=None, n_jobs=None, reweighting=None,
+                 graph_symmetrize=None, sigma_w=None, n_landmarks=None, drop_rr=False,
+                 n_subsets=1, unlabeled_policy="abstain", class_mass_normalization=False,
+                 solver="auto", rtol=1e-6, random_state=None, n_jobs=None, reweighting=None,
                  reweighting_params=None):
         store_init_arguments(self, locals())
 
@@ -249,9 +249,9 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
     _parameter_constraints = {**_GraphPropagation._parameter_constraints, **_LAM}
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
-                 sigma_w=None, n_landmarks=None, drop_rr=False, n_subsets=1,
-                 unlabeled_policy="uniform", solver="auto", rtol=1e-6, random_state=None,
-                 n_jobs=None):
+                 graph_symmetrize=None, sigma_w=None, n_landmarks=None, drop_rr=False,
+                 n_subsets=1, unlabeled_policy="uniform", solver="auto", rtol=1e-6,
+                 random_state=None, n_jobs=None):
         store_init_arguments(self, locals())
 
     def _policies(self):

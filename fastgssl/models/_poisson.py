@@ -231,8 +231,8 @@ class _PoissonBase(_PropagationClassifier):
     }
 
     def __init__(self, class_priors=None, *, graph="knn", n_neighbors=10,
-                 graph_weight="self_tuned", sigma_w=None, unlabeled_policy="abstain",
-                 solver="auto", rtol=1e-6, n_jobs=None):
+                 graph_weight="self_tuned", graph_symmetrize=None, sigma_w=None,
+                 unlabeled_policy="abstain", solver="auto", rtol=1e-6, n_jobs=None):
         store_init_arguments(self, locals())
 
     def _poisson_solution(self, W, labeled, Y):
@@ -445,8 +445,8 @@ class PoissonMBO(_PoissonBase):
 
     def __init__(self, class_priors=None, *, n_mbo_iter=20, n_diffusion_steps=40,
                  fidelity=1.0, graph="knn", n_neighbors=10, graph_weight="self_tuned",
-                 sigma_w=None, unlabeled_policy="abstain", solver="auto", rtol=1e-6,
-                 n_jobs=None):
+                 graph_symmetrize=None, sigma_w=None, unlabeled_policy="abstain",
+                 solver="auto", rtol=1e-6, n_jobs=None):
         store_init_arguments(self, locals())
 
     _share_hint = "Check the graph (n_neighbors, connectivity) and class_priors."

@@ -33,7 +33,13 @@ from fastgssl._validation import (
     check_X,
 )
 from fastgssl.exceptions import UnlabeledComponentWarning
-from fastgssl.graphs import SELF_TUNED, knn_search, resolve_graph
+from fastgssl.graphs import (
+    SELF_TUNED,
+    SYMMETRIZE,
+    default_symmetrize,
+    knn_search,
+    resolve_graph,
+)
 from fastgssl.models._balance import check_class_shares, class_mass_normalize
 from fastgssl.models._induction import WEIGHTS, induction_operator, kernel_weights
 from fastgssl.models._propagation_cv import _PropagationCV
@@ -59,6 +65,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         "graph": [str, callable, "sparse matrix", np.ndarray],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "graph_weight": [StrOptions(set(WEIGHTS))],
+        "graph_symmetrize": [StrOptions(set(SYMMETRIZE)), None],
         "sigma_w": [Interval(Real, 0, None, closed="neither"), None],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
         "drop_rr": ["boolean"],
@@ -115,28 +122,33 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
     # -- graph -----------------------------------------------------------------------------
 
     def _build_graph(self, X):
-        """Return (W, coordinates or None, (weight, sigma, scale) of the induction kernel).
+        """Return (W, coordinates or None, (weight, sigma, scale, symmetrize) of the
+        induction kernel).
 
-        ``scale`` is ``d_k(x_i)^2`` of the training points for the self-tuned weights (from
-        the builder when it reports it, else an exact k-nearest-neighbour search), else None.
+        ``scale`` is ``d_k(x_i)^2`` of the training points when the kernel needs it (the
+        self-tuned weights, a symmetrization other than ``"max"``: from the builder when it
+        reports it, else an exact k-nearest-neighbour search), else None.
         """
         graph = self.graph
         weight = self.graph_weight
+        how = self.graph_symmetrize
         n = X.shape[0]
         params = {
             "n_neighbors": self.n_neighbors,
             "weight": self.graph_weight,
             "sigma_w": self.sigma_w,
+            "symmetrize": how,
             "n_jobs": self.n_jobs,
         }
         coords = X
         if isinstance(graph, str) and graph == "precomputed":
             W = resolve_graph(X, None, n_samples=n, name="X (graph='precomputed')")
-            return W, None, (weight, None, None)
+            return W, None, (weight, None, None, how)
         own = inspect.signature(type(self).__init__).parameters
         W, builder = resolve_graph(graph, X, builder_params=params, return_builder=True,
                                    defaults={"n_neighbors": own["n_neighbors"].default,
-                                             "weight": own["graph_weight"].default})
+                                             "weight": own["graph_weight"].default,
+                                             "symmetrize": own["graph_symmetrize"].default})
         sigma = self.sigma_w
         k = self.n_neighbors
         if callable(graph) and not isinstance(graph, str) and not sp.issparse(graph):
@@ -145,16 +157,16 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 weight = graph.weight
                 sigma = getattr(graph, "sigma_w", None)
                 k = getattr(graph, "n_neighbors", k)
-                if weight == "gaussian" and sigma is not None:
-                    return W, coords, (weight, float(sigma), None)
-        if weight in SELF_TUNED:
-            return W, coords, (weight, None, self._training_scale(builder, X, k))
+                how = getattr(graph, "symmetrize", None)
+        how = default_symmetrize(weight) if how is None else how
+        scale = (self._training_scale(builder, X, k)
+                 if weight in SELF_TUNED or how != "max" else None)
         if weight == "gaussian" and sigma is None:
             # the builder's heuristic bandwidth, recovered exactly from the edges
             sigma = _infer_gaussian_sigma(W, coords)
             if sigma is None:
                 sigma = 1.0
-        return W, coords, (weight, sigma, None)
+        return W, coords, (weight, None if sigma is None else float(sigma), scale, how)
 
     def _training_scale(self, builder, X, k):
         """``d_k(x_i)^2`` of the training points, the self-tuned scale: the builder's
@@ -195,10 +207,11 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             check_n_neighbors(self.n_neighbors, n)
         else:  # only the induction formula uses it, capped at the number of training points
             check_n_neighbors(self.n_neighbors, np.iinfo(np.int64).max)
-        W, coords, (weight, sigma, scale) = self._build_graph(X)
+        W, coords, (weight, sigma, scale, how) = self._build_graph(X)
         self._weight_induction = weight
         self._sigma_induction = sigma
         self._scale_induction = scale
+        self._symmetrize_induction = how
         self._X_fit = coords
         self.n_features_in_ = X.shape[1] if not precomputed else n
         if getattr(self, "n_landmarks", None) is None:
@@ -328,7 +341,8 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             qs = d2[:, -1] if d2.shape[1] else np.zeros(d2.shape[0])
             rs = scale[ind if ref is None else ref[ind]]
         return kernel_weights(d2, self._weight_induction, self._sigma_induction, shift=shift,
-                              query_scale=qs, ref_scale=rs)
+                              query_scale=qs, ref_scale=rs,
+                              symmetrize=getattr(self, "_symmetrize_induction", None))
 
     def _solve_subsets(self, W, coords, labeled, Y):
         n = W.shape[0]

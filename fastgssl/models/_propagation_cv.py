@@ -84,7 +84,8 @@ class _PropagationCV:
             return GraphPart(key=("precomputed",), build_graph=lambda X: X,
                              with_graph=lambda W: clone(self))
         # a given matrix by its entries: each candidate of a search holds a copy of it
-        key = (sharing_key("builder", graph, self.n_neighbors, self.graph_weight, self.sigma_w)
+        key = (sharing_key("builder", graph, self.n_neighbors, self.graph_weight,
+                           self.graph_symmetrize, self.sigma_w)
                if isinstance(graph, str) else sharing_key("given", graph))
 
         def build_graph(X):

@@ -10,11 +10,12 @@ and :class:`~fastgssl.models.PoissonMBO` (``__doc__ = intro + fragment + ...``).
 GRAPH_PARAMS = """\
     graph : str, callable or sparse matrix, default="knn"
         A graph builder registered in the ``fastgssl.graphs`` group (``"knn"``, ``"epsilon"``,
-        ``"nndescent"``, a plugin name), built with ``n_neighbors``, ``graph_weight`` and
-        ``sigma_w``; ``"precomputed"`` (``X`` is then the (n, n) affinity matrix and ``predict``
-        takes affinities of new points to the training points); a callable ``X -> W`` such
-        as a configured builder ``fastgssl.graphs.EpsilonGraph(eps=0.5, weight="gaussian")``
-        (its ``weight`` / ``sigma_w`` then define the induction kernel); or a symmetric
+        ``"nndescent"``, a plugin name), built with ``n_neighbors``, ``graph_weight``,
+        ``graph_symmetrize`` and ``sigma_w``; ``"precomputed"`` (``X`` is then the (n, n)
+        affinity matrix and ``predict`` takes affinities of new points to the training
+        points); a callable ``X -> W`` such as a configured builder
+        ``fastgssl.graphs.EpsilonGraph(eps=0.5, weight="gaussian")`` (its ``weight`` /
+        ``sigma_w`` / ``symmetrize`` then define the induction kernel); or a symmetric
         nonnegative (n, n) sparse matrix W over the rows of ``X``.
     n_neighbors : int, default=10
         k of the kNN graph, and the number of training (or subset) neighbours the induction
@@ -30,6 +31,18 @@ default="self_tuned"
         default measured best across the low-label benchmark's data sets (issue 36, see the
         benchmarks page): on MNIST 1.3-12.9 points above ``"gaussian"`` for the classifiers
         at 2-10 labels per class, on letter 0-3.7 at 5-10.
+    graph_symmetrize : {"max", "mean", "mutual"} or None, default=None
+        How the kNN graph joins the weights of its two directions (an absent direction
+        counts 0): the larger (``"max"``, the union of the neighbour lists), the mean
+        (graphlearning's (W + W^T) / 2), or the smaller (``"mutual"``: mutual neighbours
+        only); None: the weight's own, ``"mean"`` for ``"self_tuned"``, ``"max"`` for the
+        others (:func:`fastgssl.graphs.knn_graph`). ``predict`` weighs a new point against
+        its training neighbours the same way. Measured with ``"self_tuned"`` (issue 36):
+        ``"max"`` takes back most of what the self-tuned graph costs against ``"gaussian"``
+        on ``make_classification``'s noisy features (PoissonMBO -0.6 -> -0.1 points,
+        PoissonLearning -0.3 -> -0.1 at n = 8,000, 80 labels) but loses 1.3-1.7 points
+        against the mean on MNIST at one label per class (every learner but PoissonMBO),
+        hence the mean by default.
     sigma_w : float or None, default=None
         Gaussian bandwidth, a squared distance: exp(-d^2 / (2 sigma_w)). ``None``: the
         graph builder's heuristic; the induction formula uses the value the builder chose
