@@ -148,7 +148,10 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 if weight == "gaussian" and sigma is not None:
                     return W, coords, (weight, float(sigma), None)
         if weight in SELF_TUNED:
-            return W, coords, (weight, None, self._training_scale(builder, X, k))
+            # the builder's d_k^2 when it reports them, else found at first use (predict):
+            # an exact k-nearest-neighbour search over X, not paid by a fit on a given graph
+            self._k_induction = k
+            return W, coords, (weight, None, self._builder_scale(builder, X))
         if weight == "gaussian" and sigma is None:
             # the builder's heuristic bandwidth, recovered exactly from the edges
             sigma = _infer_gaussian_sigma(W, coords)
@@ -156,16 +159,25 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 sigma = 1.0
         return W, coords, (weight, sigma, None)
 
-    def _training_scale(self, builder, X, k):
-        """``d_k(x_i)^2`` of the training points, the self-tuned scale: the builder's
-        ``kth_sq_distances_`` when it reports them (the kNN builders do), else the k-th
-        squared distance of an exact search (a user graph, a plugin builder)."""
+    @staticmethod
+    def _builder_scale(builder, X):
+        """The builder's ``kth_sq_distances_`` (the kNN builders report them), else None."""
         scale = getattr(builder, "kth_sq_distances_", None)
         if scale is not None and np.shape(scale) == (X.shape[0],):
             return np.asarray(scale, dtype=np.float64)
-        k = min(int(k), X.shape[0] - 1)
-        _, sq = knn_search(X, k, n_jobs=self.n_jobs)
-        return sq[:, -1].copy()
+        return None
+
+    def _induction_scale(self):
+        """``d_k(x_i)^2`` of the training points, the self-tuned scale of the induction
+        kernel (None for the other weights): the builder's, or for a user graph (a plugin
+        builder) the k-th squared distance of an exact search, done at its first use and
+        kept."""
+        if (self._scale_induction is None and self._weight_induction in SELF_TUNED
+                and self._X_fit is not None):
+            k = min(int(self._k_induction), self._X_fit.shape[0] - 1)
+            _, sq = knn_search(self._X_fit, k, n_jobs=self.n_jobs)
+            self._scale_induction = sq[:, -1].copy()
+        return self._scale_induction
 
     # -- fit -------------------------------------------------------------------------------
 
@@ -322,7 +334,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         ``k`` nearest reference points ``ind`` (rows of the training points ``ref``, or of
         all of them when None); the self-tuned scale of a query is its k-th squared
         distance among the references, that of a reference its training graph's."""
-        scale = self._scale_induction
+        scale = self._induction_scale()
         qs = rs = None
         if scale is not None:
             qs = d2[:, -1] if d2.shape[1] else np.zeros(d2.shape[0])

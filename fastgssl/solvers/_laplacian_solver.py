@@ -79,6 +79,8 @@ _POWER_HINT = (
 )
 SWITCH_ITERATIONS = 150
 METHODS = ("auto", "amg", "cg", "direct")
+COARSE_SPACES = ("auto", "two_level", "multilevel", "multiplicative", None)
+COARSE_AUTO = "two_level"
 
 
 @dataclass
@@ -273,8 +275,9 @@ class LaplacianSolver:
         self.block_size = block_size
         if reorder not in ("auto", "rcm", None):
             raise ValueError(f"reorder must be 'auto', 'rcm' or None, got {reorder!r}.")
-        if coarse_space not in ("auto", None):
-            raise ValueError(f"coarse_space must be 'auto' or None, got {coarse_space!r}.")
+        if coarse_space not in COARSE_SPACES:
+            raise ValueError(f"coarse_space must be one of {list(COARSE_SPACES)}, got "
+                             f"{coarse_space!r}.")
         self.amg_options = dict(amg_options or {})
         if isinstance(Q, LaplacianPower):
             power = check_bounded_int(power * Q.power, "power (times the power of Q)",
@@ -362,10 +365,11 @@ class LaplacianSolver:
             self._setup_direct()
         elif self.method_ == "amg":
             self._setup_amg()
-        elif coarse_space == "auto":
+        elif coarse_space is not None:
             from ._coarse_space import AggregationCoarseSpace
 
-            space = AggregationCoarseSpace(Q)
+            kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
+            space = AggregationCoarseSpace(Q, kind=kind)
             self.coarse_space_ = space if space else None
         self.setup_time_ = time.perf_counter() - t0
 
