@@ -11,7 +11,8 @@ counts hold on a shared machine; wall seconds do not.
 Usage::
 
     python bench/bench_coarse_space.py --n 100000 --builder exact
-    python bench/bench_coarse_space.py --n 1000000 --builder ivf --variants two_level two_level:1000000
+    python bench/bench_coarse_space.py --n 1000000 --builder ivf \
+        --variants two_level two_level:1000000
 """
 
 from __future__ import annotations

@@ -247,3 +247,38 @@ def jacobi_coarse_dot(dinv, agg, C, R, Z):
                 Z[i, c] = z
                 partial[t, c] += R[i, c] * z
     return partial.sum(axis=0)
+
+
+@njit(cache=True, parallel=True)
+def symmetric_average(indptr, indices, data):
+    """For a CSR matrix with sorted row indices: ``(max |A_ij - A_ji|, entries whose mirror
+    is not stored, data of (A + A^T) / 2 on A's pattern)`` in one parallel pass, without a
+    transposed copy (the mirror of each entry by binary search in its column's row). A
+    missing mirror counts as 0 in the maximum; the averaged data is that of (A + A^T) / 2
+    only when no mirror is missing."""
+    n = indptr.shape[0] - 1
+    out = np.empty_like(data)
+    worst = np.zeros(_N_CHUNKS)
+    missing = np.zeros(_N_CHUNKS, dtype=np.int64)
+    for t in prange(_N_CHUNKS):
+        lo, hi = _chunk_rows(t, n)
+        for i in range(lo, hi):
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                a, b = indptr[j], indptr[j + 1]
+                while a < b:  # first position in row j with index >= i
+                    mid = (a + b) // 2
+                    if indices[mid] < i:
+                        a = mid + 1
+                    else:
+                        b = mid
+                if a < indptr[j + 1] and indices[a] == i:
+                    mirror = data[a]
+                else:
+                    mirror = 0.0
+                    missing[t] += 1
+                diff = abs(data[k] - mirror)
+                if diff > worst[t]:
+                    worst[t] = diff
+                out[k] = 0.5 * data[k] + 0.5 * mirror
+    return worst.max(), missing.sum(), out
