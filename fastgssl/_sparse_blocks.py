@@ -282,3 +282,16 @@ def symmetric_average(indptr, indices, data):
                     worst[t] = diff
                 out[k] = 0.5 * data[k] + 0.5 * mirror
     return worst.max(), missing.sum(), out
+
+
+@njit(cache=True, parallel=True)
+def row_sums(indptr, data):
+    """Row sums of a CSR matrix and of its absolute values, in one pass."""
+    n = indptr.shape[0] - 1
+    s = np.zeros(n)
+    a = np.zeros(n)
+    for i in prange(n):
+        for k in range(indptr[i], indptr[i + 1]):
+            s[i] += data[k]
+            a[i] += abs(data[k])
+    return s, a
