@@ -57,15 +57,16 @@ def main():
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--builder", choices=["exact", "ivf"], default="exact")
     parser.add_argument("--rtol", type=float, default=1e-4)
-    parser.add_argument("--variants", nargs="+",
+    parser.add_argument("--variants", nargs="+",  # kind:max_coarse on the solver's order
                         default=["jacobi", "two_level", "multilevel", "multiplicative", "amg"],
                         help="jacobi, amg, or a coarse space kind[:max_coarse]")
+    parser.add_argument("--reorder", default="auto", choices=["auto", "rcm", "aggregates"])
     parser.add_argument("--cache", default=os.path.join(os.path.expanduser("~"), ".cache",
                                                         "fastgssl-bench"))
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     from fastgssl.solvers import LaplacianSolver
-    from fastgssl.solvers._coarse_space import MAX_COARSE, AggregationCoarseSpace
+    from fastgssl.solvers._coarse_space import AggregationCoarseSpace
 
     L, B = poisson_system(args.n, args.cache, args.builder)
     rows = []
@@ -74,13 +75,17 @@ def main():
         kind, _, max_coarse = variant.partition(":")
         t = clocks()
         if kind == "amg":
-            solver = LaplacianSolver(L, method="amg", rtol=args.rtol, check_input=False)
-        else:
+            solver = LaplacianSolver(L, method="amg", rtol=args.rtol, check_input=False,
+                                     reorder=args.reorder)
+        elif kind == "jacobi" or not max_coarse:
             solver = LaplacianSolver(L, method="cg", rtol=args.rtol, check_input=False,
-                                     coarse_space=None)
-            if kind != "jacobi":  # built on the solver's reordered matrix
-                solver.coarse_space_ = AggregationCoarseSpace(
-                    solver._A, kind=kind, max_coarse=int(max_coarse or MAX_COARSE))
+                                     coarse_space=None if kind == "jacobi" else kind,
+                                     reorder=args.reorder)
+        else:  # another coarsest size: the space built on the solver's reordered matrix
+            solver = LaplacianSolver(L, method="cg", rtol=args.rtol, check_input=False,
+                                     coarse_space=None, reorder=args.reorder)
+            solver.coarse_space_ = AggregationCoarseSpace(solver._A, kind=kind,
+                                                          max_coarse=int(max_coarse))
         setup = since(t)
         solver.solve(B[:, :1])  # compile outside the timing
         t = clocks()
@@ -89,6 +94,7 @@ def main():
         res = np.linalg.norm(L @ U - B, axis=0) / np.linalg.norm(B, axis=0)
         space = solver.coarse_space_
         row = {"n": args.n, "builder": args.builder, "variant": variant, "rtol": args.rtol,
+               "reorder": args.reorder,
                "setup_wall_s": setup[0], "setup_cpu_s": setup[1],
                "solve_wall_s": solve[0], "solve_cpu_s": solve[1],
                "iterations": int(info.iterations.max()), "residual": float(res.max()),

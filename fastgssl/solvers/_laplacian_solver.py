@@ -292,8 +292,9 @@ class LaplacianSolver:
             raise ValueError(f"block_size must be a positive integer or None, got "
                              f"{block_size!r}.")
         self.block_size = block_size
-        if reorder not in ("auto", "rcm", None):
-            raise ValueError(f"reorder must be 'auto', 'rcm' or None, got {reorder!r}.")
+        if reorder not in ("auto", "rcm", "aggregates", None):
+            raise ValueError(f"reorder must be 'auto', 'rcm', 'aggregates' or None, got "
+                             f"{reorder!r}.")
         if coarse_space not in COARSE_SPACES:
             raise ValueError(f"coarse_space must be one of {list(COARSE_SPACES)}, got "
                              f"{coarse_space!r}.")
@@ -332,17 +333,30 @@ class LaplacianSolver:
             self.method_ = "direct" if n <= DIRECT_MAX_N else "cg"
         else:
             self.method_ = method
-        # the iterative methods work in a locality order (inputs and outputs are permuted)
+        # the iterative methods work in a locality order (inputs and outputs are permuted):
+        # the aggregates of the coarse space (built first, in the input order) or RCM
+        space = None
+        if self.method_ == "cg" and coarse_space is not None:
+            from ._coarse_space import AggregationCoarseSpace
+
+            kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
+            space = AggregationCoarseSpace(Q, kind=kind) or None
         self.order_ = None
-        if self.method_ != "direct" and (reorder == "rcm" or (
+        if self.method_ != "direct" and (reorder in ("rcm", "aggregates") or (
                 reorder == "auto" and n >= REORDER_MIN_N)):
-            self.order_ = _locality_order(Q)
+            if space is not None and reorder != "rcm":
+                self.order_ = space.locality_order()
+            else:
+                self.order_ = _locality_order(Q)
         self._inverse_order = None
         if self.order_ is not None:
             self._inverse_order = np.empty(n, dtype=np.int64)
             self._inverse_order[self.order_] = np.arange(n)
             Q = _permuted(Q, self.order_, self._inverse_order)
             diag = diag[self.order_]
+            if space is not None:
+                space.permute(self.order_, Q)
+        self.coarse_space_ = space
         self._A = Q
         self._null_input = null
         self._null = null if null is None or self.order_ is None else null.permuted(self.order_)
@@ -352,12 +366,6 @@ class LaplacianSolver:
             self._setup_direct()
         elif self.method_ == "amg":
             self._setup_amg()
-        elif coarse_space is not None:
-            from ._coarse_space import AggregationCoarseSpace
-
-            kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
-            space = AggregationCoarseSpace(Q, kind=kind)
-            self.coarse_space_ = space if space else None
         self.setup_time_ = time.perf_counter() - t0
 
     @property
