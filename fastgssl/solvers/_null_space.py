@@ -12,8 +12,19 @@ needs the row sums of ``Q`` and ``|Q|`` only. :class:`DenseNullSpace` holds a gi
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from fastgssl import _sparse_blocks as K
+
+
+@njit(cache=True)
+def _group_max(labels, values, m):  # pragma: no cover - compiled
+    """Largest value per label (0 for a label without values); np.maximum.at, one pass."""
+    out = np.zeros(m)
+    for i in range(labels.shape[0]):
+        if values[i] > out[labels[i]]:
+            out[labels[i]] = values[i]
+    return out
 
 
 def is_null(Q, N, slack=4.0):
@@ -77,8 +88,7 @@ class ComponentNullSpace:
         n_comp, comp = connected_components(Q, directed=False)
         s, a = K.row_sums(Q.indptr, Q.data)
         # per component, scaled by the largest |Q| row sum: no overflow at weights of 1e300
-        scale = np.zeros(n_comp)
-        np.maximum.at(scale, comp, a)
+        scale = _group_max(comp.astype(np.int64), a, n_comp)
         scale = np.where(scale > 0, scale, 1.0)[comp]
         num = np.sqrt(np.bincount(comp, (s / scale) ** 2, minlength=n_comp))
         den = np.sqrt(np.bincount(comp, (a / scale) ** 2, minlength=n_comp))
