@@ -30,9 +30,12 @@ Methods
     multigrid hierarchy is built and the unconverged columns continue with AMG-PCG from
     their current iterates; later solves use ``"amg"`` directly.
 
-Iterative methods run on ``Q`` permuted once into a locality order (reverse Cuthill-McKee,
-``reorder="auto"`` from ``REORDER_MIN_N`` vertices): the sparse-times-block product then
-reads neighbouring rows of the block, 3.4x faster on a 10^5-point kNN graph in random order;
+Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
+from ``REORDER_MIN_N`` vertices): with a coarse space, the order of its aggregates (each
+aggregate contiguous; the aggregation runs on the input order first, which on the 10^6-point
+inverted-file graph gave 40 iterations where aggregating in reverse Cuthill-McKee order
+gave 69), else reverse Cuthill-McKee: the sparse-times-block product then reads
+neighbouring rows of the block, 3.4x faster on a 10^5-point kNN graph in random order;
 right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
@@ -233,12 +236,17 @@ class LaplacianSolver:
         (256 MB) per array.  The block iteration is memory-bound: measured at
         n = 64,000 (ms per right-hand side, cg / amg): panels of 8: 40 / 24, 32: 22 / 20,
         128: 32 / 31, all 500 at once: 54 / 57.
-    reorder : {"auto", "rcm", None}, default="auto"
-        Locality order of the iterative methods: ``"rcm"`` (reverse Cuthill-McKee, once
-        at setup), None (the input order), ``"auto"``: ``"rcm"`` from 20,000 vertices.
-    coarse_space : {"auto", None}, default="auto"
+    reorder : {"auto", "aggregates", "rcm", None}, default="auto"
+        Locality order of the iterative methods, once at setup: ``"aggregates"`` (the
+        coarse space's aggregates contiguous; ``"rcm"`` without a coarse space),
+        ``"rcm"`` (reverse Cuthill-McKee; the coarse space is then aggregated in that
+        order), None (the input order), ``"auto"``: ``"aggregates"`` from 20,000 vertices.
+    coarse_space : {"auto", "two_level", "multilevel", "multiplicative", None}, default="auto"
         ``"cg"`` only: the aggregation coarse correction of the Jacobi preconditioner
-        (None: Jacobi alone).
+        (:mod:`fastgssl.solvers._coarse_space`; None: Jacobi alone). ``"auto"`` is
+        ``"two_level"``, the least CPU time measured (``bench/bench_coarse_space.py``:
+        ``"multiplicative"`` halves the iterations but costs two more products each,
+        ``"multilevel"`` needs about as many as ``"two_level"``).
     check_input : bool, default=True
         Check that ``Q`` is finite and symmetric with a nonnegative diagonal (O(nnz) work
         and a transposed copy); False for a matrix the caller built from a checked graph.
