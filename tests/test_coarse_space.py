@@ -139,3 +139,21 @@ def test_bad_kind():
         AggregationCoarseSpace(_systems()["lgc"], kind="deflation")
     with pytest.raises(ValueError, match="coarse_space must be one of"):
         LaplacianSolver(_systems()["lgc"], coarse_space="deflation")
+
+
+def test_aggregate_order_makes_every_aggregate_contiguous():
+    A = _systems()["poisson"]
+    solver = LaplacianSolver(A, method="cg", rtol=1e-10, reorder="aggregates")
+    space = solver.coarse_space_
+    for agg in (space._maps[0], space.aggregates_):  # in the solver's order
+        ids = agg[agg >= 0]
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        assert np.unique(ids).size == starts.size  # each aggregate is one run
+        assert (agg[ids.size:] == -1).all()  # vertices of no aggregate last
+    B = A @ np.random.default_rng(4).normal(size=(A.shape[0], 2))
+    ref, _ = LaplacianSolver(A, method="direct").solve(B)
+    X, info = solver.solve(B)
+    assert not info
+    np.testing.assert_allclose(X, ref, rtol=1e-6, atol=1e-7 * np.abs(ref).max())
+    with pytest.raises(ValueError, match="reorder must be"):
+        LaplacianSolver(A, reorder="metis")
