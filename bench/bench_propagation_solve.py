@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 import warnings
 
@@ -71,12 +72,71 @@ def poisson_residual(W, y_train, u):
 
 
 def timed(fit, reps):
-    times, out = [], None
+    """Median wall and CPU seconds (``time.process_time``: all threads) over ``reps`` calls."""
+    times, cpu, out = [], [], None
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = fit()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+        cpu.append(time.process_time() - c0)
+    return statistics.median(times), out, statistics.median(cpu)
+
+
+def first_fit(make):
+    """Wall and CPU seconds of a first fit (it pays the solver setup) and the model."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    model = make()
+    return time.perf_counter() - t0, time.process_time() - c0, model
+
+
+def poisson_rows(args, W, y, y_train, lab, unl, X0):
+    import graphlearning as gl
+
+    from fastgssl.models import PoissonLearning
+
+    gl_s, u_gl, gl_cpu = timed(lambda: gl.ssl.poisson(W).fit(lab, y_train[lab]), args.reps)
+    rows = [{"method": "gl.ssl.poisson", "seconds": gl_s, "cpu_s": gl_cpu,
+             "residual": poisson_residual(W, y_train, u_gl),
+             "accuracy": float(np.mean(np.argmax(u_gl, axis=1)[unl] == y[unl])),
+             "load": os.getloadavg()[0]}]
+    for rtol in args.rtol:
+        first, first_cpu, m = first_fit(
+            lambda rtol=rtol: PoissonLearning(graph=W, rtol=rtol).fit(X0, y_train))
+        s, m, cpu = timed(lambda rtol=rtol: PoissonLearning(graph=W, rtol=rtol).fit(X0, y_train),
+                          args.reps)
+        u = m.scores_ / m.class_priors_
+        rows.append({"method": f"PoissonLearning(rtol={rtol:g})", "seconds": s, "cpu_s": cpu,
+                     "first_s": first, "first_cpu_s": first_cpu,
+                     "solve_s": m.solver_info_.time,
+                     "iterations": int(m.solver_info_.iterations.max()),
+                     "residual": poisson_residual(W, y_train, u),
+                     "accuracy": float(np.mean(m.transduction_[unl] == y[unl])),
+                     "ratio_gl_over_ours": gl_s / s, "cpu_ratio_gl_over_ours": gl_cpu / cpu,
+                     "load": os.getloadavg()[0]})
+    return rows
+
+
+def laplace_rows(args, W, y, y_train, lab, unl, X0):
+    import graphlearning as gl
+
+    from fastgssl.models import LabelPropagation, LocalGlobalConsistency
+
+    gl_s, u_gl, gl_cpu = timed(lambda: gl.ssl.laplace(W).fit(lab, y_train[lab]), args.reps)
+    rows = [{"method": "gl.ssl.laplace", "seconds": gl_s, "cpu_s": gl_cpu,
+             "accuracy": float(np.mean(np.argmax(u_gl, axis=1)[unl] == y[unl])),
+             "load": os.getloadavg()[0]}]
+    for cls in (LabelPropagation, LocalGlobalConsistency):
+        first, first_cpu, _ = first_fit(lambda cls=cls: cls(graph=W).fit(X0, y_train))
+        s, m, cpu = timed(lambda cls=cls: cls(graph=W).fit(X0, y_train), args.reps)
+        info = m.solver_info_
+        rows.append({"method": cls.__name__, "seconds": s, "cpu_s": cpu, "first_s": first,
+                     "first_cpu_s": first_cpu,
+                     "iterations": None if info is None else int(info.iterations.max()),
+                     "accuracy": float(np.mean(m.transduction_[unl] == y[unl])),
+                     "ratio_gl_laplace_over_ours": gl_s / s,
+                     "cpu_ratio_gl_laplace_over_ours": gl_cpu / cpu,
+                     "load": os.getloadavg()[0]})
+    return rows
 
 
 def main():
@@ -88,10 +148,12 @@ def main():
     parser.add_argument("--cache", default=os.path.join(os.path.expanduser("~"), ".cache",
                                                         "fastgssl-bench"))
     parser.add_argument("--json", default=None)
+    parser.add_argument("--models", nargs="+", default=["poisson", "laplace"],
+                        choices=["poisson", "laplace"],
+                        help="poisson: PoissonLearning beside gl.ssl.poisson; laplace: "
+                             "LabelPropagation and LocalGlobalConsistency beside gl.ssl.laplace")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    import graphlearning as gl
-
     from fastgssl.datasets import hide_labels
     from fastgssl.models import LabelPropagation, LocalGlobalConsistency, PoissonLearning
 
@@ -100,44 +162,21 @@ def main():
     lab = np.flatnonzero(y_train >= 0)
     unl = y_train < 0
     X0 = np.zeros((args.n, 1))
+    from fastgssl._threads import thread_settings
+
     rows = [{"n": args.n, "nnz_per_row": W.nnz / args.n, "graph_s": graph_s,
-             "load_before": os.getloadavg()[0]}]
+             "load_before": os.getloadavg()[0], "threads": thread_settings(),
+             "command": "python bench/bench_propagation_solve.py " + " ".join(sys.argv[1:])}]
     # compile outside the timings
     small = sp.csr_matrix(W[:3000][:, :3000])
     y_small = np.r_[np.arange(N_CLASSES), -np.ones(3000 - N_CLASSES, int)]
     for cls in (PoissonLearning, LabelPropagation, LocalGlobalConsistency):
         cls(graph=small).fit(X0[:3000], y_small)
 
-    gl_s, u_gl = timed(lambda: gl.ssl.poisson(W).fit(lab, y_train[lab]), args.reps)
-    gl_row = {"method": "gl.ssl.poisson", "seconds": gl_s,
-              "residual": poisson_residual(W, y_train, u_gl),
-              "accuracy": float(np.mean(np.argmax(u_gl, axis=1)[unl] == y[unl]))}
-    rows.append(gl_row)
-    for rtol in args.rtol:
-        t0 = time.perf_counter()
-        PoissonLearning(graph=W, rtol=rtol).fit(X0, y_train)  # pays the setup
-        first = time.perf_counter() - t0
-        s, m = timed(lambda rtol=rtol: PoissonLearning(graph=W, rtol=rtol).fit(X0, y_train),
-                     args.reps)
-        u = m.scores_ / m.class_priors_
-        rows.append({"method": f"PoissonLearning(rtol={rtol:g})", "seconds": s,
-                     "first_s": first, "iterations": int(m.solver_info_.iterations.max()),
-                     "residual": poisson_residual(W, y_train, u),
-                     "accuracy": float(np.mean(m.transduction_[unl] == y[unl])),
-                     "ratio_gl_over_ours": gl_s / s})
-    gl_s, u_gl = timed(lambda: gl.ssl.laplace(W).fit(lab, y_train[lab]), args.reps)
-    rows.append({"method": "gl.ssl.laplace", "seconds": gl_s,
-                 "accuracy": float(np.mean(np.argmax(u_gl, axis=1)[unl] == y[unl]))})
-    for cls in (LabelPropagation, LocalGlobalConsistency):
-        t0 = time.perf_counter()
-        cls(graph=W).fit(X0, y_train)
-        first = time.perf_counter() - t0
-        s, m = timed(lambda cls=cls: cls(graph=W).fit(X0, y_train), args.reps)
-        info = m.solver_info_
-        rows.append({"method": cls.__name__, "seconds": s, "first_s": first,
-                     "iterations": None if info is None else int(info.iterations.max()),
-                     "accuracy": float(np.mean(m.transduction_[unl] == y[unl])),
-                     "ratio_gl_laplace_over_ours": gl_s / s})
+    if "poisson" in args.models:
+        rows += poisson_rows(args, W, y, y_train, lab, unl, X0)
+    if "laplace" in args.models:
+        rows += laplace_rows(args, W, y, y_train, lab, unl, X0)
     rows[0]["load_after"] = os.getloadavg()[0]
     for row in rows:
         print(json.dumps(row))

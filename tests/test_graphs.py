@@ -497,3 +497,33 @@ def test_dropped_builder_setting_warns_unless_offered_by_default(monkeypatch):
         PoissonLearning(graph="ring").fit(X, y)
     with pytest.warns(UserWarning, match="does not take n_neighbors=7"):
         PoissonLearning(graph="ring", n_neighbors=7).fit(X, y)
+
+
+@given(n=st.integers(1, 25), density=st.floats(0.0, 0.6), noise=st.sampled_from(
+    [0.0, 1e-14, 1e-6]), drop=st.booleans(), scale=st.sampled_from([1e-300, 1.0, 1e300]),
+    seed=st.integers(0, 10**6))
+def test_check_adjacency_matches_the_transposed_reference(n, density, noise, drop, scale, seed):
+    # the one-pass symmetry check and average against |W - W^T| and (W + W^T) / 2 by scipy
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=density, random_state=rng, format="csr") * scale
+    W = (A + A.T).tocsr()
+    W.data = W.data * (1.0 + noise * rng.standard_normal(W.nnz))  # asymmetric values
+    if drop and W.nnz:  # one entry without its mirror (tolerated when below 1e-12)
+        D = W.toarray()
+        i, j = np.argwhere(D)[rng.integers(W.nnz)]
+        D[i, j] = 0.0
+        W = sp.csr_matrix(D)
+    Wd = W.copy()
+    Wd.setdiag(0.0)
+    Wd.eliminate_zeros()
+    asym = abs(Wd - Wd.T)
+    bad = asym.nnz and asym.max() > 1e-12 * max(abs(Wd).max() if Wd.nnz else 0.0, 1.0)
+    if bad:
+        with pytest.raises(ValueError, match="not symmetric"):
+            check_adjacency(W)
+        return
+    got = check_adjacency(W)
+    ref = (Wd * 0.5 + Wd.T * 0.5).tocsr()
+    ref.sort_indices()
+    assert got.has_sorted_indices and (got != got.T).nnz == 0
+    np.testing.assert_array_equal(got.toarray(), ref.toarray())

@@ -258,3 +258,23 @@ def test_graph_symmetrize_is_part_of_the_graph_key_and_checked():
     assert len(set(keys.values())) == 3  # a search builds one graph per symmetrization
     with pytest.raises(ValueError, match="graph_symmetrize"):
         PoissonLearning(graph_symmetrize="union").fit(X, y)
+
+
+def test_a_fit_on_a_given_graph_searches_no_neighbours(monkeypatch):
+    # the induction scale of a user matrix is searched at the first predict, not at fit
+    import fastgssl.models._propagation_base as base
+
+    X = _data(120, 4, seed=8)
+    y = np.r_[0, 1, 2, [-1] * 117]
+    W = knn_graph(X, 6, weight="self_tuned_sym")
+    calls = []
+    search = base.knn_search
+    monkeypatch.setattr(base, "knn_search", lambda *a, **k: calls.append(1) or search(*a, **k))
+    model = PoissonLearning(graph=W, n_neighbors=6).fit(X, y)
+    assert calls == []
+    built = PoissonLearning(n_neighbors=6).fit(X, y)  # the builder's own scale
+    np.testing.assert_allclose(model.predict_proba(X[:5] + 0.01),
+                               built.predict_proba(X[:5] + 0.01), rtol=1e-10)
+    assert len(calls) == 3  # the scale once, the queries' neighbours once per model
+    model.predict_proba(X[:5])
+    assert len(calls) == 4  # the scale is kept

@@ -52,7 +52,8 @@ def test_every_column_meets_rtol(two_cluster_graph, method, ridge):
     np.testing.assert_array_equal(X[:, 0], 0.0)
     rel = np.linalg.norm(Bp - Q @ X, axis=0)[1:] / np.linalg.norm(Bp, axis=0)[1:]
     assert (rel <= 1e-8 * (1 + 1e-6)).all()
-    np.testing.assert_allclose(rel, info.relative_residuals[1:], rtol=1e-6, atol=1e-18)
+    # (atol: the round-off of projecting B by column means instead of through N)
+    np.testing.assert_allclose(rel, info.relative_residuals[1:], rtol=1e-6, atol=1e-16)
 
 
 @pytest.mark.parametrize("method", ["direct", "cg", "amg"])
@@ -284,3 +285,27 @@ def test_extreme_weights_on_the_reordered_two_level_path(scale):
         Xs, info_s = LaplacianSolver(laplacian(W * scale), method="cg", rtol=1e-8).solve(B)
     assert not info and not info_s
     np.testing.assert_allclose(Xs * scale, X, rtol=1e-6, atol=1e-6 * np.abs(X).max())
+
+
+@given(n=st.integers(2, 40), density=st.floats(0.0, 0.3), ridge=st.sampled_from(
+    [0.0, 1e-14, 1e-9, 1.0]), scale=st.sampled_from([1e-300, 1.0, 1e300]),
+    seed=st.integers(0, 10**6))
+def test_component_null_space_equals_the_dense_test(n, density, ridge, scale, seed):
+    # labels and row sums instead of the dense basis: same components, same projection
+    from fastgssl.regularizers import component_basis, connected_components
+    from fastgssl.solvers._null_space import ComponentNullSpace, is_null
+
+    A = sp.random(n, n, density=density, random_state=np.random.default_rng(seed))
+    W = (A + A.T) * scale
+    Q = sp.csr_matrix(laplacian(W) + ridge * scale * sp.eye(n))
+    n_comp, labels = connected_components(W)
+    N = component_basis(labels, n_comp, np.ones(n))
+    expected = N[:, is_null(Q, N)]
+    null = ComponentNullSpace.detect(Q)
+    if expected.shape[1] == 0:
+        assert null is None
+        return
+    np.testing.assert_allclose(null.dense(), expected, rtol=1e-15)
+    B = np.random.default_rng(seed).normal(size=(n, 3))
+    np.testing.assert_allclose(null.project(B), B - expected @ (expected.T @ B),
+                               atol=1e-13)

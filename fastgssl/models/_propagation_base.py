@@ -159,8 +159,11 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 k = getattr(graph, "n_neighbors", k)
                 how = getattr(graph, "symmetrize", None)
         how = default_symmetrize(weight) if how is None else how
-        scale = (self._training_scale(builder, X, k)
-                 if weight in SELF_TUNED or how != "max" else None)
+        # the builder's d_k^2 when it reports them, else found at first use (predict): an
+        # exact k-nearest-neighbour search over X, not paid by a fit on a given graph
+        self._k_induction = k
+        self._scale_needed = weight in SELF_TUNED or how != "max"
+        scale = self._builder_scale(builder, X) if self._scale_needed else None
         if weight == "gaussian" and sigma is None:
             # the builder's heuristic bandwidth, recovered exactly from the edges
             sigma = _infer_gaussian_sigma(W, coords)
@@ -168,16 +171,25 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 sigma = 1.0
         return W, coords, (weight, None if sigma is None else float(sigma), scale, how)
 
-    def _training_scale(self, builder, X, k):
-        """``d_k(x_i)^2`` of the training points, the self-tuned scale: the builder's
-        ``kth_sq_distances_`` when it reports them (the kNN builders do), else the k-th
-        squared distance of an exact search (a user graph, a plugin builder)."""
+    @staticmethod
+    def _builder_scale(builder, X):
+        """The builder's ``kth_sq_distances_`` (the kNN builders report them), else None."""
         scale = getattr(builder, "kth_sq_distances_", None)
         if scale is not None and np.shape(scale) == (X.shape[0],):
             return np.asarray(scale, dtype=np.float64)
-        k = min(int(k), X.shape[0] - 1)
-        _, sq = knn_search(X, k, n_jobs=self.n_jobs)
-        return sq[:, -1].copy()
+        return None
+
+    def _induction_scale(self):
+        """``d_k(x_i)^2`` of the training points, the self-tuned scale of the induction
+        kernel and of the symmetrizations other than ``"max"`` (None otherwise): the
+        builder's, or for a user graph (a plugin builder) the k-th squared distance of an
+        exact search, done at its first use and kept."""
+        if (self._scale_induction is None and getattr(self, "_scale_needed", False)
+                and self._X_fit is not None):
+            k = min(int(self._k_induction), self._X_fit.shape[0] - 1)
+            _, sq = knn_search(self._X_fit, k, n_jobs=self.n_jobs)
+            self._scale_induction = sq[:, -1].copy()
+        return self._scale_induction
 
     # -- fit -------------------------------------------------------------------------------
 
@@ -335,7 +347,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         ``k`` nearest reference points ``ind`` (rows of the training points ``ref``, or of
         all of them when None); the self-tuned scale of a query is its k-th squared
         distance among the references, that of a reference its training graph's."""
-        scale = self._scale_induction
+        scale = self._induction_scale()
         qs = rs = None
         if scale is not None:
             qs = d2[:, -1] if d2.shape[1] else np.zeros(d2.shape[0])

@@ -30,9 +30,12 @@ Methods
     multigrid hierarchy is built and the unconverged columns continue with AMG-PCG from
     their current iterates; later solves use ``"amg"`` directly.
 
-Iterative methods run on ``Q`` permuted once into a locality order (reverse Cuthill-McKee,
-``reorder="auto"`` from ``REORDER_MIN_N`` vertices): the sparse-times-block product then
-reads neighbouring rows of the block, 3.4x faster on a 10^5-point kNN graph in random order;
+Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
+from ``REORDER_MIN_N`` vertices): with a coarse space, the order of its aggregates (each
+aggregate contiguous; the aggregation runs on the input order first, which on the 10^6-point
+inverted-file graph gave 40 iterations where aggregating in reverse Cuthill-McKee order
+gave 69), else reverse Cuthill-McKee: the sparse-times-block product then reads
+neighbouring rows of the block, 3.4x faster on a 10^5-point kNN graph in random order;
 right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
@@ -62,7 +65,9 @@ from fastgssl._validation import (
     check_no_complex,
     check_positive,
 )
-from fastgssl.regularizers import LaplacianPower, component_basis
+from fastgssl.regularizers import LaplacianPower
+
+from ._null_space import ComponentNullSpace, DenseNullSpace, is_null
 
 __all__ = ["LaplacianSolver", "SolveInfo", "reused_solver"]
 
@@ -79,6 +84,8 @@ _POWER_HINT = (
 )
 SWITCH_ITERATIONS = 150
 METHODS = ("auto", "amg", "cg", "direct")
+COARSE_SPACES = ("auto", "two_level", "multilevel", "multiplicative", None)
+COARSE_AUTO = "two_level"
 
 
 @dataclass
@@ -167,17 +174,34 @@ def _panel_width(n, r):
     return max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
 
 
-def _is_null(Q, N, slack=4.0):
-    """Columns of N with ||Q n|| at the round-off level of the product (boolean mask)."""
-    QN = Q @ N
-    bound = abs(Q) @ np.abs(N)
-    # both scaled by the bound's largest entry: weights of 1e300 would overflow the norms
-    scale = np.max(bound, axis=0) if bound.size else np.ones(N.shape[1])
-    scale = np.where(scale > 0, scale, 1.0)
-    row_nnz = int(np.diff(Q.indptr).max()) if Q.nnz else 1
-    eps = np.finfo(np.float64).eps
-    return (np.linalg.norm(QN / scale, axis=0)
-            <= slack * row_nnz * eps * np.linalg.norm(bound / scale, axis=0))
+def _checked_null_space(Q, null_space):
+    """A given null space, validated and orthonormalized (n, m)."""
+    check_no_complex(null_space, "null_space")
+    n = Q.shape[0]
+    try:
+        N = np.asarray(null_space, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"null_space must be 'auto', None or a numeric array of shape (n, m): {exc}"
+        ) from None
+    if N.ndim == 1:
+        N = N[:, None]
+    if N.ndim != 2 or N.shape[0] != n or N.shape[1] == 0:
+        raise ValueError(
+            f"null_space must be 'auto', None or an array of shape ({n},) or ({n}, m) "
+            f"with m >= 1; got shape {N.shape}."
+        )
+    if not np.isfinite(N).all():
+        raise ValueError("null_space contains NaN or infinite values.")
+    Nq, _ = np.linalg.qr(N)
+    if not is_null(Q, Nq, slack=1e3).all():
+        worst = float(np.max(np.linalg.norm(Q @ Nq, axis=0)))
+        raise ValueError(
+            f"null_space is not a null space of Q (max ||Q n|| = {worst:.3g} for its "
+            f"orthonormalized columns); pass null_space='auto' or None for a "
+            f"nonsingular (e.g. ridged) Q."
+        )
+    return Nq
 
 
 class LaplacianSolver:
@@ -212,12 +236,17 @@ class LaplacianSolver:
         (256 MB) per array.  The block iteration is memory-bound: measured at
         n = 64,000 (ms per right-hand side, cg / amg): panels of 8: 40 / 24, 32: 22 / 20,
         128: 32 / 31, all 500 at once: 54 / 57.
-    reorder : {"auto", "rcm", None}, default="auto"
-        Locality order of the iterative methods: ``"rcm"`` (reverse Cuthill-McKee, once
-        at setup), None (the input order), ``"auto"``: ``"rcm"`` from 20,000 vertices.
-    coarse_space : {"auto", None}, default="auto"
+    reorder : {"auto", "aggregates", "rcm", None}, default="auto"
+        Locality order of the iterative methods, once at setup: ``"aggregates"`` (the
+        coarse space's aggregates contiguous; ``"rcm"`` without a coarse space),
+        ``"rcm"`` (reverse Cuthill-McKee; the coarse space is then aggregated in that
+        order), None (the input order), ``"auto"``: ``"aggregates"`` from 20,000 vertices.
+    coarse_space : {"auto", "two_level", "multilevel", "multiplicative", None}, default="auto"
         ``"cg"`` only: the aggregation coarse correction of the Jacobi preconditioner
-        (None: Jacobi alone).
+        (:mod:`fastgssl.solvers._coarse_space`; None: Jacobi alone). ``"auto"`` is
+        ``"two_level"``, the least CPU time measured (``bench/bench_coarse_space.py``:
+        ``"multiplicative"`` halves the iterations but costs two more products each,
+        ``"multilevel"`` needs about as many as ``"two_level"``).
     check_input : bool, default=True
         Check that ``Q`` is finite and symmetric with a nonnegative diagonal (O(nnz) work
         and a transposed copy); False for a matrix the caller built from a checked graph.
@@ -271,10 +300,12 @@ class LaplacianSolver:
             raise ValueError(f"block_size must be a positive integer or None, got "
                              f"{block_size!r}.")
         self.block_size = block_size
-        if reorder not in ("auto", "rcm", None):
-            raise ValueError(f"reorder must be 'auto', 'rcm' or None, got {reorder!r}.")
-        if coarse_space not in ("auto", None):
-            raise ValueError(f"coarse_space must be 'auto' or None, got {coarse_space!r}.")
+        if reorder not in ("auto", "rcm", "aggregates", None):
+            raise ValueError(f"reorder must be 'auto', 'rcm', 'aggregates' or None, got "
+                             f"{reorder!r}.")
+        if coarse_space not in COARSE_SPACES:
+            raise ValueError(f"coarse_space must be one of {list(COARSE_SPACES)}, got "
+                             f"{coarse_space!r}.")
         self.amg_options = dict(amg_options or {})
         if isinstance(Q, LaplacianPower):
             power = check_bounded_int(power * Q.power, "power (times the power of Q)",
@@ -290,50 +321,19 @@ class LaplacianSolver:
             _check_matrix(Q, diag)
         self.n_ = n
         # null space
+        self._null = None  # in the solver's order (set below)
         if isinstance(null_space, str):
             if null_space != "auto":
                 raise ValueError(f"null_space must be 'auto', None or an array, got "
                                  f"{null_space!r}.")
-            from scipy.sparse.csgraph import connected_components
-
-            n_comp, labels = connected_components(Q, directed=False)
-            N = component_basis(labels, n_comp, np.ones(n))
             # A component's constant vector is a null vector when Q N vanishes up to the
             # round-off of forming Q N (row nnz * eps * |Q| |N|): a ridge above round-off,
             # however small, makes Q nonsingular and is solved as such.
-            null = _is_null(Q, N)
-            self.null_space_ = np.ascontiguousarray(N[:, null]) if null.any() else None
+            null = ComponentNullSpace.detect(Q)
         elif null_space is None:
-            self.null_space_ = None
+            null = None
         else:
-            from fastgssl._validation import check_no_complex
-
-            check_no_complex(null_space, "null_space")
-            try:
-                N = np.asarray(null_space, dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(
-                    f"null_space must be 'auto', None or a numeric array of shape (n, m): "
-                    f"{exc}"
-                ) from None
-            if N.ndim == 1:
-                N = N[:, None]
-            if N.ndim != 2 or N.shape[0] != n or N.shape[1] == 0:
-                raise ValueError(
-                    f"null_space must be 'auto', None or an array of shape ({n},) or ({n}, m) "
-                    f"with m >= 1; got shape {N.shape}."
-                )
-            if not np.isfinite(N).all():
-                raise ValueError("null_space contains NaN or infinite values.")
-            Nq, _ = np.linalg.qr(N)
-            if not _is_null(Q, Nq, slack=1e3).all():
-                worst = float(np.max(np.linalg.norm(Q @ Nq, axis=0)))
-                raise ValueError(
-                    f"null_space is not a null space of Q (max ||Q n|| = {worst:.3g} for its "
-                    f"orthonormalized columns); pass null_space='auto' or None for a "
-                    f"nonsingular (e.g. ridged) Q."
-                )
-            self.null_space_ = np.ascontiguousarray(Nq)
+            null = DenseNullSpace(_checked_null_space(Q, null_space))
         self.multigrid_ = None
         self.lu_ = None
         self.coarse_space_ = None
@@ -341,32 +341,39 @@ class LaplacianSolver:
             self.method_ = "direct" if n <= DIRECT_MAX_N else "cg"
         else:
             self.method_ = method
-        # the iterative methods work in a locality order (inputs and outputs are permuted)
+        # the iterative methods work in a locality order (inputs and outputs are permuted):
+        # the aggregates of the coarse space (built first, in the input order) or RCM
+        space = None
+        if self.method_ == "cg" and coarse_space is not None:
+            from ._coarse_space import AggregationCoarseSpace
+
+            kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
+            space = AggregationCoarseSpace(Q, kind=kind) or None
         self.order_ = None
-        if self.method_ != "direct" and (reorder == "rcm" or (
+        if self.method_ != "direct" and (reorder in ("rcm", "aggregates") or (
                 reorder == "auto" and n >= REORDER_MIN_N)):
-            self.order_ = _locality_order(Q)
+            if space is not None and reorder != "rcm":
+                self.order_ = space.locality_order()
+            else:
+                self.order_ = _locality_order(Q)
         self._inverse_order = None
         if self.order_ is not None:
             self._inverse_order = np.empty(n, dtype=np.int64)
             self._inverse_order[self.order_] = np.arange(n)
             Q = _permuted(Q, self.order_, self._inverse_order)
             diag = diag[self.order_]
+            if space is not None:
+                space.permute(self.order_, Q)
+        self.coarse_space_ = space
         self._A = Q
-        self._N = (None if self.null_space_ is None else
-                   self.null_space_ if self.order_ is None else
-                   np.ascontiguousarray(self.null_space_[self.order_]))
+        self._null_input = null
+        self._null = null if null is None or self.order_ is None else null.permuted(self.order_)
         d = diag.copy()
         self._dinv = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
         if self.method_ == "direct":
             self._setup_direct()
         elif self.method_ == "amg":
             self._setup_amg()
-        elif coarse_space == "auto":
-            from ._coarse_space import AggregationCoarseSpace
-
-            space = AggregationCoarseSpace(Q)
-            self.coarse_space_ = space if space else None
         self.setup_time_ = time.perf_counter() - t0
 
     @property
@@ -391,10 +398,9 @@ class LaplacianSolver:
     # ------------------------------------------------------------------ setup
     def _setup_direct(self):
         keep = np.ones(self.n_, dtype=bool)
-        if self._N is not None:
+        if self._null is not None:
             # ground one vertex per null vector: the largest entry of each basis vector
-            for c in range(self._N.shape[1]):
-                keep[np.argmax(np.abs(self._N[:, c]) * keep)] = False
+            keep[self._null.grounds()] = False
         self._keep = np.flatnonzero(keep)
         Qr = self._A[self._keep][:, self._keep].tocsc()
         if Qr.shape[0]:
@@ -403,15 +409,19 @@ class LaplacianSolver:
     def _setup_amg(self):
         from ._multigrid import BlockMultigrid
 
-        near_null = self._N if self._N is not None else np.ones((self.n_, 1))
+        near_null = self._null.dense() if self._null is not None else np.ones((self.n_, 1))
         self.multigrid_ = BlockMultigrid(self._A, near_null, **self.amg_options)
 
     # ------------------------------------------------------------------ solve
+    @property
+    def null_space_(self):
+        """Orthonormal basis (n, m) of the null space in the input order, or None."""
+        return None if self._null_input is None else self._null_input.dense()
+
     def _project(self, B):
-        N = self._N
-        if N is None:
+        if self._null is None:
             return B
-        return np.ascontiguousarray(B - N @ (N.T @ B))
+        return self._null.project(B)
 
     def _jacobi(self, R, Z):
         from fastgssl import _sparse_blocks as K
@@ -431,7 +441,7 @@ class LaplacianSolver:
         from ._block_pcg import block_pcg
 
         r = B.shape[1]
-        project = self._project if self._N is not None else None
+        project = self._project if self._null is not None else None
         if self.method_ == "direct":
             X = np.zeros_like(B)
             if self.lu_ is not None:

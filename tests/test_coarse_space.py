@@ -1,0 +1,159 @@
+"""Tests of the aggregation coarse spaces of block PCG against dense references."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastgssl.solvers._coarse_space as cs
+from fastgssl.graphs import knn_graph
+from fastgssl.regularizers import laplacian
+from fastgssl.solvers import LaplacianSolver
+from fastgssl.solvers._coarse_space import KINDS, AggregationCoarseSpace
+
+
+def _graph(seed=0):
+    """kNN graph of three far-apart clusters (three components) plus an isolated vertex."""
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(250, 5)), rng.normal(size=(200, 5)) + 40,
+                   rng.normal(size=(120, 5)) - 40])
+    W = sp.lil_matrix(knn_graph(X, 6))
+    W.resize((571, 571))  # vertex 570: no edge
+    return sp.csr_matrix(W)
+
+
+def _systems():
+    W = _graph()
+    n = W.shape[0]
+    L = sp.csr_matrix(laplacian(W))
+    d = np.asarray(W.sum(axis=1)).ravel()
+    unl = np.flatnonzero(np.arange(n) % 7 != 0)[:-1]  # clamp every 7th vertex (Dirichlet)
+    return {
+        "poisson": L,  # singular: one constant per component
+        "dirichlet": sp.csr_matrix(L[unl][:, unl]),
+        "lgc": sp.csr_matrix(sp.diags(d + (d == 0)) - 0.99 * W),
+    }
+
+
+def _dense_reference(space, A, R):
+    """M^-1 R from the explicit matrices of the module docstring."""
+    n = A.shape[0]
+    d = A.diagonal()
+    M = np.diag(np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0))
+    P = np.eye(n)
+    levels = []
+    Al = A.toarray()
+    for agg, m in zip(space._maps, space.sizes_):
+        Z = np.zeros((P.shape[1], m))
+        Z[np.flatnonzero(agg >= 0), agg[agg >= 0]] = 1.0
+        P = P @ Z
+        Al = Z.T @ Al @ Z
+        levels.append((P.copy(), Al.copy()))
+    if space.kind != "multiplicative":
+        P, E = levels[-1]
+        M += P @ np.linalg.pinv(E, rcond=1e-10, hermitian=True) @ P.T
+        if space.kind == "multilevel":
+            for P, Al in levels[:-1]:
+                dl = np.diag(Al)
+                M += P @ np.diag(np.where(dl > 1e-8 * dl.max(), 1 / dl, 0.0)) @ P.T
+        return M @ R
+    # symmetric two-level: S = omega D^-1, T = I - S A; M^-1 = S + T (P E^+ P^T) T^T + ...
+    S = space._omega * M
+    P, E = levels[-1]
+    C = P @ np.linalg.pinv(E, rcond=1e-10, hermitian=True) @ P.T
+    Ad = A.toarray()
+    X1 = S @ R
+    X2 = X1 + C @ (R - Ad @ X1)
+    return X2 + S @ (R - Ad @ X2)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("system", ["poisson", "dirichlet", "lgc"])
+@pytest.mark.parametrize("dense_max", [2000, 3])
+def test_preconditioner_equals_its_dense_formula(kind, system, dense_max, monkeypatch):
+    # dense_max=3: the coarsest operator factorized sparse (grounded per component)
+    monkeypatch.setattr(cs, "DENSE_MAX", dense_max)
+    A = _systems()[system]
+    space = AggregationCoarseSpace(A, max_coarse=8, kind=kind)
+    assert space.passes_ >= 2 and space.n_aggregates_ <= 8
+    rng = np.random.default_rng(2)
+    R = rng.normal(size=(A.shape[0], 3))
+    if system == "poisson":  # residuals of a consistent singular system: in the range
+        R = A @ R
+    d = A.diagonal()
+    dinv = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
+    Z = np.empty_like(R)
+    dots = space.precondition(dinv, R, Z)
+    expected = _dense_reference(space, A, R)
+    if system == "poisson" and dense_max == 3:
+        # a grounded coarse solve differs from E^+ by constants per component
+        from fastgssl.regularizers import laplacian_null_space
+
+        N = laplacian_null_space(_graph())
+        Z, expected = Z - N @ (N.T @ Z), expected - N @ (N.T @ expected)
+    np.testing.assert_allclose(Z, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+    np.testing.assert_allclose(dots, np.einsum("ij,ij->j", R, Z), rtol=1e-10)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_preconditioner_is_symmetric_positive_definite(kind):
+    A = _systems()["lgc"]
+    space = AggregationCoarseSpace(A, max_coarse=8, kind=kind)
+    d = A.diagonal()
+    n = A.shape[0]
+    M = np.empty((n, n))
+    space.precondition(1.0 / d, np.eye(n), M)
+    np.testing.assert_allclose(M, M.T, atol=1e-12 * np.abs(M).max())
+    assert np.linalg.eigvalsh(0.5 * (M + M.T)).min() > 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("system", ["poisson", "dirichlet", "lgc"])
+def test_solver_with_each_coarse_space_matches_the_direct_solve(kind, system):
+    A = _systems()[system]
+    rng = np.random.default_rng(3)
+    B = rng.normal(size=(A.shape[0], 4))
+    if system == "poisson":
+        B = A @ B
+    ref, _ = LaplacianSolver(A, method="direct").solve(B)
+    solver = LaplacianSolver(A, method="cg", rtol=1e-10, coarse_space=kind, reorder="rcm")
+    assert solver.coarse_space_.kind == kind
+    X, info = solver.solve(B)
+    assert not info
+    np.testing.assert_allclose(X, ref, rtol=1e-6, atol=1e-7 * np.abs(ref).max())
+
+
+def test_aggregates_follow_the_components():
+    W = _graph()
+    space = AggregationCoarseSpace(sp.csr_matrix(laplacian(W)), max_coarse=8)
+    agg = space.aggregates_
+    assert agg[570] == -1  # the isolated vertex belongs to no aggregate
+    from scipy.sparse.csgraph import connected_components
+
+    _, comp = connected_components(W, directed=False)
+    for a in np.unique(agg[agg >= 0]):
+        assert np.unique(comp[agg == a]).size == 1
+
+
+def test_bad_kind():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        AggregationCoarseSpace(_systems()["lgc"], kind="deflation")
+    with pytest.raises(ValueError, match="coarse_space must be one of"):
+        LaplacianSolver(_systems()["lgc"], coarse_space="deflation")
+
+
+def test_aggregate_order_makes_every_aggregate_contiguous():
+    A = _systems()["poisson"]
+    solver = LaplacianSolver(A, method="cg", rtol=1e-10, reorder="aggregates")
+    space = solver.coarse_space_
+    for agg in (space._maps[0], space.aggregates_):  # in the solver's order
+        ids = agg[agg >= 0]
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        assert np.unique(ids).size == starts.size  # each aggregate is one run
+        assert (agg[ids.size:] == -1).all()  # vertices of no aggregate last
+    B = A @ np.random.default_rng(4).normal(size=(A.shape[0], 2))
+    ref, _ = LaplacianSolver(A, method="direct").solve(B)
+    X, info = solver.solve(B)
+    assert not info
+    np.testing.assert_allclose(X, ref, rtol=1e-6, atol=1e-7 * np.abs(ref).max())
+    with pytest.raises(ValueError, match="reorder must be"):
+        LaplacianSolver(A, reorder="metis")
