@@ -14,15 +14,17 @@ of the paper, to the same optimum.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from fastgssl._validation import check_random_state, store_init_arguments
+from fastgssl.models._auction import auction_assignment
 from fastgssl.models._balance import check_class_priors
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import GRAPH_PARAMS, POLICY_PARAM
@@ -222,6 +224,12 @@ class VolumeMBO(_PropagationClassifier):
         volumes themselves.
     max_iter : int, default=100
         MBO iterations (diffusion and thresholding), as graphlearning's 100.
+    assignment : {"auction", "exact"}, default="auction"
+        How each thresholding assigns the free points under the class-size bounds:
+        ``"auction"`` by graphlearning's forward-reverse auction with epsilon scaling
+        (:func:`~fastgssl.models._auction.auction_assignment`; given graphlearning's noise
+        it returns graphlearning's labels, tested), which stops short of the optimum;
+        ``"exact"`` the optimum (:func:`bounded_assignment`).
     random_state : int, RandomState or None, default=None
         Draws the temperature noise.
 """ + GRAPH_PARAMS + POLICY_PARAM + """    n_jobs : int or None, default=None
@@ -306,11 +314,13 @@ class VolumeMBO(_PropagationClassifier):
         "temperature": [Interval(Real, 0, None, closed="left")],
         "volume_constraint": [Interval(Real, 0, 1, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "assignment": [StrOptions({"auction", "exact"})],
     }
 
     def __init__(self, class_priors=None, *, temperature=0.1, volume_constraint=0.5,
-                 max_iter=100, graph="knn", n_neighbors=10, graph_weight="gaussian",
-                 sigma_w=None, unlabeled_policy="abstain", random_state=None, n_jobs=None):
+                 max_iter=100, assignment="auction", graph="knn", n_neighbors=10,
+                 graph_weight="gaussian", sigma_w=None, unlabeled_policy="abstain",
+                 random_state=None, n_jobs=None):
         store_init_arguments(self, locals())
 
     _share_hint = "Check the graph (n_neighbors, connectivity) and class_priors."
@@ -359,6 +369,7 @@ class VolumeMBO(_PropagationClassifier):
         noise = np.random.default_rng(
             check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         prices = np.zeros(k)
+        fallbacks = 0
         best, best_labels = np.inf, labels.copy()
         K.sort_indices()
         free_rows = np.flatnonzero(free)
@@ -371,13 +382,29 @@ class VolumeMBO(_PropagationClassifier):
                 break
             Cf = C[free_rows]
             if self.temperature > 0:
-                Cf += self.temperature * noise.standard_normal(Cf.shape)
-            new, prices = bounded_assignment(Cf, lower, upper, prices=prices)
+                Cf += self.temperature * self._standard_normal(noise, n, free_rows, k)
+            new = None
+            if self.assignment == "auction":
+                new, _ = auction_assignment(Cf, lower, upper)
+                fallbacks += new is None
+            if new is None:
+                new, prices = bounded_assignment(Cf, lower, upper, prices=prices)
             self.n_changed_.append(int(np.count_nonzero(new != labels[free_rows])))
             labels = labels.copy()
             labels[free_rows] = new
+        if fallbacks:
+            warnings.warn(
+                f"the auction did not meet the class-size bounds within its round cap in "
+                f"{fallbacks} of {len(self.n_changed_)} thresholdings; those were solved "
+                f"exactly instead (assignment='exact' solves every one exactly).",
+                RuntimeWarning, stacklevel=4)
         self.energy_ = best
         return best_labels
+
+    def _standard_normal(self, rng, n, free_rows, k):
+        """The N(0, 1) draws of one thresholding, shape (free_rows.size, k), on a labeled part
+        of n rows (a seam: tests feed graphlearning's own noise stream here)."""
+        return rng.standard_normal((free_rows.size, k))
 
     def _propagation_system(self):
         return None  # not linear in the labels: exact CV refits per fold
