@@ -229,3 +229,31 @@ def test_propagation_learners_take_the_self_tuned_graph(Model, weight):
                   n_neighbors=8).fit(X, y)
     np.testing.assert_allclose(given.predict_proba(X[:20] + 0.01), proba, rtol=1e-10,
                                atol=1e-12)
+
+
+def test_a_given_graph_searches_for_the_training_scale_only_to_predict(monkeypatch):
+    # the transduction needs no d_k of the training points: a fit on graph=W (with the
+    # features) leaves the exact search to the first prediction, which keeps its result
+    import fastgssl.models._propagation_base as base
+
+    own_searches = []
+
+    def counting(X, k, X_ref=None, **kw):
+        if X_ref is None:
+            own_searches.append(k)
+        return knn_search(X, k, X_ref=X_ref, **kw)
+
+    monkeypatch.setattr(base, "knn_search", counting)
+    X = _data(160, 4, seed=8)
+    y = np.full(160, -1)
+    y[:3], y[80:83] = 0, 1
+    W = knn_graph(X, 7, weight="self_tuned_sym")
+    given = LabelPropagation(graph=W, n_neighbors=7).fit(X, y)
+    assert own_searches == []
+    first = given.predict_proba(X[:15] + 0.01)
+    np.testing.assert_array_equal(given.predict_proba(X[:15] + 0.01), first)
+    assert own_searches == [7]
+    built = LabelPropagation(n_neighbors=7).fit(X, y)  # the builder reports its d_k
+    np.testing.assert_allclose(first, built.predict_proba(X[:15] + 0.01), rtol=1e-10,
+                               atol=1e-12)
+    assert own_searches == [7]

@@ -117,8 +117,9 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
     def _build_graph(self, X):
         """Return (W, coordinates or None, (weight, sigma, scale) of the induction kernel).
 
-        ``scale`` is ``d_k(x_i)^2`` of the training points for the self-tuned weights (from
-        the builder when it reports it, else an exact k-nearest-neighbour search), else None.
+        ``scale`` is ``d_k(x_i)^2`` of the training points for the self-tuned weights when
+        the builder reports it, else None (then :meth:`_induction_scale` searches at first
+        use, so that a fit on a given graph that never predicts does not pay for it).
         """
         graph = self.graph
         weight = self.graph_weight
@@ -148,7 +149,8 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 if weight == "gaussian" and sigma is not None:
                     return W, coords, (weight, float(sigma), None)
         if weight in SELF_TUNED:
-            return W, coords, (weight, None, self._training_scale(builder, X, k))
+            self._scale_neighbors = k
+            return W, coords, (weight, None, self._reported_scale(builder, X))
         if weight == "gaussian" and sigma is None:
             # the builder's heuristic bandwidth, recovered exactly from the edges
             sigma = _infer_gaussian_sigma(W, coords)
@@ -156,16 +158,27 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 sigma = 1.0
         return W, coords, (weight, sigma, None)
 
-    def _training_scale(self, builder, X, k):
-        """``d_k(x_i)^2`` of the training points, the self-tuned scale: the builder's
-        ``kth_sq_distances_`` when it reports them (the kNN builders do), else the k-th
-        squared distance of an exact search (a user graph, a plugin builder)."""
+    @staticmethod
+    def _reported_scale(builder, X):
+        """The builder's ``kth_sq_distances_`` (the kNN builders report d_k(x_i)^2), else
+        None (a user graph, a plugin builder)."""
         scale = getattr(builder, "kth_sq_distances_", None)
         if scale is not None and np.shape(scale) == (X.shape[0],):
             return np.asarray(scale, dtype=np.float64)
-        k = min(int(k), X.shape[0] - 1)
-        _, sq = knn_search(X, k, n_jobs=self.n_jobs)
-        return sq[:, -1].copy()
+        return None
+
+    def _induction_scale(self):
+        """``d_k(x_i)^2`` of the training points, the self-tuned scale of the induction kernel
+        (None for the other kernels): the builder's, else the k-th squared distance of one
+        exact search, run at first use and kept."""
+        if self._weight_induction not in SELF_TUNED or self._X_fit is None:
+            return None
+        if self._scale_induction is None:
+            X = self._X_fit
+            k = min(int(self._scale_neighbors), X.shape[0] - 1)
+            _, sq = knn_search(X, k, n_jobs=self.n_jobs)
+            self._scale_induction = sq[:, -1].copy()
+        return self._scale_induction
 
     # -- fit -------------------------------------------------------------------------------
 
@@ -322,7 +335,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         ``k`` nearest reference points ``ind`` (rows of the training points ``ref``, or of
         all of them when None); the self-tuned scale of a query is its k-th squared
         distance among the references, that of a reference its training graph's."""
-        scale = self._scale_induction
+        scale = self._induction_scale()
         qs = rs = None
         if scale is not None:
             qs = d2[:, -1] if d2.shape[1] else np.zeros(d2.shape[0])

@@ -7,9 +7,11 @@ diffusion by two steps of the normalized weight matrix, and a thresholding that 
 assignment problem with lower and upper bounds on the class sizes, under a Gaussian
 "temperature" perturbation; the assignment of least MBO energy seen is returned.
 
-:func:`bounded_assignment` solves that assignment problem exactly (dual coordinate descent
-to complementary slackness, Numba); graphlearning solves it with the forward-reverse auction
-of the paper, to the same optimum.
+The thresholding is graphlearning's forward-reverse auction with epsilon scaling by default
+(:mod:`fastgssl.models._auction`; fed graphlearning's noise, VolumeMBO returns its labels,
+tested), which stops short of the optimum of the assignment problem; ``assignment="exact"``
+solves it exactly instead (:func:`bounded_assignment`: dual coordinate descent to
+complementary slackness, Numba).
 """
 
 from __future__ import annotations
@@ -273,13 +275,16 @@ class VolumeMBO(_PropagationClassifier):
            max sum_i C~_{i, c(i)}   with  floor(b v_c) <= |{i free : c(i) = c}| <=
            floor((2 - b) v_c),
 
-       solved exactly (:func:`bounded_assignment`; the paper and graphlearning use the
-       forward-reverse auction, which reaches the same optimum up to its epsilon).
+       by graphlearning's forward-reverse auction (``assignment="auction"``, the paper's
+       method as graphlearning runs it: epsilon from 1 down to 1e-7, prices kept between the
+       phases, which leaves a class whose price rose early below its upper bound) or to
+       optimality (``assignment="exact"``).
 
     graphlearning skips the thresholding after the last energy evaluation and returns the
-    least-energy assignment, as here. Its noise comes from C's ``rand()``; results agree in
-    distribution, not draw by draw. Not linear in the labels: exact cross-validation refits
-    per fold.
+    least-energy assignment, as here. Its noise comes from C's ``rand()``: given that stream
+    (``tests/gl_noise.py``) VolumeMBO returns graphlearning's labels; with its own
+    ``random_state`` the two agree in distribution, not draw by draw. Not linear in the
+    labels: exact cross-validation refits per fold.
 
     See Also
     --------
