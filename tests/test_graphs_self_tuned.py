@@ -247,7 +247,7 @@ def test_a_given_graph_searches_for_the_training_scale_only_to_predict(monkeypat
     X = _data(160, 4, seed=8)
     y = np.full(160, -1)
     y[:3], y[80:83] = 0, 1
-    W = knn_graph(X, 7, weight="self_tuned_sym")
+    W = knn_graph(X, 7, weight="self_tuned")  # the learner's default graph_weight
     given = LabelPropagation(graph=W, n_neighbors=7).fit(X, y)
     assert own_searches == []
     first = given.predict_proba(X[:15] + 0.01)
