@@ -1,12 +1,14 @@
 """VolumeMBO (Jacobs, Merkurjev & Esedoglu 2018): the bounded assignment against a linear
-program, the iteration against a slow dense reference, graphlearning on the same W, and the
-scikit-learn conventions."""
+program, the iteration against a slow dense reference, graphlearning on the same W (label for
+label, given its own noise), and the scikit-learn conventions."""
 
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from scipy.optimize import linprog
 from scipy.sparse.csgraph import dijkstra
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -14,6 +16,7 @@ from test_reweighting import _blobs as reweighting_blobs
 
 from fastgssl.graphs import knn_graph
 from fastgssl.models import VolumeMBO
+from fastgssl.models._auction import auction_assignment
 from fastgssl.models._volume_mbo import bounded_assignment, volume_bounds
 
 
@@ -91,7 +94,8 @@ def test_zero_temperature_equals_dense_reference():
     X, y, y_ssl = _blobs(n=150, centers=3, per_class=1, seed=1, std=2.5)
     W = sp.csr_matrix(knn_graph(X, 6, weight="gaussian"))
     priors = np.bincount(y) / y.size
-    model = VolumeMBO(priors, graph=W, temperature=0.0, max_iter=8).fit(X, y_ssl)
+    model = VolumeMBO(priors, graph=W, temperature=0.0, max_iter=8,
+                      assignment="exact").fit(X, y_ssl)
     labels, energy = _reference(W, y_ssl, priors, 8)
     np.testing.assert_array_equal(model.transduction_, labels)
     assert model.energy_ == pytest.approx(energy, rel=1e-10)
@@ -122,6 +126,59 @@ def test_class_sizes_stay_within_the_bounds():
     lower, upper = volume_bounds(sizes, free.sum(), 0.9)
     assert np.all(counts >= lower) and np.all(counts <= upper)
     np.testing.assert_allclose(model.class_priors_, priors)
+
+
+def _gl_blobs(seed, gl):
+    """Four blobs of 600 points, one label each, on graphlearning's own 10-NN graph (its
+    weights never underflow float32, so its Voronoi step sees the lengths we see)."""
+    X, y, y_ssl = _blobs(n=600, centers=4, per_class=1, seed=seed, std=2.5)
+    W = sp.csr_matrix(gl.weightmatrix.knn(X, 10))
+    W.setdiag(0)
+    W.eliminate_zeros()
+    return X, y, y_ssl, W, np.bincount(y) / y.size
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_reproduces_graphlearning_given_its_noise(seed):
+    """Fed graphlearning's own noise (its rand() stream, replayed), VolumeMBO returns
+    graphlearning's labels: the Voronoi start, K (K U), the energy, the 99 noisy thresholdings
+    by the forward-reverse auction and the least-energy pick all agree."""
+    gl = pytest.importorskip("graphlearning")
+    from gl_noise import GLNoiseVolumeMBO, gl_volume_mbo, libc
+
+    lib = libc()
+    if lib is None:
+        pytest.skip("replaying graphlearning's noise needs glibc's rand()")
+    X, y, y_ssl, W, priors = _gl_blobs(seed, gl)
+    pred, after = gl_volume_mbo(gl, lib, seed + 1, W, y_ssl, priors)
+    model = GLNoiseVolumeMBO(priors, graph=W)
+    model.gl_seed = seed + 1
+    model.fit(X, y_ssl)
+    assert model.stream.draw(1)[0] == after  # both drew the same number of values
+    np.testing.assert_array_equal(model.transduction_, pred)
+    # the exact assignment is another method: same start, other thresholdings
+    exact = GLNoiseVolumeMBO(priors, graph=W, assignment="exact")
+    exact.gl_seed = seed + 1
+    assert exact.fit(X, y_ssl).n_iter_ == model.n_iter_ == 100
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 5), st.floats(0.3, 0.9))
+def test_auction_meets_the_upper_bounds_with_epsilon_slackness(seed, k, b):
+    """What the forward-reverse auction guarantees (not the optimum, see its module): class
+    sizes at most ``upper``, every row within epsilon of its best U_ic - p_c at the returned
+    prices, and the argmax itself when the argmax meets the bounds (no price moves)."""
+    rng = np.random.default_rng(seed)
+    m = 80
+    U = rng.normal(size=(m, k)) * 0.3 + rng.normal(size=k)
+    lower, upper = volume_bounds(rng.multinomial(m, np.full(k, 1 / k)), m, b)
+    labels, prices = auction_assignment(U, lower, upper)
+    assume(labels is not None)  # a price war at tight bounds: VolumeMBO then solves exactly
+    assert np.all(np.bincount(labels, minlength=k) <= upper)
+    V = U - prices
+    assert np.max(V.max(axis=1) - V[np.arange(m), labels]) <= 1e-6
+    wide = np.zeros(k, dtype=int), np.full(k, m)
+    np.testing.assert_array_equal(auction_assignment(U, *wide)[0], np.argmax(U, axis=1))
 
 
 def test_as_accurate_as_graphlearning_on_the_same_graph():

@@ -7,22 +7,26 @@ diffusion by two steps of the normalized weight matrix, and a thresholding that 
 assignment problem with lower and upper bounds on the class sizes, under a Gaussian
 "temperature" perturbation; the assignment of least MBO energy seen is returned.
 
-:func:`bounded_assignment` solves that assignment problem exactly (dual coordinate descent
-to complementary slackness, Numba); graphlearning solves it with the forward-reverse auction
-of the paper, to the same optimum.
+The thresholding is graphlearning's forward-reverse auction with epsilon scaling by default
+(:mod:`fastgssl.models._auction`; fed graphlearning's noise, VolumeMBO returns its labels,
+tested), which stops short of the optimum of the assignment problem; ``assignment="exact"``
+solves it exactly instead (:func:`bounded_assignment`: dual coordinate descent to
+complementary slackness, Numba).
 """
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from fastgssl._validation import check_random_state, store_init_arguments
+from fastgssl.models._auction import auction_assignment
 from fastgssl.models._balance import check_class_priors
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import GRAPH_PARAMS, POLICY_PARAM
@@ -222,6 +226,12 @@ class VolumeMBO(_PropagationClassifier):
         volumes themselves.
     max_iter : int, default=100
         MBO iterations (diffusion and thresholding), as graphlearning's 100.
+    assignment : {"auction", "exact"}, default="auction"
+        How each thresholding assigns the free points under the class-size bounds:
+        ``"auction"`` by graphlearning's forward-reverse auction with epsilon scaling
+        (:func:`~fastgssl.models._auction.auction_assignment`; given graphlearning's noise
+        it returns graphlearning's labels, tested), which stops short of the optimum;
+        ``"exact"`` the optimum (:func:`bounded_assignment`).
     random_state : int, RandomState or None, default=None
         Draws the temperature noise.
 """ + GRAPH_PARAMS + POLICY_PARAM + """    n_jobs : int or None, default=None
@@ -265,13 +275,16 @@ class VolumeMBO(_PropagationClassifier):
            max sum_i C~_{i, c(i)}   with  floor(b v_c) <= |{i free : c(i) = c}| <=
            floor((2 - b) v_c),
 
-       solved exactly (:func:`bounded_assignment`; the paper and graphlearning use the
-       forward-reverse auction, which reaches the same optimum up to its epsilon).
+       by graphlearning's forward-reverse auction (``assignment="auction"``, the paper's
+       method as graphlearning runs it: epsilon from 1 down to 1e-7, prices kept between the
+       phases, which leaves a class whose price rose early below its upper bound) or to
+       optimality (``assignment="exact"``).
 
     graphlearning skips the thresholding after the last energy evaluation and returns the
-    least-energy assignment, as here. Its noise comes from C's ``rand()``; results agree in
-    distribution, not draw by draw. Not linear in the labels: exact cross-validation refits
-    per fold.
+    least-energy assignment, as here. Its noise comes from C's ``rand()``: given that stream
+    (``tests/gl_noise.py``) VolumeMBO returns graphlearning's labels; with its own
+    ``random_state`` the two agree in distribution, not draw by draw. Not linear in the
+    labels: exact cross-validation refits per fold.
 
     See Also
     --------
@@ -306,11 +319,13 @@ class VolumeMBO(_PropagationClassifier):
         "temperature": [Interval(Real, 0, None, closed="left")],
         "volume_constraint": [Interval(Real, 0, 1, closed="right")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "assignment": [StrOptions({"auction", "exact"})],
     }
 
     def __init__(self, class_priors=None, *, temperature=0.1, volume_constraint=0.5,
-                 max_iter=100, graph="knn", n_neighbors=10, graph_weight="gaussian",
-                 graph_symmetrize=None, sigma_w=None, unlabeled_policy="abstain",
+                 max_iter=100, assignment="auction", graph="knn", n_neighbors=10,
+                 graph_weight="gaussian", graph_symmetrize=None, sigma_w=None,
+                 unlabeled_policy="abstain",
                  random_state=None, n_jobs=None):
         store_init_arguments(self, locals())
 
@@ -360,6 +375,7 @@ class VolumeMBO(_PropagationClassifier):
         noise = np.random.default_rng(
             check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         prices = np.zeros(k)
+        fallbacks = 0
         best, best_labels = np.inf, labels.copy()
         K.sort_indices()
         free_rows = np.flatnonzero(free)
@@ -372,13 +388,29 @@ class VolumeMBO(_PropagationClassifier):
                 break
             Cf = C[free_rows]
             if self.temperature > 0:
-                Cf += self.temperature * noise.standard_normal(Cf.shape)
-            new, prices = bounded_assignment(Cf, lower, upper, prices=prices)
+                Cf += self.temperature * self._standard_normal(noise, n, free_rows, k)
+            new = None
+            if self.assignment == "auction":
+                new, _ = auction_assignment(Cf, lower, upper)
+                fallbacks += new is None
+            if new is None:
+                new, prices = bounded_assignment(Cf, lower, upper, prices=prices)
             self.n_changed_.append(int(np.count_nonzero(new != labels[free_rows])))
             labels = labels.copy()
             labels[free_rows] = new
+        if fallbacks:
+            warnings.warn(
+                f"the auction did not meet the class-size bounds within its round cap in "
+                f"{fallbacks} of {len(self.n_changed_)} thresholdings; those were solved "
+                f"exactly instead (assignment='exact' solves every one exactly).",
+                RuntimeWarning, stacklevel=4)
         self.energy_ = best
         return best_labels
+
+    def _standard_normal(self, rng, n, free_rows, k):
+        """The N(0, 1) draws of one thresholding, shape (free_rows.size, k), on a labeled part
+        of n rows (a seam: tests feed graphlearning's own noise stream here)."""
+        return rng.standard_normal((free_rows.size, k))
 
     def _propagation_system(self):
         return None  # not linear in the labels: exact CV refits per fold
