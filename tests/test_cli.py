@@ -548,3 +548,23 @@ def test_feature_scaling_is_read_off_the_features():
     mixed = rng.normal(size=(200, 4)) * [1.0, 100.0, 0.01, 5e3]
     choice, why = _scaling_choice(mixed)
     assert choice is True and "mixed units" in why
+
+
+def test_dense_label_spreading_baseline_skipped_past_its_memory_cap(tmp_path, capsys,
+                                                                   monkeypatch):
+    # scikit-learn's default LabelSpreading holds a dense n x n RBF kernel: past the cap
+    # (a1a.t's 21,669 points: 3.5 GiB a copy) the report skips it with the numbers
+    import fastgssl.cli._select as select_module
+
+    data = _libsvm_classes(tmp_path / "two.txt", [80, 80])
+    monkeypatch.setattr(select_module, "LABEL_SPREADING_MAX_BYTES", 1000 * 8 * 1000)
+    assert main(["select", "--dataset", str(data), "--model", "poisson", "--quick", "--json",
+                 "--labels-per-class", "5", "-q"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["baselines"]["label_spreading_defaults"]["test_error"] >= 0  # 112 x 112: runs
+    monkeypatch.setattr(select_module, "LABEL_SPREADING_MAX_BYTES", 100 * 100 * 8)
+    assert main(["select", "--dataset", str(data), "--model", "poisson", "--quick", "--json",
+                 "--labels-per-class", "5", "-q"]) == 0
+    skipped = json.loads(capsys.readouterr().out)["baselines"]["label_spreading_defaults"]
+    assert "112 x 112" in skipped["skipped"] and "GiB per copy" in skipped["skipped"]
+    assert 0 <= r["baselines"]["label_spreading_knn"]["test_error"] <= 1
