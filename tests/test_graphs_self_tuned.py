@@ -229,3 +229,34 @@ def test_propagation_learners_take_the_self_tuned_graph(Model, weight):
                   n_neighbors=8).fit(X, y)
     np.testing.assert_allclose(given.predict_proba(X[:20] + 0.01), proba, rtol=1e-10,
                                atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::fastgssl.ClassShareWarning")
+def test_a_given_graph_searches_the_training_scale_at_the_first_prediction(monkeypatch):
+    # refits on one given W (active learning, grid searches) run no kNN search; the
+    # self-tuned scale of the training points is searched once, when new points come
+    import fastgssl.models._propagation_base as base
+
+    searches = []
+    real = base.knn_search
+
+    def counted(X, k, **kw):
+        if kw.get("X_ref") is None:
+            searches.append(k)
+        return real(X, k, **kw)
+
+    monkeypatch.setattr(base, "knn_search", counted)
+    X = _data(150, 4, seed=8)
+    y = np.full(150, -1)
+    y[:3] = [0, 1, 2]
+    W = knn_graph(X, 6, weight="self_tuned")
+    model = PoissonLearning(graph=W, graph_weight="self_tuned", n_neighbors=6)
+    for _ in range(2):
+        model.fit(X, y)
+    assert searches == []
+    first = model.predict_proba(X[:10] + 0.01)
+    np.testing.assert_array_equal(model.predict_proba(X[:10] + 0.01), first)
+    assert searches == [6]
+    built = PoissonLearning(graph_weight="self_tuned", n_neighbors=6).fit(X, y)
+    np.testing.assert_allclose(first, built.predict_proba(X[:10] + 0.01), rtol=1e-10,
+                               atol=1e-12)

@@ -48,6 +48,14 @@ from fastgssl.models._propagation_systems import (
 POLICIES = ("abstain", "uniform", "nearest")
 
 
+class _PendingScale:
+    """The self-tuned scale of a given W's training points, not searched yet (the k of the
+    search and its threads)."""
+
+    def __init__(self, k, n_jobs):
+        self.k, self.n_jobs = k, n_jobs
+
+
 class _GraphPropagation(_PropagationCV, BaseEstimator):
     """Shared machinery: graph, solve (full or subsets), component policy, induction."""
 
@@ -148,7 +156,14 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 if weight == "gaussian" and sigma is not None:
                     return W, coords, (weight, float(sigma), None)
         if weight in SELF_TUNED:
-            return W, coords, (weight, None, self._training_scale(builder, X, k))
+            scale = getattr(builder, "kth_sq_distances_", None)
+            if scale is None or np.shape(scale) != (n,):
+                # a given W: the scale is only needed to extend the fit to new points (and by
+                # the subset approximation), so its kNN search waits until then (an active-
+                # learning loop or a grid search refits on one W many times and never does)
+                return W, coords, (weight, None, None if coords is None else
+                                   _PendingScale(min(int(k), n - 1), self.n_jobs))
+            return W, coords, (weight, None, np.asarray(scale, dtype=np.float64))
         if weight == "gaussian" and sigma is None:
             # the builder's heuristic bandwidth, recovered exactly from the edges
             sigma = _infer_gaussian_sigma(W, coords)
@@ -156,16 +171,16 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 sigma = 1.0
         return W, coords, (weight, sigma, None)
 
-    def _training_scale(self, builder, X, k):
-        """``d_k(x_i)^2`` of the training points, the self-tuned scale: the builder's
-        ``kth_sq_distances_`` when it reports them (the kNN builders do), else the k-th
-        squared distance of an exact search (a user graph, a plugin builder)."""
-        scale = getattr(builder, "kth_sq_distances_", None)
-        if scale is not None and np.shape(scale) == (X.shape[0],):
-            return np.asarray(scale, dtype=np.float64)
-        k = min(int(k), X.shape[0] - 1)
-        _, sq = knn_search(X, k, n_jobs=self.n_jobs)
-        return sq[:, -1].copy()
+    def _induction_scale(self):
+        """``d_k(x_i)^2`` of the training points for the self-tuned induction kernel (None
+        for the other weights): the builder's ``kth_sq_distances_`` when it reported them,
+        else the k-th squared distance of an exact search of the training points, run at
+        the first use and kept."""
+        scale = self._scale_induction
+        if isinstance(scale, _PendingScale):
+            _, sq = knn_search(self._X_fit, scale.k, n_jobs=scale.n_jobs)
+            scale = self._scale_induction = sq[:, -1].copy()
+        return scale
 
     # -- fit -------------------------------------------------------------------------------
 
@@ -322,7 +337,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         ``k`` nearest reference points ``ind`` (rows of the training points ``ref``, or of
         all of them when None); the self-tuned scale of a query is its k-th squared
         distance among the references, that of a reference its training graph's."""
-        scale = self._scale_induction
+        scale = self._induction_scale()
         qs = rs = None
         if scale is not None:
             qs = d2[:, -1] if d2.shape[1] else np.zeros(d2.shape[0])
