@@ -3,8 +3,8 @@
 Usage: python bench/bench_active.py [--draws 10] [--rounds 10] [--batch 10] [--n 10000]
        [--weight binary] [--learner poisson] [--methods random,uncertainty,...]
        [--gl vopt,sigma_opt,model_change] [--gl-batch B]
-       [--out bench/results/active_mnist.json] [--figure docs/images/active_mnist.png]
-       python bench/bench_active.py --summarize bench/results/active_mnist.json [more.json ...]
+       [--out docs/scripts/active_mnist.json] [--figure docs/images/active_mnist.png]
+       python bench/bench_active.py --summarize docs/scripts/active_mnist.json [more.json ...]
 
 Several runs on the same graph (same --n, --weight, --learner: the same starting labels per
 draw) are summarized together, curves taken every 10 labels, paired by draw over the draws
@@ -127,9 +127,11 @@ def main():
     parser.add_argument("--methods", default=",".join(OURS))
     parser.add_argument("--gl", default="vopt,sigma_opt,model_change",
                         help="graphlearning criteria to run ('' for none)")
+    parser.add_argument("--n-candidates", type=int, default=100,
+                        help="ActiveLearner's n_candidates (exact criteria on this many)")
     parser.add_argument("--gl-batch", type=int, default=None,
                         help="graphlearning's batch size (default: --batch)")
-    parser.add_argument("--out", default="bench/results/active_mnist.json")
+    parser.add_argument("--out", default="docs/scripts/active_mnist.json")
     parser.add_argument("--figure", default="docs/images/active_mnist.png")
     parser.add_argument("--summarize", metavar="JSON", nargs="+",
                         help="only print the summary (and figure) of saved runs")
@@ -164,7 +166,8 @@ def main():
         record = {}
         for name in methods:
             al = ActiveLearner(make_learner(args.learner, W), method=name,
-                               batch_size=args.batch, random_state=draw)
+                               batch_size=args.batch, n_candidates=args.n_candidates,
+                               random_state=draw)
             h = active_learning_loop(al, X, y0, y_true, args.rounds)
             record[name] = {"accuracy": h.accuracy(y_true).tolist(),
                             "times": h.round_times.tolist(),

@@ -177,8 +177,13 @@ default="uncertainty"
     after each pick by the rank-one formula
     :math:`C e_j \\leftarrow C e_j - C e_k (C_S)_{kj} / (\\gamma^2 + (C_S)_{kk})` (so a
     batch does not pick near-duplicates), and later queries whose labels extend the previous
-    ones update the kept columns the same way instead of solving them again. ``"uncertainty"``
-    takes the ``batch_size`` largest uncertainties, as graphlearning's ``policy="max"``.
+    ones update the kept columns the same way instead of solving them again; the columns of
+    new candidates are solved with the solver set up at an earlier labeled set S_0 minus the
+    low-rank downdate :math:`U U^T` of the labels added since (no new setup per query; see
+    :class:`PosteriorCovariance`). For VOpt and Sigma-opt, whose scores do not depend on the
+    labels' values, a greedy batch is the sequence of single queries (on one candidate
+    set). ``"uncertainty"`` takes the ``batch_size`` largest uncertainties, as
+    graphlearning's ``policy="max"``.
 
     Graph components without labels: the learner abstains there (or applies its
     ``unlabeled_policy``); abstained points have uncertainty 1, the largest, and the
