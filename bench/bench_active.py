@@ -201,8 +201,10 @@ def merge_runs(runs, step=10):
         b = r["config"]["batch"]
         every, per = step // b, n_labels // b
         for d, rec in zip(draws, r["draws"]):
+            c = r["config"].get("n_candidates", 100)
             for k, v in rec.items():
                 key = f"{k}/b{b}" if suffix and not k.startswith("gl_") else k
+                key += f"/c{c}" if c != 100 and not k.startswith("gl_") else ""
                 d[key] = {"accuracy": v["accuracy"][:per + 1:every],
                           "times": v["times"][:per], "cpu_times": v.get("cpu_times",
                                                                         v["times"])[:per]}
