@@ -1,12 +1,19 @@
 """Graph active learning on MNIST (issue 42): accuracy curves and time per round.
 
 Usage: python bench/bench_active.py [--draws 10] [--rounds 10] [--batch 10] [--n 10000]
-       [--out bench/results/active_mnist.json] [--figure docs/images/active_mnist.png]
-       python bench/bench_active.py --summarize bench/results/active_mnist.json
+       [--weight binary] [--learner poisson] [--methods random,uncertainty,...]
+       [--gl vopt,sigma_opt,model_change] [--gl-batch B]
+       [--out docs/scripts/active_mnist.json] [--figure docs/images/active_mnist.png]
+       python bench/bench_active.py --summarize docs/scripts/active_mnist.json [more.json ...]
 
-The shared MNIST test images (10,000 x 784, /work/shared/datasets), one kNN graph (k = 10,
-Gaussian weights, fastgssl's builder) shared by every run, Poisson learning with uniform class
-priors as the learner.
+Several runs on the same graph (same --n, --weight, --learner: the same starting labels per
+draw) are summarized together, curves taken every 10 labels, paired by draw over the draws
+all of them completed (e.g. sequential queries, ``--batch 1 --rounds 100``, beside batches).
+
+The shared MNIST test images (the first n of 10,000 x 784, /work/shared/datasets), one kNN
+graph (k = 10, fastgssl's builder, ``--weight``: binary by default, or graphlearning's
+self-tuned Gaussian) shared by every run, Poisson learning with uniform class priors (or
+Laplace learning, ``--learner laplace``) as the learner.
 Each draw starts from one random label per class and asks ``rounds x batch`` labels:
 
 - ours (:class:`fastgssl.active.ActiveLearner`): random, uncertainty (smallest margin), VOpt,
@@ -15,19 +22,22 @@ Each draw starts from one random label per class and asks ``rounds x batch`` lab
 - graphlearning's ``active_learning.active_learner`` with ``var_opt``, ``sigma_opt`` and
   ``model_change`` on the 50 lowest eigenpairs of the same graph's normalized Laplacian
   (``C = diag(1 / (lambda + 1e-11))``, its examples' setting), ``policy="max"`` (the batch is
-  the top 10 scores), candidates all unlabeled points, and the same learner on the same
-  graph (an adapter fits fastgssl's PoissonLearning and returns its scores), so only the
-  acquisition differs.
+  the top ``--gl-batch`` scores; ``--gl-batch 1`` is its papers' sequential setting, with
+  ``rounds x batch`` single queries), candidates all unlabeled points, and the same learner on
+  the same graph (an adapter fits fastgssl's learner and returns its scores), so only the
+  acquisition differs. ``uncertainty`` there is its ``unc_sampling`` (smallest margin).
 
 Accuracy is over the points unlabeled at that moment. Printed: mean +- std over draws after
-0, 50 and 100 queries, the best acquisition minus random, paired t-tests (ours vs
-graphlearning per criterion, over draws, at the last round) and seconds per round.
+0, half and all queries, the best acquisition minus random, paired t-tests (ours vs
+graphlearning per criterion, over draws, at the last round), wall and CPU seconds per round
+(CPU: ``time.process_time``, all threads) and the load average at the start and the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import time
 import warnings
@@ -38,7 +48,7 @@ from scipy import stats
 from fastgssl.active import ActiveLearner, active_learning_loop
 from fastgssl.datasets import load_mnist_test
 from fastgssl.graphs import knn_graph
-from fastgssl.models import PoissonLearning
+from fastgssl.models import LabelPropagation, PoissonLearning
 
 OURS = ["random", "uncertainty", "vopt", "sigma_opt", "model_change"]
 # MNIST's classes are balanced (within 1.1x): the learner is given uniform priors, its
@@ -46,7 +56,16 @@ OURS = ["random", "uncertainty", "vopt", "sigma_opt", "model_change"]
 # the labels' shares, which the queries unbalance (random sampling: 0.68 -> 0.54 accuracy
 # on 2,000 digits after 30 labels; 0.66 -> 0.73 with the priors).
 PRIORS = np.full(10, 0.1)
-GL = {"vopt": "var_opt", "sigma_opt": "sigma_opt", "model_change": "model_change"}
+GL = {"vopt": "var_opt", "sigma_opt": "sigma_opt", "model_change": "model_change",
+      "uncertainty": "unc_sampling"}
+
+
+def make_learner(name, W):
+    """The learner on the shared graph: Poisson learning with uniform priors, or Laplace
+    learning (the harmonic solution) with class mass normalization."""
+    if name == "poisson":
+        return PoissonLearning(graph=W, class_priors=PRIORS)
+    return LabelPropagation(graph=W, class_mass_normalization=True)
 
 
 class _GLModel:
@@ -64,23 +83,28 @@ class _GLModel:
         return np.nan_to_num(self.learner.cv_state().f)
 
 
-def run_gl(gl, W, X, y_true, start, evals, evecs, name, rounds, batch):
-    learner = PoissonLearning(graph=W, class_priors=PRIORS)
+def run_gl(gl, W, X, y_true, start, evals, evecs, name, args):
+    """graphlearning's active learner; accuracy recorded every ``args.batch`` labels (as
+    ours) whatever its own batch size, times per ``args.batch`` labels."""
+    learner = make_learner(args.learner, W)
     model = _GLModel(gl, W, X, learner)
     acq = getattr(gl.active_learning, GL[name])
+    kw = ({} if name == "uncertainty" else
+          dict(C=np.diag(1.0 / (evals + 1e-11)), V=evecs.copy()))
     al = gl.active_learning.active_learner(model, acq, start.copy(), y_true[start].copy(),
-                                           C=np.diag(1.0 / (evals + 1e-11)), V=evecs.copy())
-    acc, times = [], []
-    for _ in range(rounds):
+                                           **kw)
+    gl_batch = args.gl_batch or args.batch
+    acc, times, cpu = [], [], []
+    for _ in range(args.rounds):
         acc.append(_accuracy(learner, y_true, al.labeled_ind))
-        t0 = time.perf_counter()
-        q = al.select_queries(batch_size=batch)
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(args.batch // gl_batch):
+            q = al.select_queries(batch_size=gl_batch)
+            al.update(q, y_true[q])  # (the update refits the learner)
         times.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        al.update(q, y_true[q])
-        times[-1] += time.perf_counter() - t0  # the update refits the learner
+        cpu.append(time.process_time() - c0)
     acc.append(_accuracy(learner, y_true, al.labeled_ind))
-    return acc, times
+    return {"accuracy": acc, "times": times, "cpu_times": cpu}
 
 
 def _accuracy(learner, y_true, labeled_ind):
@@ -97,29 +121,41 @@ def main():
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--batch", type=int, default=10)
     parser.add_argument("--n", type=int, default=10000)
-    parser.add_argument("--out", default="bench/results/active_mnist.json")
+    parser.add_argument("--weight", default="binary",
+                        help="knn_graph weight (binary, self_tuned, gaussian)")
+    parser.add_argument("--learner", default="poisson", choices=["poisson", "laplace"])
+    parser.add_argument("--methods", default=",".join(OURS))
+    parser.add_argument("--gl", default="vopt,sigma_opt,model_change",
+                        help="graphlearning criteria to run ('' for none)")
+    parser.add_argument("--n-candidates", type=int, default=100,
+                        help="ActiveLearner's n_candidates (exact criteria on this many)")
+    parser.add_argument("--gl-batch", type=int, default=None,
+                        help="graphlearning's batch size (default: --batch)")
+    parser.add_argument("--out", default="docs/scripts/active_mnist.json")
     parser.add_argument("--figure", default="docs/images/active_mnist.png")
-    parser.add_argument("--no-graphlearning", action="store_true")
-    parser.add_argument("--summarize", metavar="JSON",
-                        help="only print the summary (and figure) of a saved run")
+    parser.add_argument("--summarize", metavar="JSON", nargs="+",
+                        help="only print the summary (and figure) of saved runs")
     args = parser.parse_args()
     if args.summarize:
-        summarize(json.loads(pathlib.Path(args.summarize).read_text()), args.figure)
+        summarize(merge_runs([json.loads(pathlib.Path(f).read_text())
+                              for f in args.summarize]), args.figure)
         return
     warnings.simplefilter("ignore")
     X, y_true = load_mnist_test()
     X, y_true = X[:args.n], y_true[:args.n]
     t0 = time.perf_counter()
-    W = knn_graph(X, n_neighbors=10)
+    W = knn_graph(X, n_neighbors=10, weight=args.weight)
     print(f"graph: n={X.shape[0]}, nnz={W.nnz}, {time.perf_counter() - t0:.1f} s", flush=True)
+    methods = [m for m in args.methods.split(",") if m]
+    gl_methods = [m for m in args.gl.split(",") if m]
     gl = None
-    if not args.no_graphlearning:
+    if gl_methods:
         import graphlearning as gl
 
         t0 = time.perf_counter()
         evals, evecs = gl.graph(W).eigen_decomp(normalization="normalized", k=50)
         print(f"graphlearning eigenbasis (50): {time.perf_counter() - t0:.1f} s", flush=True)
-    results = {"config": vars(args), "draws": []}
+    results = {"config": vars(args), "load_start": os.getloadavg(), "draws": []}
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for draw in range(args.draws):
@@ -128,23 +164,53 @@ def main():
         y0 = np.full(y_true.size, -1)
         y0[start] = y_true[start]
         record = {}
-        for name in OURS:
-            al = ActiveLearner(PoissonLearning(graph=W, class_priors=PRIORS), method=name,
-                               batch_size=args.batch, random_state=draw)
+        for name in methods:
+            al = ActiveLearner(make_learner(args.learner, W), method=name,
+                               batch_size=args.batch, n_candidates=args.n_candidates,
+                               random_state=draw)
             h = active_learning_loop(al, X, y0, y_true, args.rounds)
             record[name] = {"accuracy": h.accuracy(y_true).tolist(),
                             "times": h.round_times.tolist(),
+                            "cpu_times": h.round_cpu_times.tolist(),
                             "n_solved": h.n_solved.tolist()}
-        if gl is not None:
-            for name in GL:
-                acc, times = run_gl(gl, W, X, y_true, start, evals, evecs, name, args.rounds,
-                                    args.batch)
-                record["gl_" + name] = {"accuracy": acc, "times": times}
+        for name in gl_methods:
+            record["gl_" + name] = run_gl(gl, W, X, y_true, start, evals, evecs, name, args)
         results["draws"].append(record)
+        results["load_end"] = os.getloadavg()
         out.write_text(json.dumps(results, indent=1))
         print(f"draw {draw}: " + ", ".join(f"{k} {v['accuracy'][-1]:.3f}"
                                           for k, v in record.items()), flush=True)
     summarize(results, args.figure)
+
+
+def merge_runs(runs, step=10):
+    """One result of several runs on the same graph: each method's curve every ``step``
+    labels, methods suffixed by their batch size where the runs' batch sizes differ, draws
+    those all runs completed."""
+    if len(runs) == 1:
+        return runs[0]
+    same = ("n", "weight", "learner")
+    cfg0 = runs[0]["config"]
+    for r in runs[1:]:
+        if any(r["config"].get(k) != cfg0.get(k) for k in same):
+            raise ValueError(f"runs differ in {same}: cannot pair their draws")
+    n_labels = min(r["config"]["batch"] * r["config"]["rounds"] for r in runs)
+    suffix = len({r["config"]["batch"] for r in runs}) > 1
+    draws = [{} for _ in range(min(len(r["draws"]) for r in runs))]
+    for r in runs:
+        b = r["config"]["batch"]
+        every, per = step // b, n_labels // b
+        for d, rec in zip(draws, r["draws"]):
+            c = r["config"].get("n_candidates", 100)
+            for k, v in rec.items():
+                key = f"{k}/b{b}" if suffix and not k.startswith("gl_") else k
+                key += f"/c{c}" if c != 100 and not k.startswith("gl_") else ""
+                d[key] = {"accuracy": v["accuracy"][:per + 1:every],
+                          "times": v["times"][:per], "cpu_times": v.get("cpu_times",
+                                                                        v["times"])[:per]}
+    cfg = dict(cfg0, batch=step, rounds=n_labels // step)
+    return {"config": cfg, "load_start": runs[0].get("load_start"),
+            "load_end": runs[-1].get("load_end"), "draws": draws}
 
 
 def summarize(results, figure=None):
@@ -152,29 +218,41 @@ def summarize(results, figure=None):
     names = list(draws[0])
     acc = {k: np.array([d[k]["accuracy"] for d in draws]) for k in names}
     times = {k: np.array([d[k]["times"] for d in draws]) for k in names}
+    cpu = {k: np.array([d[k].get("cpu_times", d[k]["times"]) for d in draws]) for k in names}
     cfg = results["config"]
     labels = 10 + cfg["batch"] * np.arange(cfg["rounds"] + 1)
     half = cfg["rounds"] // 2
-    print(f"\n{len(draws)} draws; accuracy on the unlabeled points (mean +- std), "
-          f"seconds per round (round 1 / later rounds, mean and max)")
+    load = [results.get("load_start"), results.get("load_end")]
+    print(f"\n{len(draws)} draws; accuracy on the unlabeled points (mean +- std); seconds per "
+          f"query (one batch of that run): query 1 and later ones (median, max), wall / CPU; "
+          f"load average (1, 5, 15 min) at the start {load[0]}, at the end {load[1]}")
     print(f"{'method':>16} {'0 q':>13} {f'{labels[half] - 10} q':>13} "
-          f"{f'{labels[-1] - 10} q':>13} {'t round 1':>10} {'t later':>8} {'max':>6}")
+          f"{f'{labels[-1] - 10} q':>13} {'wall 1st':>8} {'later':>6} {'max':>6} "
+          f"{'cpu 1st':>8} {'later':>6} {'max':>6}")
     for k in names:
-        a, t = acc[k], times[k]
+        a, t, c = acc[k], times[k], cpu[k]
         print(f"{k:>16} {a[:, 0].mean():.3f}+-{a[:, 0].std():.3f} "
               f"{a[:, half].mean():.3f}+-{a[:, half].std():.3f} "
-              f"{a[:, -1].mean():.3f}+-{a[:, -1].std():.3f} {t[:, 0].mean():10.2f} "
-              f"{t[:, 1:].mean():8.2f} {t[:, 1:].max():6.2f}")
-    best = max((k for k in names if k != "random" and not k.startswith("gl_")),
-               key=lambda k: acc[k][:, -1].mean())
-    gain = acc[best][:, -1] - acc["random"][:, -1]
-    print(f"\nbest of ours ({best}) - random after {labels[-1] - 10} queries: "
-          f"{100 * gain.mean():+.1f} points (paired t p = "
-          f"{stats.ttest_rel(acc[best][:, -1], acc['random'][:, -1]).pvalue:.2g})")
-    for k in GL:
-        if "gl_" + k in acc and len(draws) > 1:
-            d = acc[k][:, -1] - acc["gl_" + k][:, -1]
-            r = stats.ttest_rel(acc[k][:, -1], acc["gl_" + k][:, -1])
+              f"{a[:, -1].mean():.3f}+-{a[:, -1].std():.3f} {np.median(t[:, 0]):8.2f} "
+              f"{np.median(t[:, 1:]):6.2f} {t[:, 1:].max():6.2f} {np.median(c[:, 0]):8.2f} "
+              f"{np.median(c[:, 1:]):6.2f} {c[:, 1:].max():6.2f}")
+    base = {k: k.split("/")[0] for k in names}   # "model_change/b1" -> "model_change"
+    rnd = next((k for k in names if base[k] == "random"), None)
+    for who, group in (("ours", [k for k in names if k != rnd and k[:3] != "gl_"]),
+                       ("graphlearning's", [k for k in names if k[:3] == "gl_"])):
+        for at in (half, -1):
+            if rnd is None or not group:
+                continue
+            best = max(group, key=lambda k: acc[k][:, at].mean())
+            gain = acc[best][:, at] - acc[rnd][:, at]
+            print(f"best of {who} ({best}) - random after {labels[at] - 10} queries: "
+                  f"{100 * gain.mean():+.1f} points (paired t p = "
+                  f"{stats.ttest_rel(acc[best][:, at], acc[rnd][:, at]).pvalue:.2g})")
+    for k in names:
+        if base[k] in GL and "gl_" + base[k] in acc and len(draws) > 1:
+            g = "gl_" + base[k]
+            d = acc[k][:, -1] - acc[g][:, -1]
+            r = stats.ttest_rel(acc[k][:, -1], acc[g][:, -1])
             print(f"{k}: ours - graphlearning = {100 * d.mean():+.1f} points "
                   f"(t = {r.statistic:.2f}, p = {r.pvalue:.2g}, {len(draws)} draws)")
     if figure:
@@ -187,13 +265,15 @@ def summarize(results, figure=None):
         for k in names:
             m, s = acc[k].mean(axis=0), acc[k].std(axis=0)
             style = "--" if k.startswith("gl_") else "-"
-            label = (f"graphlearning {k[3:]} (50 eigenpairs)" if k.startswith("gl_")
-                     else f"fastgssl {k}")
+            label = (f"graphlearning {k[3:]}" + ("" if k == "gl_uncertainty" else
+                                                  " (50 eigenpairs)")
+                     if k.startswith("gl_") else f"fastgssl {k}")
             ax.plot(labels, m, style, marker="o", ms=3, label=label)
             ax.fill_between(labels, m - s, m + s, alpha=0.1)
         ax.set_xlabel("labeled points")
         ax.set_ylabel("accuracy on the unlabeled points")
-        ax.set_title(f"MNIST (n = {cfg['n']}), Poisson learning, {len(draws)} draws")
+        ax.set_title(f"MNIST (n = {cfg['n']}), {cfg.get('learner', 'poisson')} learning, "
+                     f"batches of {cfg['batch']}, {len(draws)} draws")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
         fig.tight_layout()

@@ -146,6 +146,51 @@ def test_add_labels_equals_a_fresh_solve():
     assert set(cov.labeled) == set(S2)
 
 
+@pytest.mark.parametrize("solver", ["direct", "cg"])
+def test_columns_solved_after_new_labels_use_the_kept_setup(solver):
+    # C_S = C_{S_0} - U U^T: columns solved after labels were added equal the dense
+    # inverse with those labels, without a new setup
+    X, y, _ = _problem()
+    W = knn_graph(X, n_neighbors=8)
+    S = np.flatnonzero(y != -1)
+    cov = PosteriorCovariance(W, S, tau=1e-6, gamma=0.1, solver=solver, rtol=1e-13)
+    cov.ensure([3, 9])
+    cov.add_labels([9, 50, 70])
+    cov.add_labels([80])
+    cand = np.array([5, 17, 40, 101])
+    cov.ensure(cand)
+    C = _dense_C(W, np.concatenate([S, [9, 50, 70, 80]]), 1e-6, 0.1)
+    assert _close(cov.columns[:, cov.position(cand)], C[:, cand])
+    Z = np.random.RandomState(1).standard_normal((W.shape[0], 3))
+    assert _close(cov.solve(Z), C @ Z)
+    assert cov.n_setups == 1 and cov._downdate.shape[1] == 4
+
+
+def test_setup_renewed_past_the_rank_limit_and_for_a_new_component(monkeypatch):
+    import fastgssl.active._covariance as covmod
+
+    monkeypatch.setattr(covmod, "MAX_DOWNDATE_RANK", 2)
+    X, y, _ = _problem(n=80)
+    W1 = knn_graph(X, n_neighbors=8)
+    W = sp.block_diag([W1, W1]).tocsr()        # a second component, without labels
+    S = np.flatnonzero(y != -1)
+    tau = 1e-2
+    cov = PosteriorCovariance(W, S, tau=tau, gamma=0.1, solver="direct")
+    cov.ensure([4])
+    labels = list(S)
+    for new in ([4, 11], [20], [33]):       # rank 2, 3 (> 2: set up again at the next solve)
+        cov.add_labels(new)
+        labels += new
+        cov.ensure([60 + len(labels)])
+    assert cov.n_setups == 2
+    cov.add_labels([90])                     # the second component's first label
+    labels.append(90)
+    cov.ensure([95, 130])
+    assert cov.n_setups == 3
+    C = _dense_C(W, np.array(labels), tau, 0.1)
+    assert _close(cov.columns, C[:, cov.index])
+
+
 def test_later_queries_update_instead_of_solving():
     X, y, y_true = _problem(n=150)
     kw = dict(method="vopt", batch_size=4, solver="direct", n_candidates=40, n_sketch=8,

@@ -16,6 +16,17 @@ up to date as points are labeled by the rank-one formula
 
 O(n) per kept column and labeled point. The same update holds for any column ``C_S z`` with
 a fixed ``z`` (the sketch columns of :meth:`PosteriorCovariance.sketch_estimates`).
+
+Columns solved later (new candidates) do not refactorize: the solver is set up once for the
+precision of a base set S_0 and the labels added since enter as a low-rank downdate,
+
+    C_S = C_{S_0} - U U^T,   U = [u_1 ... u_r],   u_i = C_{S_{i-1}} e_{k_i} / sqrt(gamma^2 +
+    (C_{S_{i-1}})_{k_i k_i}),
+
+the rank-one formula above summed over the points k_1, ..., k_r labeled since S_0 (S_i the set
+after the i-th). A new column is then one solve with the kept setup minus ``U U[j]^T``; the
+setup (a Jacobi coarse space, or the multigrid hierarchy that ``"auto"`` switches to after
+150 Jacobi iterations) is rebuilt only when r exceeds :data:`MAX_DOWNDATE_RANK`.
 """
 
 from __future__ import annotations
@@ -26,7 +37,11 @@ import scipy.sparse as sp
 from fastgssl.regularizers import connected_components, laplacian
 from fastgssl.solvers import LaplacianSolver
 
-__all__ = ["PosteriorCovariance", "criterion_scores", "greedy_batch"]
+__all__ = ["MAX_DOWNDATE_RANK", "PosteriorCovariance", "criterion_scores", "greedy_batch"]
+
+# labels added after the solver's setup before it is set up again for the current S: U is
+# (n, r), and each solve pays O(n r) per column for it
+MAX_DOWNDATE_RANK = 128
 
 
 class PosteriorCovariance:
@@ -56,6 +71,8 @@ class PosteriorCovariance:
         The current S (in labeling order).
     n_solved : int
         Columns solved so far (each update is O(n) per kept column instead).
+    n_setups : int
+        Solver setups so far (one, then one per :data:`MAX_DOWNDATE_RANK` labels added).
     """
 
     def __init__(self, W, labeled, *, tau, gamma, solver="auto", rtol=1e-8):
@@ -68,6 +85,7 @@ class PosteriorCovariance:
         self.rtol = rtol
         self.labeled = np.asarray(labeled, dtype=np.int64).copy()
         n_comp, comp = connected_components(W)
+        self._comp = comp
         if self.tau == 0.0:
             has = np.zeros(n_comp, dtype=bool)
             has[comp[self.labeled]] = True
@@ -81,8 +99,11 @@ class PosteriorCovariance:
         self.index = np.empty(0, dtype=np.int64)
         self.columns = np.empty((self.n, 0))
         self.n_solved = 0
+        self.n_setups = 0
         self.sketch = None
         self.sketch_columns = None
+        self._solver = None                  # set up for the precision of S_0
+        self._downdate = np.empty((self.n, 0))   # U: C_S = C_{S_0} - U U^T
 
     # ------------------------------------------------------------------ solves
     def precision(self):
@@ -91,14 +112,27 @@ class PosteriorCovariance:
         d[self.labeled] += 1.0 / self.gamma2
         return (self.L + sp.diags(d)).tocsr()
 
-    def solve(self, B):
-        """``C_S B`` for the current S: one block solve."""
-        B = np.asarray(B, dtype=np.float64)
-        solver = LaplacianSolver(self.precision(), method=self.solver, rtol=self.rtol,
-                                 null_space=None)
-        X, _ = solver.solve(B)
+    def _base_solve(self, B):
+        """``C_{S_0} B`` with the kept setup (set up again for the current S, and U
+        emptied, when none exists or U has grown past :data:`MAX_DOWNDATE_RANK`)."""
+        if self._solver is None or self._downdate.shape[1] > MAX_DOWNDATE_RANK:
+            self._solver = LaplacianSolver(self.precision(), method=self.solver,
+                                           rtol=self.rtol, null_space=None)
+            self._downdate = np.empty((self.n, 0))
+            self._base_components = np.unique(self._comp[self.labeled])
+            self.n_setups += 1
+        self._solver.rtol = self.rtol
+        X, _ = self._solver.solve(B)
         self.n_solved += 1 if B.ndim == 1 else B.shape[1]
         return X
+
+    def solve(self, B):
+        """``C_S B`` for the current S: one block solve with the kept setup, minus the
+        downdate ``U (U^T B)``."""
+        B = np.asarray(B, dtype=np.float64)
+        X = self._base_solve(B)
+        U = self._downdate
+        return X - U @ (U.T @ B) if U.shape[1] else X
 
     def ensure(self, idx):
         """Solve and keep the columns of the points ``idx`` not kept yet."""
@@ -107,7 +141,11 @@ class PosteriorCovariance:
         if new.size:
             B = np.zeros((self.n, new.size))
             B[new, np.arange(new.size)] = 1.0
-            self.columns = np.hstack([self.columns, self.solve(B)])
+            X = self._base_solve(B)
+            U = self._downdate
+            if U.shape[1]:
+                X -= U @ U[new].T           # U^T e_j is the row j of U
+            self.columns = np.hstack([self.columns, X])
             self.index = np.concatenate([self.index, new])
 
     def position(self, idx):
@@ -127,13 +165,23 @@ class PosteriorCovariance:
         if new.size == 0:
             return
         self.ensure(new)
+        downdates = []
         for k in new:
             c = self.column(k).copy()
             denom = self.gamma2 + c[k]
             self.columns -= np.outer(c / denom, self.columns[k])
             if self.sketch_columns is not None:
                 self.sketch_columns -= np.outer(c / denom, self.sketch_columns[k])
+            downdates.append(c / np.sqrt(denom))
             self.labeled = np.append(self.labeled, k)
+        if self._solver is None:
+            return                     # the setup will be made for the new S
+        if not np.isin(self._comp[new], self._base_components).all():
+            # a first label in a component: C_{S_0} has the prior variance 1/tau along it,
+            # which C_{S_0} - U U^T would cancel to O(1) (losing log10(1/tau) digits)
+            self._solver = None
+        else:
+            self._downdate = np.column_stack([self._downdate] + downdates)
 
     def keep_only(self, idx):
         """Forget the kept columns of points outside ``idx`` (bounds the memory)."""

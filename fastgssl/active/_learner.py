@@ -73,6 +73,12 @@ def uncertainty_scores(F, measure="smallest_margin"):
     return np.clip(u, 0.0, 1.0)
 
 
+def _x_key(X):
+    """What identifies X for the kept graph: a digest of a dense array's entries, else the
+    object itself (a sparse or other input is expected not to change in place)."""
+    return content_digest(np.ascontiguousarray(X)) if isinstance(X, np.ndarray) else id(X)
+
+
 def _labeled_mask(y):
     y = np.asarray(y)
     if y.ndim != 1:
@@ -148,6 +154,9 @@ default="uncertainty"
         Covariance columns solved by the last query (the rest were updated by rank one).
     query_time_ : float
         Wall time of the last query (the learner's fit included), seconds.
+    query_cpu_time_ : float
+        CPU time of the last query, all threads of the process, seconds (the measure that
+        holds on a shared machine).
 
     Notes
     -----
@@ -168,8 +177,13 @@ default="uncertainty"
     after each pick by the rank-one formula
     :math:`C e_j \\leftarrow C e_j - C e_k (C_S)_{kj} / (\\gamma^2 + (C_S)_{kk})` (so a
     batch does not pick near-duplicates), and later queries whose labels extend the previous
-    ones update the kept columns the same way instead of solving them again. ``"uncertainty"``
-    takes the ``batch_size`` largest uncertainties, as graphlearning's ``policy="max"``.
+    ones update the kept columns the same way instead of solving them again; the columns of
+    new candidates are solved with the solver set up at an earlier labeled set S_0 minus the
+    low-rank downdate :math:`U U^T` of the labels added since (no new setup per query; see
+    :class:`PosteriorCovariance`). For VOpt and Sigma-opt, whose scores do not depend on the
+    labels' values, a greedy batch is the sequence of single queries (on one candidate
+    set). ``"uncertainty"`` takes the ``batch_size`` largest uncertainties, as
+    graphlearning's ``policy="max"``.
 
     Graph components without labels: the learner abstains there (or applies its
     ``unlabeled_policy``); abstained points have uncertainty 1, the largest, and the
@@ -230,8 +244,9 @@ default="uncertainty"
         store_init_arguments(self, locals())
 
     # ------------------------------------------------------------------ the learner
-    def _learner_on_graph(self, X, y):
-        """The unfitted learner on the graph of X (built once per X and learner)."""
+    def _learner_on_graph(self, X, y, x_key=None):
+        """The unfitted learner on the graph of X (built once per X and learner; ``x_key``:
+        X's digest when the caller has it, as the loop does for its one X)."""
         objective = learner_objective(self.estimator, y)
         if objective is None or objective.build_graph is None or objective.with_graph is None:
             raise TypeError(
@@ -240,16 +255,17 @@ default="uncertainty"
                 f"{type(self.estimator).__name__}: e.g. fastgssl.models.PoissonLearning or "
                 f"LabelPropagation."
             )
-        key = (content_digest(np.ascontiguousarray(X)) if isinstance(X, np.ndarray)
-               else id(X), objective.graph_key)
+        if x_key is None:
+            x_key = _x_key(X)
+        key = (x_key, objective.graph_key)
         if getattr(self, "_graph_key", None) != key:
             self.graph_ = objective.build_graph(X)
             self._graph_key = key
             self._cov = None
         return objective.with_graph(self.graph_)
 
-    def _fit_learner(self, X, y):
-        est = self._learner_on_graph(X, y)
+    def _fit_learner(self, X, y, x_key=None):
+        est = self._learner_on_graph(X, y, x_key)
         est.fit(X, y)
         state = est.cv_state()
         F = np.asarray(state.f, dtype=np.float64)
@@ -331,7 +347,10 @@ default="uncertainty"
         indices : ndarray of int of shape (batch_size,)
             Distinct unlabeled points, best first (greedy order for the variance criteria).
         """
-        t0 = time.perf_counter()
+        return self._query(X, y, candidates)
+
+    def _query(self, X, y, candidates=None, x_key=None):
+        t0, c0 = time.perf_counter(), time.process_time()
         validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
                                        caller_name=type(self).__name__)
         if getattr(self, "_rng", None) is None or self._seed != repr(self.random_state):
@@ -349,7 +368,7 @@ default="uncertainty"
         elif self.batch_size > pool.size:
             raise ValueError(f"batch_size={self.batch_size} is larger than the {pool.size} "
                              f"unlabeled points.")
-        F, _ = self._fit_learner(X, y)
+        F, _ = self._fit_learner(X, y, x_key)
         self.n_solved_ = 0
         if self.method == "random":
             chosen = self._rng.choice(pool, self.batch_size, replace=False)
@@ -361,6 +380,7 @@ default="uncertainty"
         else:
             chosen = self._variance_query(F, labeled, pool, given=candidates is not None)
         self.query_time_ = time.perf_counter() - t0
+        self.query_cpu_time_ = time.process_time() - c0
         return np.asarray(chosen, dtype=np.int64)
 
     def _variance_query(self, F, labeled, pool, given):

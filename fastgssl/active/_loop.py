@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._learner import _labeled_mask
+from ._learner import _labeled_mask, _x_key
 
 __all__ = ["ActiveLearningHistory", "active_learning_loop"]
 
@@ -27,9 +27,11 @@ class ActiveLearningHistory:
         The learner's label of every point fitted on the labels before each round, and
         (last row) on the final labels; ``-1`` where it abstains.
     round_times : ndarray of shape (n_rounds,)
-        Seconds per query (the learner's fit and the acquisition).
+        Wall seconds per query (the learner's fit and the acquisition).
     n_solved : ndarray of int of shape (n_rounds,)
         Covariance columns solved per query (variance criteria; 0 otherwise).
+    round_cpu_times : ndarray of shape (n_rounds,)
+        CPU seconds per query (all threads of the process).
     """
 
     y: np.ndarray
@@ -38,6 +40,7 @@ class ActiveLearningHistory:
     transductions: np.ndarray
     round_times: np.ndarray
     n_solved: np.ndarray
+    round_cpu_times: np.ndarray = None
     extra: dict = field(default_factory=dict)
 
     def accuracy(self, y_true, *, unlabeled_only=True):
@@ -91,6 +94,8 @@ def active_learning_loop(learner, X, y, oracle, n_rounds, *, classes=None, callb
     ----------
     learner : ActiveLearner
     X : array-like of shape (n_samples, n_features)
+        The points; identified once (a digest of its entries) for the kept graph, so it
+        must not change during the loop.
     y : array-like of shape (n_samples,)
         Initial labels, ``-1`` for unlabeled points (not modified).
     oracle : array-like of shape (n_samples,) or callable
@@ -126,11 +131,13 @@ def active_learning_loop(learner, X, y, oracle, n_rounds, *, classes=None, callb
             f"{n_rounds * learner.batch_size} labels, more than the {unlabeled} unlabeled "
             f"points."
         )
-    queried, answers, preds, times, solved = [], [], [], [], []
+    queried, answers, preds, times, cpu, solved = [], [], [], [], [], []
+    x_key = _x_key(X)  # X is the same every round: its digest once, not per query
     for r in range(n_rounds):
-        idx = learner.query(X, y)
+        idx = learner._query(X, y, None, x_key)
         preds.append(learner._transduction())
         times.append(learner.query_time_)
+        cpu.append(learner.query_cpu_time_)
         solved.append(learner.n_solved_)
         labels = _answers(oracle, idx, allowed)
         if y.dtype.kind in "iu" and labels.dtype.kind == "f":
@@ -140,8 +147,9 @@ def active_learning_loop(learner, X, y, oracle, n_rounds, *, classes=None, callb
         answers.append(labels)
         if callback is not None:
             callback(r, learner, y)
-    learner._fit_learner(X, y)
+    learner._fit_learner(X, y, x_key)
     preds.append(learner._transduction())
     return ActiveLearningHistory(y=y, queried=np.array(queried), answers=np.array(answers),
                                  transductions=np.array(preds), round_times=np.array(times),
-                                 n_solved=np.array(solved, dtype=np.int64))
+                                 n_solved=np.array(solved, dtype=np.int64),
+                                 round_cpu_times=np.array(cpu))
