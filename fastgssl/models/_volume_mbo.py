@@ -310,7 +310,7 @@ class VolumeMBO(_PropagationClassifier):
 
     def __init__(self, class_priors=None, *, temperature=0.1, volume_constraint=0.5,
                  max_iter=100, graph="knn", n_neighbors=10, graph_weight="gaussian",
-                 sigma_w=None, unlabeled_policy="abstain", random_state=None, n_jobs=None):
+                 sigma_w=None, unlabeled_policy="auto", random_state=None, n_jobs=None):
         store_init_arguments(self, locals())
 
     _share_hint = "Check the graph (n_neighbors, connectivity) and class_priors."
