@@ -107,7 +107,15 @@ def graphs(X, y):
     return out
 
 
-def one_draw(X, y, W, seed, policy, check_recipe):
+def _reached(W, y_ssl):
+    """Points whose graph component holds a label."""
+    from scipy.sparse.csgraph import connected_components
+
+    comp = connected_components(W, directed=False)[1]
+    return np.isin(comp, comp[y_ssl >= 0])
+
+
+def one_draw(X, y, W, seed, policy, check_recipe, two_fold=True):
     from fastgssl._folds import make_folds
     from fastgssl.cv import GridSearchCV
     from fastgssl.datasets import hide_labels
@@ -119,13 +127,18 @@ def one_draw(X, y, W, seed, policy, check_recipe):
         est = learner(name, graph=W[k], n_neighbors=k, unlabeled_policy=policy)
         c0 = time.process_time()
         est.fit(X, y_ssl)
+        reached = _reached(W[k], y_ssl)
         rec["fixed"][f"{name}/k={k}"] = {
             "accuracy": accuracy(est.transduction_, y, unl),
+            # the same fit had it abstained where no label is connected
+            "accuracy_if_abstaining": accuracy(np.where(reached, est.transduction_, -1), y,
+                                               unl),
             "n_undecided": int(np.count_nonzero(est.transduction_ == -1)),
             "cpu_seconds": time.process_time() - c0}
     grid = {"estimator": [learner(name, graph=W[k], n_neighbors=k, unlabeled_policy=policy)
                           for name, k in candidates()]}
-    for key, cv in (("search", 5), ("search_2fold", make_folds(y_ssl, 2, random_state=seed))):
+    variants = [("search", 5), ("search_2fold", make_folds(y_ssl, 2, random_state=seed))]
+    for key, cv in variants[:1 + two_fold]:
         c0, t0 = time.process_time(), time.perf_counter()
         s = GridSearchCV(learner("PoissonLearning"), grid, cv=cv, random_state=seed,
                          refit=False).fit(X, y_ssl)
@@ -220,7 +233,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["digits", "mnist", "letter"])
     parser.add_argument("--draws", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seeds first-seed .. first-seed + draws - 1 (split a run)")
     parser.add_argument("--policies", nargs="+", default=["abstain", "nearest"])
+    parser.add_argument("--no-two-fold", dest="two_fold", action="store_false",
+                        help="skip the search on 2 stratified folds")
+    parser.add_argument("--no-check", dest="check", action="store_false",
+                        help="skip draw 0's run of the recipe as written (graphs rebuilt)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--report", default=None, help="print the tables of a stored run")
     args = parser.parse_args(argv)
@@ -241,18 +260,20 @@ def main(argv=None):
         ds = {"name": name, "n": int(X.shape[0]), "d": int(X.shape[1]),
               "classes": int(y.max() + 1), "load": [os.getloadavg()[0]], "draws": []}
         W = graphs(X, y)
-        for seed in range(args.draws):
+        data["datasets"].append(ds)
+        for seed in range(args.first_seed, args.first_seed + args.draws):
             for policy in args.policies:
-                rec = one_draw(X, y, W, seed, policy, check_recipe=seed == 0)
+                rec = one_draw(X, y, W, seed, policy, check_recipe=seed == 0 and args.check,
+                               two_fold=args.two_fold)
                 ds["draws"].append(rec)
                 print(f"{name} seed {seed} {policy}: search picks "
                       f"{candidates()[rec['search']['best_index']]}, "
                       f"{rec['search']['cpu_seconds']:.1f} CPU s", file=sys.stderr, flush=True)
+            ds["load_now"] = os.getloadavg()[0]
+            if args.json:  # after every draw: a partial run keeps what it measured
+                with open(args.json, "w") as fh:
+                    json.dump(data, fh, indent=1)
         ds["load"].append(os.getloadavg()[0])
-        data["datasets"].append(ds)
-        if args.json:  # after every data set: a partial run keeps what it measured
-            with open(args.json, "w") as fh:
-                json.dump(data, fh, indent=1)
     report(data)
 
 
