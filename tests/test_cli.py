@@ -547,20 +547,3 @@ def test_feature_scaling_is_read_off_the_features():
     mixed = rng.normal(size=(200, 4)) * [1.0, 100.0, 0.01, 5e3]
     choice, why = _scaling_choice(mixed)
     assert choice is True and "mixed units" in why
-
-
-def test_standardization_leaves_indicator_columns_alone():
-    from fastgssl.cli._data import _standardize
-
-    rng = np.random.default_rng(1)
-    X = np.column_stack([rng.normal(5.0, 30.0, 300), rng.random(300) < 0.05,
-                         np.full(300, 7.0), rng.integers(0, 4, 300) * 10.0,
-                         np.where(rng.random(300) < 0.5, -1.0, 3.0)])
-    X_te = X[:20] + 1.0
-    Z, Z_te = _standardize(X, X_te)
-    for j in (0, 3):  # more than two values: centered and scaled by the training rows
-        np.testing.assert_allclose(Z[:, j], (X[:, j] - X[:, j].mean()) / X[:, j].std())
-        np.testing.assert_allclose(Z_te[:, j], (X_te[:, j] - X[:, j].mean()) / X[:, j].std())
-    for j in (1, 2, 4):  # a rare 0 / 1 flag, a constant, a two-valued code: as loaded
-        np.testing.assert_array_equal(Z[:, j], X[:, j])
-        np.testing.assert_array_equal(Z_te[:, j], X_te[:, j])

@@ -14,7 +14,7 @@ exact t-fold CV, and the time Numba spent compiling (apart from the rest)::
     fastgssl select --quick --compare-exact          # also run the exact grid search
 
 Features of mixed ranges are standardized with the training split's mean and standard
-deviation (two-valued columns, such as one-hot indicators, stay as they are), and features of one common range (pixels, counts, pre-scaled data) are left as
+deviation, and features of one common range (pixels, counts, pre-scaled data) are left as
 loaded, a rule read off the training features (``--standardize`` / ``--no-standardize``
 force either); regression targets are standardized (``--no-standardize-target``), and the
 report states both, why, and the units of its errors.

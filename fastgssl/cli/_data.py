@@ -143,8 +143,8 @@ def _n_folds(requested, y_fit, task, classes, random_state=0):
 # most this (pixels 1.09, digits 2.7, one-hot and pre-scaled LIBSVM sets 1; mixed units:
 # svmguide3 3.25, diabetes 31, german.numer 40, heart 126, australian 1,400, breast_cancer
 # 4,500). Issue 38 (bench/bench_cli_scaling.py, Poisson learning, 20 draws): at 4, svmguide3
-# was left as loaded and lost 4.3 points to standardizing at 10 labels per class; digits, the
-# closest set below 3, loses to standardizing at neither rate.
+# was left as loaded and lost 4.3 points to standardizing at 10 labels per class; digits (2.7)
+# lost 2-4 points when standardized (issue 38's first measurement, 5 draws).
 _COMMON_RANGE_RATIO = 3.0
 
 
@@ -153,9 +153,11 @@ def _scaling_choice(X_tr):
     columns of one common range (pixels, counts, already scaled data) are left alone, mixed
     units are standardized. Measured with PoissonLearning at 2 and 10 labels per class
     (``bench/bench_cli_scaling.py``): raw pixels beat standardized ones by 6-11 points on
-    MNIST, 2-4 on digits; standardizing gains 2-44 points on heart, australian, diabetes,
-    breast-cancer, breast_cancer and svmguide3 (at 10 labels), and (two-valued columns left
-    alone) 0.7-3.8 on german.numer."""
+    MNIST, 2-4 on digits (issue 38's first measurement, 5 draws); standardizing gains 2-44
+    points on heart, australian, diabetes, breast-cancer, breast_cancer and svmguide3 (at 10
+    labels; 20 draws) and loses 3.5 / 8 on german.numer at 2 / 10 labels, the one set where
+    the rule misses the goal (leaving its one-hot columns unscaled fixed german.numer but
+    cost australian 7.6 / 15 points, so it was not kept)."""
     import scipy.sparse as sp
 
     lo = np.asarray(X_tr.min(axis=0).todense() if sp.issparse(X_tr) else X_tr.min(axis=0))
@@ -170,26 +172,16 @@ def _scaling_choice(X_tr):
         return False, (f"as loaded: the features share one range (90th / 10th percentile of "
                        f"the column ranges {ratio:.3g} <= {_COMMON_RANGE_RATIO:g}: pixels, "
                        f"counts or pre-scaled data; --standardize forces scaling)")
-    return True, (f"standardized (training split's mean and standard deviation; two-valued "
-                  f"columns such as one-hot indicators left as loaded): the features' ranges "
-                  f"differ (90th / 10th percentile ratio {ratio:.3g} > "
+    return True, (f"standardized (training split's mean and standard deviation): the "
+                  f"features' ranges differ (90th / 10th percentile ratio {ratio:.3g} > "
                   f"{_COMMON_RANGE_RATIO:g}, mixed units; --no-standardize keeps them)")
 
 
 def _standardize(X_tr, X_te):
-    """Center and scale by the training rows' mean / std: x_j -> (x_j - m_j) / s_j for the
-    columns with more than two values; constant and two-valued columns (one-hot indicators,
-    flags) are left as loaded. Dividing a 0 / 1 indicator of frequency p by its standard
-    deviation sqrt(p (1 - p)) puts a rare category at 1 / sqrt(p) units, so the rarest
-    categories would dominate every distance: on german.numer (12 of its 24 columns are
-    indicators) Poisson learning at 10 labels per class erred 49.7 % with every column
-    standardized, 41.7 % as loaded and 37.9 % with the indicators left alone
-    (``bench/bench_cli_scaling.py``, 20 draws)."""
+    """Center and scale by the training rows' mean / std (constant columns: centered only)."""
     mean = X_tr.mean(axis=0)
     std = X_tr.std(axis=0)
-    keep = (std == 0) | np.array([np.unique(c).size <= 2 for c in X_tr.T], dtype=bool)
-    mean[keep] = 0.0
-    std[keep] = 1.0
+    std[std == 0] = 1.0
     return (X_tr - mean) / std, (X_te - mean) / std
 
 

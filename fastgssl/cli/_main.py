@@ -86,9 +86,8 @@ def build_parser():
     sel.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
     sel.add_argument("--random-state", type=int, default=0)
     sel.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=None,
-                     help="center and scale every feature of more than two values by the "
-                          "training split's mean and standard deviation (one-hot indicators "
-                          "stay 0 / 1; default: read off the features: mixed ranges "
+                     help="center and scale every feature by the training split's mean and "
+                          "standard deviation (default: read off the features: mixed ranges "
                           "are standardized, one common range such as pixels is left alone; "
                           "the report says which and why)")
     sel.add_argument("--standardize-target", action=argparse.BooleanOptionalAction,

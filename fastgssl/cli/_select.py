@@ -165,9 +165,8 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
     if standardize is None or standardize == "auto":  # read off X (no data set names)
         standardize, features = _scaling_choice(X_tr)
     else:
-        features = ("standardized (training split's mean and standard deviation; two-valued "
-                    "columns left as loaded; --standardize)" if standardize
-                    else "as loaded (--no-standardize)")
+        features = ("standardized (training split's mean and standard deviation, "
+                    "--standardize)" if standardize else "as loaded (--no-standardize)")
     if standardize:
         X_tr, X_te = _standardize(X_tr, X_te)
     y_fit = (_hide_labels(y_tr, labeled_fraction, task, random_state, labels_per_class)
