@@ -40,12 +40,13 @@ def test_search_without_refit_reports_the_selected_candidates_fit():
     X, y = _two_components()
     grid = {"n_neighbors": [4, 6]}
     with pytest.warns(UnlabeledComponentWarning) as record:
-        search = GridSearchCV(PoissonLearning(), grid, cv=2, refit=False,
-                              random_state=0).fit(X, y)
+        search = GridSearchCV(PoissonLearning(unlabeled_policy="abstain"), grid, cv=2,
+                              refit=False, random_state=0).fit(X, y)
     selected = [w for w in record if "selected candidate" in str(w.message)]
     assert len(selected) == 1 and str(search.best_params_) in str(selected[0].message)
     with pytest.warns(UnlabeledComponentWarning) as record:  # the refit reports its own
-        GridSearchCV(PoissonLearning(), grid, cv=2, random_state=0).fit(X, y)
+        GridSearchCV(PoissonLearning(unlabeled_policy="abstain"), grid, cv=2,
+                     random_state=0).fit(X, y)
     assert not any("selected candidate" in str(w.message) for w in record)
 
 
@@ -60,9 +61,15 @@ def test_search_reports_points_its_winner_leaves_undecided():
     for c in range(10):
         y_ssl[rng.choice(np.flatnonzero(y == c), 2, replace=False)] = c
     with pytest.warns(UserWarning, match=r"leaves 27 point\(s\) undecided"):
-        search = GridSearchCV(PoissonLearning(), {"n_neighbors": [5, 10]}, cv=5,
-                              refit=False).fit(X, y_ssl)
+        search = GridSearchCV(PoissonLearning(unlabeled_policy="abstain"),
+                              {"n_neighbors": [5, 10]}, cv=5, refit=False).fit(X, y_ssl)
     assert search.cv_results_["n_undecided"].tolist() == [27, 0]
+    # the default policy ("auto": the nearest labeled component's answer) decides them all
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnlabeledComponentWarning)
+        default = GridSearchCV(PoissonLearning(), {"n_neighbors": [5, 10]}, cv=5).fit(X, y_ssl)
+    assert default.cv_results_["n_undecided"].tolist() == [0, 0]
+    assert (default.best_estimator_.transduction_ >= 0).all()
 
 
 # ---- cv_score warns where the criterion fell to the training error (issue 43) ---------------

@@ -458,6 +458,11 @@ def test_disconnected_components_follow_the_policy(Est, n_landmarks):
     # the far cluster is closest to the class-1 blob at 5
     assert (ne.transduction_[orphans] == 1).all()
     assert (ne.predict(X[orphans]) == 1).all()
+    # the default "auto" is "nearest" here (coordinates known): every point gets a class
+    with pytest.warns(DisconnectedGraphWarning, match=r"'auto' \(here 'nearest'\)"):
+        auto = Est(**common).fit(X, y)
+    np.testing.assert_array_equal(auto.transduction_, ne.transduction_)
+    np.testing.assert_allclose(auto.label_distributions_, ne.label_distributions_)
 
 
 def test_regressor_policies_never_nan():
@@ -509,7 +514,8 @@ def test_random_graphs_match_dense_reference_on_labeled_components(n, density, n
     classes = np.array([0, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DisconnectedGraphWarning)
-        model = LabelPropagation(lam=lam, graph="precomputed", **EXACT).fit(sp.csr_matrix(W), y)
+        model = LabelPropagation(lam=lam, graph="precomputed", unlabeled_policy="abstain",
+                                 **EXACT).fit(sp.csr_matrix(W), y)
     _, comp = sp.csgraph.connected_components(W)
     reached = np.isin(comp, comp[lab])
     assert np.isfinite(model.label_distributions_).all()
@@ -712,7 +718,8 @@ def test_random_graphs_lgc_matches_dense_inverse(n, density, seed, alpha, subset
     kw = dict(n_landmarks=n, random_state=0) if subset else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DisconnectedGraphWarning)
-        model = LocalGlobalConsistency(alpha=alpha, graph="precomputed", **EXACT, **kw)
+        model = LocalGlobalConsistency(alpha=alpha, graph="precomputed",
+                                       unlabeled_policy="abstain", **EXACT, **kw)
         model.fit(sp.csr_matrix(W), y)
     d = W.sum(1)
     F = np.zeros((n, 2))

@@ -77,7 +77,7 @@ def test_poisson_on_components_takes_means_per_component():
     W = sp.block_diag([sp.csr_matrix(_knn(X[:100])), sp.csr_matrix(_knn(X[100:]))]).tocsr()
     y_ssl = np.full(200, -1)
     y_ssl[[0, 1, 2, 120, 121]] = [0, 1, 1, 0, 1]
-    model = PoissonLearning(graph="precomputed", **EXACT)
+    model = PoissonLearning(graph="precomputed", unlabeled_policy="abstain", **EXACT)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # components without labels abstain
         model.fit(W, y_ssl)
@@ -91,10 +91,17 @@ def test_component_with_one_class_takes_it_and_unlabeled_component_abstains():
     y_ssl = np.full(150, -1)
     y_ssl[[0, 1, 60, 61]] = [0, 1, 1, 1]  # component 1: only class 1; component 2: no label
     with pytest.warns(UserWarning, match="not connected to any labeled point"):
-        model = PoissonLearning(graph="precomputed", **EXACT).fit(W, y_ssl)
+        model = PoissonLearning(graph="precomputed", unlabeled_policy="abstain",
+                                **EXACT).fit(W, y_ssl)
     assert (model.transduction_[50:100] == 1).all()
     assert (model.transduction_[100:] == -1).all()
     assert model.n_unreached_ == 50
+    # the default "auto" is "uniform" without coordinates: every point gets a class
+    with pytest.warns(UserWarning, match=r"unlabeled_policy='auto' \(here 'uniform'\)"):
+        auto = PoissonLearning(graph="precomputed", **EXACT).fit(W, y_ssl)
+    np.testing.assert_array_equal(auto.transduction_[:100], model.transduction_[:100])
+    assert (auto.transduction_[100:] == 0).all()
+    np.testing.assert_allclose(auto.label_distributions_[100:], 0.5)
 
 
 def _knn(X, k=6):

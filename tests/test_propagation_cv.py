@@ -116,7 +116,7 @@ def test_regression_block_solve_equals_refits(lam):
     _check(LabelPropagationRegressor(lam=lam, **TIGHT), X, y, loo)
 
 
-@pytest.mark.parametrize("policy", ["abstain", "uniform", "nearest"])
+@pytest.mark.parametrize("policy", ["abstain", "uniform", "nearest", "auto"])
 @pytest.mark.parametrize("est", [PoissonLearning(**TIGHT), LabelPropagation(**TIGHT),
                                  LocalGlobalConsistency(**TIGHT),
                                  LabelPropagation(lam=3.0, **TIGHT)], ids=repr)
@@ -134,7 +134,8 @@ def test_components_that_lose_their_labels_follow_the_policy_exactly(est, policy
     folds[[0, 1, 2, 3, 4, 5, 60, 61]] = [0, 0, 1, 1, 2, 2, 2, 2]
     est = clone(est).set_params(n_neighbors=5, unlabeled_policy=policy)
     r = _check(est, X, y, folds)
-    assert r.info["refitted_folds"] == ([2] if policy == "nearest" else [])
+    # "auto" is "nearest" when the points have coordinates
+    assert r.info["refitted_folds"] == ([2] if policy in ("nearest", "auto") else [])
 
 
 @pytest.mark.parametrize("est", [PoissonLearning(**TIGHT), LabelPropagation(**TIGHT),
@@ -151,7 +152,7 @@ def test_abstention_is_an_error_as_in_the_refits(est):
     y[[0, 1, 2, 3, 25]] = [0, 1, 0, 1, 0]
     folds = np.ones(30, int)
     folds[[0, 1, 25]] = 0
-    est = clone(est).set_params(n_neighbors=5)
+    est = clone(est).set_params(n_neighbors=5, unlabeled_policy="abstain")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         r = cv_result(est, X, y, folds, method="exact")

@@ -204,8 +204,14 @@ def test_components_without_labels_follow_the_policy():
     y = np.full(80, -1)
     y[[0, 1]] = [0, 1]
     with pytest.warns(UserWarning, match="not connected to any labeled point"):
-        model = VolumeMBO(n_neighbors=5, random_state=0).fit(X, y)
+        model = VolumeMBO(n_neighbors=5, unlabeled_policy="abstain", random_state=0).fit(X, y)
     assert np.all(model.transduction_[40:] == -1) and model.n_unreached_ == 40
+    # the default ("auto", here "nearest"): the far blob copies its closest labeled point's
+    # answer, the same class for the whole component
+    with pytest.warns(UserWarning, match="'auto' \\(here 'nearest'\\)"):
+        auto = VolumeMBO(n_neighbors=5, random_state=0).fit(X, y)
+    assert np.unique(auto.transduction_[40:]).size == 1 and auto.transduction_[40] >= 0
+    np.testing.assert_array_equal(auto.transduction_[:40], model.transduction_[:40])
 
 
 @pytest.mark.parametrize("kw,match", [

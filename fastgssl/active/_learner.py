@@ -185,8 +185,8 @@ default="uncertainty"
     set). ``"uncertainty"`` takes the ``batch_size`` largest uncertainties, as
     graphlearning's ``policy="max"``.
 
-    Graph components without labels: the learner abstains there (or applies its
-    ``unlabeled_policy``); abstained points have uncertainty 1, the largest, and the
+    Graph components without labels: the learner abstains there (its
+    ``unlabeled_policy``, when not the default ``"auto"``, applies instead); abstained points have uncertainty 1, the largest, and the
     variance criteria see the prior variance ``1/tau`` along the component's degree
     vector z (unit norm): VOpt and Sigma-opt score its points about ``1/tau``, so they and
     uncertainty sampling pick a point there first; model change scores them about
@@ -266,6 +266,10 @@ default="uncertainty"
 
     def _fit_learner(self, X, y, x_key=None):
         est = self._learner_on_graph(X, y, x_key)
+        if est.get_params().get("unlabeled_policy") == "auto":
+            # where the learner knows nothing it abstains: those points are the most
+            # uncertain (the default "auto" would copy a labeled component's answer there)
+            est.set_params(unlabeled_policy="abstain")
         est.fit(X, y)
         state = est.cv_state()
         F = np.asarray(state.f, dtype=np.float64)

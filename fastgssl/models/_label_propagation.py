@@ -170,7 +170,7 @@ class LabelPropagation(_PropagationClassifier):
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
                  graph_symmetrize=None, sigma_w=None, n_landmarks=None, drop_rr=False,
-                 n_subsets=1, unlabeled_policy="abstain", class_mass_normalization=False,
+                 n_subsets=1, unlabeled_policy="auto", class_mass_normalization=False,
                  solver="auto", rtol=1e-6, random_state=None, n_jobs=None, reweighting=None,
                  reweighting_params=None):
         store_init_arguments(self, locals())

@@ -76,6 +76,6 @@ class LocalGlobalConsistency(_PropagationClassifier):
 
     def __init__(self, alpha=0.99, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
                  graph_symmetrize=None, sigma_w=None, n_landmarks=None, drop_rr=False,
-                 n_subsets=1, unlabeled_policy="abstain", class_mass_normalization=False,
+                 n_subsets=1, unlabeled_policy="auto", class_mass_normalization=False,
                  solver="auto", rtol=1e-6, random_state=None, n_jobs=None):
         store_init_arguments(self, locals())

@@ -51,7 +51,7 @@ from fastgssl.models._propagation_systems import (
     _sub,
 )
 
-POLICIES = ("abstain", "uniform", "nearest")
+POLICIES = ("auto", "abstain", "uniform", "nearest")
 
 
 class _GraphPropagation(_PropagationCV, BaseEstimator):
@@ -108,6 +108,13 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
 
     def _policies(self):
         return POLICIES
+
+    def _policy(self):
+        """The policy in force: ``"auto"`` is ``"nearest"`` where the points have
+        coordinates, ``"uniform"`` on ``graph="precomputed"`` (no coordinates)."""
+        if self.unlabeled_policy != "auto":
+            return self.unlabeled_policy
+        return "uniform" if self._precomputed() else "nearest"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -395,7 +402,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
     def _apply_policy(self, F, reached, W, coords, y, labeled):
         if reached.all():
             return F, reached
-        policy = self.unlabeled_policy
+        policy = self._policy()
         orphans = np.flatnonzero(~reached)
         n_comp, comp = _cc(_sub(W, orphans, orphans), directed=False)
         what = {
@@ -404,9 +411,12 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                        "regression)",
             "nearest": "each takes the solution at the closest point of a labeled component",
         }[policy]
+        named = repr(self.unlabeled_policy)
+        if policy != self.unlabeled_policy:
+            named += f" (here {policy!r})"
         warnings.warn(
             f"{orphans.size} of {F.shape[0]} points in {n_comp} graph component(s) are not "
-            f"connected to any labeled point; unlabeled_policy={policy!r}: {what}. Increase "
+            f"connected to any labeled point; unlabeled_policy={named}: {what}. Increase "
             f"n_neighbors (or n_landmarks) or label a point in each component to avoid this.",
             UnlabeledComponentWarning,
             stacklevel=3,

@@ -48,9 +48,10 @@ class _PropagationCV:
         """``Y_K -> row``: the value ``unlabeled_policy`` gives points of a component
         without labels (None for "nearest", which needs the coordinates)."""
         k = len(self.classes_) if self._task == "classification" else 1
-        if self.unlabeled_policy == "abstain":  # an abstention: NaN, an error in every score
+        policy = self._policy()
+        if policy == "abstain":  # an abstention: NaN, an error in every score
             return lambda Y_K: np.full(k, np.nan)
-        if self.unlabeled_policy == "uniform":
+        if policy == "uniform":
             if self._task == "classification":
                 return lambda Y_K: np.full(k, 1.0 / k)
             return lambda Y_K: np.array([float(np.mean(Y_K[:, 0]))])

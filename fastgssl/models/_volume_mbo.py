@@ -325,7 +325,7 @@ class VolumeMBO(_PropagationClassifier):
     def __init__(self, class_priors=None, *, temperature=0.1, volume_constraint=0.5,
                  max_iter=100, assignment="auction", graph="knn", n_neighbors=10,
                  graph_weight="gaussian", graph_symmetrize=None, sigma_w=None,
-                 unlabeled_policy="abstain",
+                 unlabeled_policy="auto",
                  random_state=None, n_jobs=None):
         store_init_arguments(self, locals())
 
