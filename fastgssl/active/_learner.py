@@ -186,7 +186,8 @@ default="uncertainty"
     graphlearning's ``policy="max"``.
 
     Graph components without labels: the learner abstains there (its
-    ``unlabeled_policy``, when not the default ``"auto"``, applies instead); abstained points have uncertainty 1, the largest, and the
+    ``unlabeled_policy``, when not the default ``"auto"``, applies instead); abstained
+    points have uncertainty 1, the largest, and the
     variance criteria see the prior variance ``1/tau`` along the component's degree
     vector z (unit norm): VOpt and Sigma-opt score its points about ``1/tau``, so they and
     uncertainty sampling pick a point there first; model change scores them about
