@@ -29,7 +29,12 @@ from fastgssl._validation import check_random_state, store_init_arguments
 from fastgssl.models._auction import auction_assignment
 from fastgssl.models._balance import check_class_priors
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
-from fastgssl.models._propagation_docs import GRAPH_PARAMS, POLICY_PARAM
+from fastgssl.models._propagation_docs import (
+    POLICY_PARAM,
+    SELF_TUNED_NOTE,
+    VOLUME_MBO_NOTE,
+    graph_params,
+)
 
 __all__ = ["VolumeMBO", "bounded_assignment", "volume_bounds"]
 
@@ -234,7 +239,8 @@ class VolumeMBO(_PropagationClassifier):
         ``"exact"`` the optimum (:func:`bounded_assignment`).
     random_state : int, RandomState or None, default=None
         Draws the temperature noise.
-""" + GRAPH_PARAMS + POLICY_PARAM + """    n_jobs : int or None, default=None
+""" + graph_params("self_tuned", SELF_TUNED_NOTE + VOLUME_MBO_NOTE) + POLICY_PARAM + """\
+    n_jobs : int or None, default=None
         Threads of the graph build.
 
     Attributes
@@ -324,7 +330,7 @@ class VolumeMBO(_PropagationClassifier):
 
     def __init__(self, class_priors=None, *, temperature=0.1, volume_constraint=0.5,
                  max_iter=100, assignment="auction", graph="knn", n_neighbors=10,
-                 graph_weight="gaussian", graph_symmetrize=None, sigma_w=None,
+                 graph_weight="self_tuned", graph_symmetrize=None, sigma_w=None,
                  unlabeled_policy="auto",
                  random_state=None, n_jobs=None):
         store_init_arguments(self, locals())
