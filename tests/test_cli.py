@@ -546,6 +546,13 @@ def test_feature_scaling_is_read_off_the_features():
     pixels = rng.integers(0, 256, size=(200, 64)).astype(float)
     pixels[:, :4] = 0.0  # constant border pixels do not count
     assert _scaling_choice(pixels)[0] is False
+    # rarely inked border pixels span less (a range ratio of 4 on digits' training split),
+    # yet most columns span the whole 0-16 scale: one unit, left alone
+    digits = rng.integers(0, 17, size=(300, 64)).astype(float)
+    digits[:, 56:] = rng.integers(0, 3, size=(300, 8))
+    digits[:, 48:56] = rng.integers(0, 5, size=(300, 8))
+    choice, why = _scaling_choice(digits)
+    assert choice is False and "share one scale" in why
     mixed = rng.normal(size=(200, 4)) * [1.0, 100.0, 0.01, 5e3]
     choice, why = _scaling_choice(mixed)
     assert choice is True and "mixed units" in why
