@@ -54,6 +54,12 @@ from fastgssl.models._propagation_systems import (
 POLICIES = ("auto", "abstain", "uniform", "nearest")
 
 
+def _needs_scale(weight, symmetrize):
+    """Whether the induction kernel reads the training points' d_k(x_i)^2: the self-tuned
+    weights, and every symmetrization but ``"max"``."""
+    return weight in SELF_TUNED or symmetrize != "max"
+
+
 class _GraphPropagation(_PropagationCV, BaseEstimator):
     """Shared machinery: graph, solve (full or subsets), component policy, induction."""
 
@@ -169,8 +175,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         # the builder's d_k^2 when it reports them, else found at first use (predict): an
         # exact k-nearest-neighbour search over X, not paid by a fit on a given graph
         self._k_induction = k
-        self._scale_needed = weight in SELF_TUNED or how != "max"
-        scale = self._builder_scale(builder, X) if self._scale_needed else None
+        scale = self._builder_scale(builder, X) if _needs_scale(weight, how) else None
         if weight == "gaussian" and sigma is None:
             # the builder's heuristic bandwidth, recovered exactly from the edges
             sigma = _infer_gaussian_sigma(W, coords)
@@ -191,8 +196,8 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         kernel and of the symmetrizations other than ``"max"`` (None otherwise): the
         builder's, or for a user graph (a plugin builder) the k-th squared distance of an
         exact search, done at its first use and kept."""
-        if (self._scale_induction is None and getattr(self, "_scale_needed", False)
-                and self._X_fit is not None):
+        if (self._scale_induction is None and self._X_fit is not None
+                and _needs_scale(self._weight_induction, self._symmetrize_induction)):
             k = min(int(self._k_induction), self._X_fit.shape[0] - 1)
             _, sq = knn_search(self._X_fit, k, n_jobs=self.n_jobs)
             self._scale_induction = sq[:, -1].copy()
