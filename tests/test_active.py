@@ -166,6 +166,34 @@ def test_columns_solved_after_new_labels_use_the_kept_setup(solver):
     assert cov.n_setups == 1 and cov._downdate.shape[1] == 4
 
 
+def test_sketch_solved_to_its_own_tolerance_and_candidates_to_rtol():
+    # the sketch only preselects: its columns stop at SKETCH_RTOL, the criteria's at rtol
+    from fastgssl.active._covariance import SKETCH_RTOL
+
+    X, y, _ = _problem(n=300)
+    W = knn_graph(X, n_neighbors=8)
+    S = np.flatnonzero(y != -1)
+    cov = PosteriorCovariance(W, S, tau=1e-6, gamma=0.1, solver="cg", rtol=1e-10)
+    cov.make_sketch(6, np.random.RandomState(0))
+    cov.ensure([5, 17, 40])
+    A = cov.precision()
+
+    def residual(X, B):
+        return np.linalg.norm(A @ X - B, axis=0) / np.linalg.norm(B, axis=0)
+
+    sketch_res = residual(cov.sketch_columns, cov.sketch)
+    assert sketch_res.max() <= SKETCH_RTOL and sketch_res.min() > 1e-10
+    E = np.zeros((W.shape[0], 3))
+    E[[5, 17, 40], [0, 1, 2]] = 1.0
+    assert residual(cov.columns, E).max() <= 1e-10
+    # the estimates it gives are those of the exact sketch to about SKETCH_RTOL
+    exact = PosteriorCovariance(W, S, tau=1e-6, gamma=0.1, solver="direct")
+    exact.make_sketch(6, np.random.RandomState(0))
+    pool = np.flatnonzero(y == -1)
+    for a, b in zip(cov.sketch_estimates(pool), exact.sketch_estimates(pool)):
+        assert np.max(np.abs(a - b)) <= 1e-2 * np.max(np.abs(b))
+
+
 def test_setup_renewed_past_the_rank_limit_and_for_a_new_component(monkeypatch):
     import fastgssl.active._covariance as covmod
 
