@@ -1,6 +1,8 @@
 """fastgssl.active: exact VOpt / Sigma-opt / model change against dense inverses, the rank-one
 batch and warm-start updates against recomputation, graphlearning's eigenbasis version
-against ours as its basis grows, and the bad inputs of issue 42."""
+against ours as its basis grows, the truncated criteria (n_eigenpairs) against graphlearning
+on the same eigenpairs and against the exact ones when K = n, and the bad inputs of issue
+42."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from fastgssl.active import (
     greedy_batch,
     uncertainty_scores,
 )
+from fastgssl.active._spectral import SpectralCovariance, normalized_eigenpairs
 from fastgssl.graphs import knn_graph
 from fastgssl.models import LabelPropagation, PoissonLearning
 from fastgssl.regularizers import laplacian
@@ -40,6 +43,13 @@ def _problem(n=120, centers=3, seed=0):
     for c in range(centers):
         y[np.flatnonzero(y_true == c)[0]] = c
     return X, y, y_true
+
+
+def _graph_problem(n):
+    """X, y, its 8-NN graph, the labeled and the unlabeled points."""
+    X, y, _ = _problem(n=n)
+    W = knn_graph(X, n_neighbors=8)
+    return X, y, W, np.flatnonzero(y != -1), np.flatnonzero(y == -1)
 
 
 def _dense_C(W, S, tau, gamma):
@@ -243,10 +253,7 @@ def test_later_queries_update_instead_of_solving():
 @pytest.mark.parametrize("criterion", ["vopt", "sigma_opt"])
 def test_graphlearning_eigenbasis_version_approaches_ours(criterion):
     gl = pytest.importorskip("graphlearning")
-    X, y, _ = _problem(n=100)
-    W = knn_graph(X, n_neighbors=8)
-    S = np.flatnonzero(y != -1)
-    cand = np.flatnonzero(y == -1)
+    X, y, W, S, cand = _graph_problem(100)
     tau = 1e-3
     cov = PosteriorCovariance(W, S, tau=tau, gamma=0.1, solver="direct")
     cov.ensure(cand)
@@ -401,3 +408,89 @@ def test_components_without_labels():
         if method in ("vopt", "sigma_opt"):
             # scores of order 1 / tau there; the first pick removes that mode
             assert al.query_scores_[0] > 1e3 * al.query_scores_[1], al.query_scores_
+
+
+# ------------------------------------------------------------------ truncated (n_eigenpairs)
+def test_eigenpairs_are_those_of_the_normalized_laplacian():
+    X, _, _ = _problem()
+    W = knn_graph(X, n_neighbors=8)
+    lam, V = normalized_eigenpairs(W, 12)
+    vals, _ = np.linalg.eigh(laplacian(W, kind="L_norm").toarray())
+    assert np.allclose(lam, vals[:12], atol=1e-9)
+    L = laplacian(W, kind="L_norm")
+    assert np.allclose(L @ V, V * lam, atol=1e-8)
+    assert np.allclose(V.T @ V, np.eye(12), atol=1e-10)
+
+
+@pytest.mark.parametrize("criterion", ["vopt", "sigma_opt", "model_change"])
+def test_full_basis_equals_the_exact_criteria(criterion):
+    X, y, W, S, cand = _graph_problem(90)
+    w = np.random.RandomState(0).uniform(0.1, 1.0, cand.size)
+    lam, V = normalized_eigenpairs(W, W.shape[0])
+    cov = SpectralCovariance(lam, V, S, tau=1e-3, gamma=0.1)
+    ours = cov.scores(cand, criterion, w)
+    dense = _dense_scores(_dense_C(W, S, 1e-3, 0.1), cand, 0.1, criterion, w)
+    assert np.max(np.abs(ours - dense)) <= 1e-10 * np.max(dense)
+
+
+@pytest.mark.parametrize("criterion", ["vopt", "model_change"])
+def test_equals_graphlearning_on_the_same_eigenpairs(criterion):
+    gl = pytest.importorskip("graphlearning")
+    X, y, W, S, cand = _graph_problem(150)
+    lam, V = normalized_eigenpairs(W, 20)
+    tau = 1e-3
+    F = np.random.RandomState(1).uniform(size=(W.shape[0], 3))
+    cls = {"vopt": gl.active_learning.var_opt, "model_change": gl.active_learning.model_change}
+    acq = cls[criterion](C=np.diag(1.0 / (lam + tau)), V=V.copy())
+    acq.update(S, y[S])
+    theirs = acq.compute(F, cand)
+    u = gl.active_learning.unc_sampling().compute(F, cand) if criterion == "model_change" \
+        else None
+    cov = SpectralCovariance(lam, V, S, tau=tau, gamma=0.1)
+    ours = cov.scores(cand, criterion, u)
+    assert np.max(np.abs(ours - theirs)) <= 1e-9 * np.max(np.abs(theirs))
+    # and after labeling one more point (graphlearning's rank-one update, ours too)
+    k = cand[int(np.argmax(ours))]
+    acq.update(np.array([k]), y[[k]])
+    cov.add_label(k)
+    rest = cand[cand != k]
+    theirs = acq.compute(F, rest)
+    ours = cov.scores(rest, criterion, None if u is None else u[cand != k])
+    assert np.max(np.abs(ours - theirs)) <= 1e-9 * np.max(np.abs(theirs))
+
+
+@pytest.mark.parametrize("criterion", ["vopt", "sigma_opt"])
+def test_greedy_batch_equals_refits_with_the_picks_labeled(criterion):
+    X, y, W, S, cand = _graph_problem(150)
+    lam, V = normalized_eigenpairs(W, 15)
+    cov = SpectralCovariance(lam, V, S, tau=1e-4, gamma=0.1)
+    before = cov.Sigma.copy()
+    pos, scores = cov.greedy_batch(cand, 5, criterion)
+    assert np.array_equal(cov.Sigma, before)
+    labeled = list(S)
+    for j, s in zip(pos, scores):
+        fresh = SpectralCovariance(lam, V, np.array(labeled), tau=1e-4, gamma=0.1)
+        sc = fresh.scores(cand, criterion)
+        sc[np.isin(cand, labeled)] = -np.inf
+        assert j == int(np.argmax(sc)) and abs(s - sc.max()) <= 1e-10 * sc.max()
+        labeled.append(cand[j])
+
+
+def test_active_learner_with_n_eigenpairs():
+    X, y, y_true = _problem(n=200)
+    kw = dict(method="vopt", batch_size=4, random_state=0)
+    al = ActiveLearner(PoissonLearning(n_neighbors=8), n_eigenpairs=10, **kw)
+    idx = al.query(X, y)
+    assert idx.size == 4 and np.unique(idx).size == 4 and np.all(y[idx] == -1)
+    lam, V = normalized_eigenpairs(al.graph_, 10)
+    cov = SpectralCovariance(lam, V, np.flatnonzero(y != -1), tau=al.tau, gamma=al.gamma)
+    cand = np.flatnonzero(y == -1)
+    pos, _ = cov.greedy_batch(cand, 4, "vopt")
+    assert np.array_equal(idx, cand[pos])
+    # K >= n: the exact criterion on every point (the exact learner with every candidate)
+    big = ActiveLearner(PoissonLearning(n_neighbors=8), n_eigenpairs=500, **kw).query(X, y)
+    exact = ActiveLearner(PoissonLearning(n_neighbors=8), solver="direct", rtol=1e-12,
+                          **kw).query(X, y, candidates=cand)
+    assert np.array_equal(big, exact)
+    with pytest.raises(ValueError, match="n_eigenpairs"):
+        ActiveLearner(PoissonLearning(), n_eigenpairs=0).query(X, y)
