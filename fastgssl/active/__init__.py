@@ -4,7 +4,8 @@
   partly labeled ``y`` and returns the next ``batch_size`` points to label, by uncertainty
   sampling, VOpt, Sigma-optimality or model change; the variance criteria exact for the
   Gaussian-process model ``C = (L_norm + tau I + gamma^-2 P_S)^-1`` from block solves on a
-  candidate set, batches by rank-one updates of C
+  candidate set, batches by rank-one updates of C (or, ``n_eigenpairs=K``, graphlearning's
+  K-eigenpair approximation of that model)
 - :func:`active_learning_loop`    rounds of query / oracle / update, warm-started
 - :class:`ActiveLearningHistory`  what the loop did (queries, answers, predictions, times)
 - :func:`uncertainty_scores`      smallest-margin and entropy uncertainty of learner scores

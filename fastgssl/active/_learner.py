@@ -107,11 +107,21 @@ class ActiveLearner(BaseEstimator):
         (``cv_objective`` with ``build_graph`` / ``with_graph``, ``cv_state``):
         :class:`~fastgssl.models.LabelPropagation`, :class:`~fastgssl.models.PoissonLearning`,
         :class:`~fastgssl.models.LocalGlobalConsistency`, ... Its graph is built once per
-        ``X`` and reused by later queries.
-    method : {"uncertainty", "vopt", "sigma_opt", "model_change", "random"}, \
-default="uncertainty"
+        ``X`` and reused by later queries. Recommended: ``PoissonLearning`` (with
+        ``class_priors`` when the class sizes are known, e.g. uniform): on MNIST (n = 5,000,
+        10 draws) it was as accurate as Laplace learning (``LabelPropagation(
+        class_mass_normalization=True)``, the mean of the Gaussian-process model the
+        variance criteria assume) after 100 model-change queries (0.853 / 0.857) and better
+        before (+10.3 points after 30 queries, +3.4 after 50), and better for every other
+        acquisition (random sampling: +6.2 after 100).
+    method : {"model_change", "uncertainty", "vopt", "sigma_opt", "random"}, \
+default="model_change"
         The acquisition function (larger is better; see Notes). ``"random"``: uniformly
-        among the unlabeled points (the baseline).
+        among the unlabeled points (the baseline). The default is the one never measured
+        below another on MNIST (24 draws over three runs, Poisson and Laplace learning):
+        above uncertainty sampling by 3.1-36.7 points after 30 queries (paired t p <= 0.02),
+        by 0.1-4.4 after 100; it costs the covariance columns of VOpt (about 1 s of CPU per
+        later round at n = 10,000, against 0.13 s for uncertainty sampling).
     batch_size : int, default=10
         Points returned per query.
     uncertainty : {"smallest_margin", "entropy"}, default="smallest_margin"
@@ -227,7 +237,7 @@ default="uncertainty"
     >>> y = np.full(300, -1)
     >>> for c in range(3):
     ...     y[np.flatnonzero(y_true == c)[0]] = c
-    >>> al = ActiveLearner(PoissonLearning(), method="vopt", batch_size=5)
+    >>> al = ActiveLearner(PoissonLearning(), batch_size=5)   # model change
     >>> idx = al.query(X, y)
     >>> idx.shape, bool(np.all(y[idx] == -1)), np.unique(idx).size
     ((5,), True, 5)
@@ -248,7 +258,7 @@ default="uncertainty"
         "random_state": ["random_state"],
     }
 
-    def __init__(self, estimator, method="uncertainty", batch_size=10, *,
+    def __init__(self, estimator, method="model_change", batch_size=10, *,
                  uncertainty="smallest_margin", gamma=0.1, tau=1e-6, n_candidates=100,
                  n_sketch=32, n_eigenpairs=None, solver="auto", rtol=1e-6,
                  random_state=None):
