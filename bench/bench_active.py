@@ -2,9 +2,10 @@
 
 Usage: python bench/bench_active.py [--draws 10] [--rounds 10] [--batch 10] [--n 10000]
        [--weight binary] [--learner poisson] [--methods random,uncertainty,...]
-       [--gl vopt,sigma_opt,model_change] [--gl-batch B]
+       [--gl vopt,sigma_opt,model_change] [--gl-batch B] [--n-eigenpairs K]
        [--out docs/scripts/active_mnist.json] [--figure docs/images/active_mnist.png]
        python bench/bench_active.py --summarize docs/scripts/active_mnist.json [more.json ...]
+       python bench/bench_active.py --vopt-check --n 5000 --draws 10 --out FILE.json
 
 Several runs on the same graph (same --n, --weight, --learner: the same starting labels per
 draw) are summarized together, curves taken every 10 labels, paired by draw over the draws
@@ -18,7 +19,9 @@ Each draw starts from one random label per class and asks ``rounds x batch`` lab
 
 - ours (:class:`fastgssl.active.ActiveLearner`): random, uncertainty (smallest margin), VOpt,
   Sigma-opt and model change, the variance criteria exact on 100 candidates preselected by a
-  sketch, greedy batches by rank-one updates;
+  sketch, greedy batches by rank-one updates (``--n-eigenpairs K``: instead, on every
+  unlabeled point, graphlearning's approximation of the same model, the prior truncated to K
+  eigenpairs: ``ActiveLearner(n_eigenpairs=K)``);
 - graphlearning's ``active_learning.active_learner`` with ``var_opt``, ``sigma_opt`` and
   ``model_change`` on the 50 lowest eigenpairs of the same graph's normalized Laplacian
   (``C = diag(1 / (lambda + 1e-11))``, its examples' setting), ``policy="max"`` (the batch is
@@ -26,6 +29,12 @@ Each draw starts from one random label per class and asks ``rounds x batch`` lab
   ``rounds x batch`` single queries), candidates all unlabeled points, and the same learner on
   the same graph (an adapter fits fastgssl's learner and returns its scores), so only the
   acquisition differs. ``uncertainty`` there is its ``unc_sampling`` (smallest margin).
+
+``--vopt-check``: 100 sequential VOpt picks per draw, exact on every unlabeled point (the
+dense posterior covariance, so only for n of a few thousand) against graphlearning's
+50-eigenpair ``var_opt`` (sequential, every unlabeled point), the learner's accuracy after 0,
+50 and 100 picks, and the picks' degrees (no learner fit between picks: VOpt does not read
+the labels' values).
 
 Accuracy is over the points unlabeled at that moment. Printed: mean +- std over draws after
 0, half and all queries, the best acquisition minus random, paired t-tests (ours vs
@@ -129,13 +138,20 @@ def main():
                         help="graphlearning criteria to run ('' for none)")
     parser.add_argument("--n-candidates", type=int, default=100,
                         help="ActiveLearner's n_candidates (exact criteria on this many)")
+    parser.add_argument("--n-eigenpairs", type=int, default=None,
+                        help="ActiveLearner's n_eigenpairs (truncated model; default exact)")
     parser.add_argument("--gl-batch", type=int, default=None,
                         help="graphlearning's batch size (default: --batch)")
     parser.add_argument("--out", default="docs/scripts/active_mnist.json")
     parser.add_argument("--figure", default="docs/images/active_mnist.png")
+    parser.add_argument("--vopt-check", action="store_true",
+                        help="exact VOpt on every point against graphlearning's, sequential")
     parser.add_argument("--summarize", metavar="JSON", nargs="+",
                         help="only print the summary (and figure) of saved runs")
     args = parser.parse_args()
+    if args.summarize and args.vopt_check:
+        summarize_vopt_check(json.loads(pathlib.Path(args.summarize[0]).read_text()))
+        return
     if args.summarize:
         summarize(merge_runs([json.loads(pathlib.Path(f).read_text())
                               for f in args.summarize]), args.figure)
@@ -146,6 +162,9 @@ def main():
     t0 = time.perf_counter()
     W = knn_graph(X, n_neighbors=10, weight=args.weight)
     print(f"graph: n={X.shape[0]}, nnz={W.nnz}, {time.perf_counter() - t0:.1f} s", flush=True)
+    if args.vopt_check:
+        vopt_check(X, y_true, W, args)
+        return
     methods = [m for m in args.methods.split(",") if m]
     gl_methods = [m for m in args.gl.split(",") if m]
     gl = None
@@ -159,15 +178,14 @@ def main():
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for draw in range(args.draws):
-        rng = np.random.default_rng(draw)
-        start = np.array([rng.choice(np.flatnonzero(y_true == c)) for c in range(10)])
+        start = _start(y_true, draw)
         y0 = np.full(y_true.size, -1)
         y0[start] = y_true[start]
         record = {}
         for name in methods:
             al = ActiveLearner(make_learner(args.learner, W), method=name,
                                batch_size=args.batch, n_candidates=args.n_candidates,
-                               random_state=draw)
+                               n_eigenpairs=args.n_eigenpairs, random_state=draw)
             h = active_learning_loop(al, X, y0, y_true, args.rounds)
             record[name] = {"accuracy": h.accuracy(y_true).tolist(),
                             "times": h.round_times.tolist(),
@@ -181,6 +199,108 @@ def main():
         print(f"draw {draw}: " + ", ".join(f"{k} {v['accuracy'][-1]:.3f}"
                                           for k, v in record.items()), flush=True)
     summarize(results, args.figure)
+
+
+def _start(y_true, draw):
+    rng = np.random.default_rng(draw)
+    return np.array([rng.choice(np.flatnonzero(y_true == c)) for c in range(10)])
+
+
+def _exact_vopt_picks(W, start, n_picks, tau=1e-6, gamma2=0.01):
+    """Sequential exact VOpt on every unlabeled point from the dense C_S (Cholesky
+    inverse, rank-one updates in place)."""
+    import scipy.linalg as sl
+    from scipy.linalg.blas import dger
+
+    from fastgssl.regularizers import laplacian
+
+    n = W.shape[0]
+    P = laplacian(W, kind="L_norm").toarray()
+    P[np.diag_indices(n)] += tau
+    P[start, start] += 1.0 / gamma2
+    c, _ = sl.lapack.dpotrf(P, lower=1, overwrite_a=1)
+    C, _ = sl.lapack.dpotri(c, lower=1, overwrite_c=1)
+    C = np.tril(C)
+    C = np.asfortranarray(C + np.tril(C, -1).T)
+    labeled = np.zeros(n, dtype=bool)
+    labeled[start] = True
+    picks = []
+    for _ in range(n_picks):
+        score = np.einsum("ij,ij->j", C, C) / (gamma2 + C.diagonal())
+        score[labeled] = -np.inf
+        k = int(np.argmax(score))
+        picks.append(k)
+        labeled[k] = True
+        ck = C[:, k].copy()
+        C = dger(-1.0 / (gamma2 + ck[k]), ck, ck, a=C, overwrite_a=1)
+    return np.array(picks)
+
+
+def vopt_check(X, y_true, W, args):
+    import graphlearning as gl
+
+    n, n_picks = X.shape[0], args.rounds * args.batch
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    evals, evecs = gl.graph(W).eigen_decomp(normalization="normalized", k=50)
+    learner = make_learner(args.learner, W)
+
+    def accuracy(S):
+        y = np.full(n, -1)
+        y[S] = y_true[S]
+        learner.fit(X, y)
+        return _accuracy(learner, y_true, S)
+
+    results = {"config": vars(args), "load_start": os.getloadavg(), "draws": [],
+               "median_degree_all": float(np.median(deg))}
+    for draw in range(args.draws):
+        start = _start(y_true, draw)
+        c0 = time.process_time()
+        picks = {"exact_vopt": _exact_vopt_picks(W, start, n_picks)}
+        cpu = time.process_time() - c0
+        acq = gl.active_learning.var_opt(C=np.diag(1.0 / (evals + 1e-11)), V=evecs.copy())
+        acq.update(start, y_true[start])
+        unl = np.ones(n, dtype=bool)
+        unl[start] = False
+        gl_picks = []
+        for _ in range(n_picks):
+            cand = np.flatnonzero(unl)
+            k = int(cand[np.argmax(acq.compute(None, cand))])
+            gl_picks.append(k)
+            unl[k] = False
+            acq.update([k], None)
+        picks["gl_vopt"] = np.array(gl_picks)
+        rec = {"start_accuracy": accuracy(start), "exact_cpu": cpu}
+        for name, p in picks.items():
+            rec[name] = {"picks": p.tolist(),
+                         "median_degree_first10": float(np.median(deg[p[:10]])),
+                         "median_degree": float(np.median(deg[p])),
+                         "classes_first10": np.bincount(y_true[p[:10]], minlength=10).tolist(),
+                         "accuracy_half_all": [accuracy(np.r_[start, p[:n_picks // 2]]),
+                                               accuracy(np.r_[start, p])]}
+        results["draws"].append(rec)
+        results["load_end"] = os.getloadavg()
+        pathlib.Path(args.out).write_text(json.dumps(results, indent=1))
+        print(f"draw {draw}: " + ", ".join(f"{k} {rec[k]['accuracy_half_all']}"
+                                          for k in picks), flush=True)
+    summarize_vopt_check(results)
+
+
+def summarize_vopt_check(results):
+    draws = results["draws"]
+    acc = {k: np.array([d[k]["accuracy_half_all"] for d in draws])
+           for k in ("exact_vopt", "gl_vopt")}
+    deg = {k: np.median([d[k]["median_degree_first10"] for d in draws]) for k in acc}
+    print(f"{len(draws)} draws; median degree of all points "
+          f"{results.get('median_degree_all', 'n/a')}; load {results.get('load_start')} -> "
+          f"{results.get('load_end')}")
+    for k, a in acc.items():
+        print(f"{k}: accuracy after half / all picks {a[:, 0].mean():.3f} / {a[:, 1].mean():.3f}"
+              f" +- {a[:, 1].std():.3f}; median degree of the first 10 picks {deg[k]:.1f}")
+    for i, at in enumerate(("half", "all")):
+        r = stats.ttest_rel(acc["exact_vopt"][:, i], acc["gl_vopt"][:, i])
+        d = acc["exact_vopt"][:, i] - acc["gl_vopt"][:, i]
+        print(f"exact - graphlearning after {at}: {100 * d.mean():+.1f} points (t = "
+              f"{r.statistic:.2f}, p = {r.pvalue:.2g})")
 
 
 def merge_runs(runs, step=10):
@@ -202,9 +322,11 @@ def merge_runs(runs, step=10):
         every, per = step // b, n_labels // b
         for d, rec in zip(draws, r["draws"]):
             c = r["config"].get("n_candidates", 100)
+            eig = r["config"].get("n_eigenpairs")
             for k, v in rec.items():
                 key = f"{k}/b{b}" if suffix and not k.startswith("gl_") else k
-                key += f"/c{c}" if c != 100 and not k.startswith("gl_") else ""
+                if not k.startswith("gl_"):
+                    key += f"/k{eig}" if eig else f"/c{c}" if c != 100 else ""
                 d[key] = {"accuracy": v["accuracy"][:per + 1:every],
                           "times": v["times"][:per], "cpu_times": v.get("cpu_times",
                                                                         v["times"])[:per]}
