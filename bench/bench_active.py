@@ -45,9 +45,12 @@ graphlearning per criterion, over draws, at the last round), wall and CPU second
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import pathlib
+import subprocess
+import sys
 import time
 import warnings
 
@@ -174,7 +177,8 @@ def main():
         t0 = time.perf_counter()
         evals, evecs = gl.graph(W).eigen_decomp(normalization="normalized", k=50)
         print(f"graphlearning eigenbasis (50): {time.perf_counter() - t0:.1f} s", flush=True)
-    results = {"config": vars(args), "load_start": os.getloadavg(), "draws": []}
+    results = {"config": vars(args), **_provenance(), "load_start": os.getloadavg(),
+               "draws": []}
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for draw in range(args.draws):
@@ -199,6 +203,18 @@ def main():
         print(f"draw {draw}: " + ", ".join(f"{k} {v['accuracy'][-1]:.3f}"
                                           for k, v in record.items()), flush=True)
     summarize(results, args.figure)
+
+
+def _provenance():
+    """Command, commit, date and thread count of a run (written into its JSON)."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                check=False).stdout.strip()
+    except OSError:
+        commit = None
+    return {"command": "python " + " ".join(sys.argv), "commit": commit,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "threads": os.environ.get("FASTGSSL_NUM_THREADS")}
 
 
 def _start(y_true, draw):
@@ -250,7 +266,8 @@ def vopt_check(X, y_true, W, args):
         learner.fit(X, y)
         return _accuracy(learner, y_true, S)
 
-    results = {"config": vars(args), "load_start": os.getloadavg(), "draws": [],
+    results = {"config": vars(args), **_provenance(), "load_start": os.getloadavg(),
+               "draws": [],
                "median_degree_all": float(np.median(deg))}
     for draw in range(args.draws):
         start = _start(y_true, draw)
