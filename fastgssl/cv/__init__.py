@@ -48,6 +48,7 @@ Model selection
   name, a deprecated alias)
 """
 
+from fastgssl import registry
 from fastgssl._folds import check_folds, folds_for_labels, make_folds
 from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
 from fastgssl.cv._base import CVMethod
@@ -57,6 +58,16 @@ from fastgssl.cv._newton import NewtonStepMethod
 from fastgssl.cv._quadratic import ExactQuadraticMethod
 from fastgssl.cv._result import CVResult
 from fastgssl.cv._search import ApproxGridSearchCV, GridSearchCV
+
+# the built-ins of the registry group named after this package
+registry.register_builtins("fastgssl.cv", {
+    "exact": "fastgssl.cv._exact:ExactMethod",
+    "exact-quadratic": "fastgssl.cv._quadratic:ExactQuadraticMethod",
+    "bif": "fastgssl.cv._influence:BIFMethod",
+    "fbif": "fastgssl.cv._influence:FBIFMethod",
+    "fbif-margin": "fastgssl.cv._influence:MarginFBIFMethod",
+    "newton": "fastgssl.cv._newton:NewtonStepMethod",
+})
 
 # former names of the method classes (a "CV" suffix read like scikit-learn's self-tuning
 # estimators, RidgeCV): aliases of the same classes, importable, not in __all__ (the API

@@ -21,6 +21,7 @@ Every builder returns a symmetric, nonnegative float64 CSR matrix with an empty 
 Names are imported on first access, so importing this package compiles no Numba kernel.
 """
 
+from fastgssl import registry
 from fastgssl._lazy import lazy_exports
 
 _LOCATIONS = {
@@ -51,5 +52,14 @@ _INTERNAL = {
     "self_tuned_scale": "fastgssl.graphs._weights",
     "self_tuned_weights": "fastgssl.graphs._weights",
 }
+
+# the built-ins of the registry group named after this package (imported on first use)
+registry.register_builtins("fastgssl.graphs", {
+    "knn": "fastgssl.graphs._builders:KNNGraph",
+    "epsilon": "fastgssl.graphs._builders:EpsilonGraph",
+    "precomputed": "fastgssl.graphs._builders:PrecomputedGraph",
+    "nndescent": "fastgssl.graphs._nndescent:NNDescentGraph",
+    "ivf": "fastgssl.graphs._ivf:IVFGraph",
+})
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _INTERNAL)

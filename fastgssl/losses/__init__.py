@@ -11,9 +11,18 @@ Built-ins: ``square``, ``huber_hinge`` (parameter ``h``), ``squared_hinge``, ``l
 array([-0.5])
 """
 
+from fastgssl import registry
 from fastgssl.losses._spec import Loss, LossSpec
 
 __all__ = ["Loss", "LossSpec", "available_losses", "get_loss"]
+
+# the built-ins of the registry group named after this package (imported on first use)
+registry.register_builtins("fastgssl.losses", {
+    "square": "fastgssl.losses._builtin_specs:SQUARE",
+    "huber_hinge": "fastgssl.losses._builtin_specs:HUBER_HINGE",
+    "squared_hinge": "fastgssl.losses._builtin_specs:SQUARED_HINGE",
+    "logistic": "fastgssl.losses._builtin_specs:LOGISTIC",
+}, entry_type=LossSpec)
 
 
 def get_loss(name, **params):
@@ -28,13 +37,9 @@ def get_loss(name, **params):
         return name
     if isinstance(name, LossSpec):
         return name.bind(**params)
-    from fastgssl import registry
-
     return registry.get("fastgssl.losses", name, **params)
 
 
 def available_losses():
     """Names, origins and status of every registered loss (no plugin is imported)."""
-    from fastgssl import registry
-
     return registry.available("fastgssl.losses")

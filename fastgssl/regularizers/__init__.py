@@ -12,6 +12,8 @@
   ``reg(W) -> Q`` with attributes ``kind``, ``power``, ``ridge``.
 """
 
+from fastgssl import registry
+
 from ._laplacian import (
     LaplacianPower,
     LaplacianRegularizer,
@@ -25,6 +27,13 @@ from ._laplacian import (
     component_basis as component_basis,  # package-internal (the solvers), not in __all__
 )
 from ._resolve import build_regularizer
+
+# the built-ins of the registry group named after this package; the learners pass power to
+# every regularizer, and a factory without that parameter is called without it at power=1
+registry.register_builtins("fastgssl.regularizers", {
+    "L": "fastgssl.regularizers._laplacian:LaplacianRegularizer",
+    "L_norm": "fastgssl.regularizers._laplacian:NormalizedLaplacianRegularizer",
+}, context_defaults={"power": 1})
 
 __all__ = [
     "LaplacianPower",
