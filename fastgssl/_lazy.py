@@ -1,5 +1,12 @@
 """Lazy front doors: a subpackage lists where its public names live; nothing is imported
-(and no Numba kernel compiled, no pyamg loaded) until a name is first used (PEP 562)."""
+(and no Numba kernel compiled, no pyamg loaded) until a name is first used (PEP 562).
+
+Every front door of fastgssl (the package and each subpackage) is lazy, and each has an
+``__init__.pyi`` stub beside it that lists the same names with their real locations, so that
+editors and type checkers follow ``from fastgssl.models import PoissonLearning`` (as
+scikit-image pairs its lazy ``__init__.py`` files with stubs); a test checks every stub
+against the front door's ``__all__`` and the objects it serves.
+"""
 
 import importlib
 
@@ -12,20 +19,22 @@ def lazy_exports(package, locations, internal=None):
     package : str
         The package's ``__name__`` (for error messages).
     locations : dict
-        Public name -> module that defines it.
+        Public name -> the module that defines it, or ``"module:attribute"`` when the
+        attribute has another name there (an alias kept for a former name).
     internal : dict, optional
-        Name -> module for what other fastgssl packages import from this one (its
-        package-level interface to them, so no package imports another's private module);
-        importable like the public names, not in ``__all__`` or ``dir()``.
+        Name -> location of names served to fastgssl's own modules that still import them
+        from this front door; importable like the public names, not in ``__all__``,
+        ``dir()`` or the stub.
     """
     names = sorted(locations)
     everything = {**(internal or {}), **locations}
 
     def __getattr__(name):
-        module = everything.get(name)
-        if module is None:
+        location = everything.get(name)
+        if location is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(module), name)
+        module, _, attribute = location.partition(":")
+        return getattr(importlib.import_module(module), attribute or name)
 
     def __dir__():
         return names

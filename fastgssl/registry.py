@@ -94,7 +94,7 @@ class _GroupDeclaration:
     """What a group's package declares: its built-ins and how to check and call entries."""
 
     builtins: dict
-    entry_type: type | None = None
+    entry_type: type | str | None = None
     context_defaults: dict = field(default_factory=dict)
 
 
@@ -113,9 +113,10 @@ def register_builtins(group, builtins, *, entry_type=None, context_defaults=None
         One of :data:`GROUPS`.
     builtins : dict of str to str
         Name -> ``"module:attribute"``.
-    entry_type : type, optional
-        The type an entry of the group must be (a :class:`fastgssl.losses.LossSpec` for the
-        losses); without it an entry must be a callable factory.
+    entry_type : type or str, optional
+        The type an entry of the group must be, or its ``"module:attribute"`` (imported on
+        the first check: a :class:`fastgssl.losses.LossSpec` for the losses); without it an
+        entry must be a callable factory.
     context_defaults : dict, optional
         Arguments the library passes to every factory of the group, with their default: a
         factory that does not take one is called without it while it holds the default
@@ -290,6 +291,8 @@ def _import_value(value):
 def _check_type(group, obj):
     """Return an error message if ``obj`` cannot serve in ``group``, else None."""
     kind = _declaration(group).entry_type
+    if isinstance(kind, str):  # "module:attribute" of the group's own package
+        kind = _import_value(kind)
     if kind is not None:
         if not isinstance(obj, kind):
             return (f"expected a {kind.__module__.split('._')[0]}.{kind.__qualname__}, "

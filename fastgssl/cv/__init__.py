@@ -49,15 +49,39 @@ Model selection
 """
 
 from fastgssl import registry
-from fastgssl._folds import check_folds, folds_for_labels, make_folds
-from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
-from fastgssl.cv._base import CVMethod
-from fastgssl.cv._exact import ExactMethod
-from fastgssl.cv._influence import BIFMethod, FBIFMethod, MarginFBIFMethod
-from fastgssl.cv._newton import NewtonStepMethod
-from fastgssl.cv._quadratic import ExactQuadraticMethod
-from fastgssl.cv._result import CVResult
-from fastgssl.cv._search import ApproxGridSearchCV, GridSearchCV
+from fastgssl._lazy import lazy_exports
+
+_LOCATIONS = {
+    "ApproxGridSearchCV": "fastgssl.cv._search",
+    "BIFMethod": "fastgssl.cv._influence",
+    "CVMethod": "fastgssl.cv._base",
+    "CVResult": "fastgssl.cv._result",
+    "ExactMethod": "fastgssl.cv._exact",
+    "ExactQuadraticMethod": "fastgssl.cv._quadratic",
+    "FBIFMethod": "fastgssl.cv._influence",
+    "GridSearchCV": "fastgssl.cv._search",
+    "MarginFBIFMethod": "fastgssl.cv._influence",
+    "NewtonStepMethod": "fastgssl.cv._newton",
+    "bif_matrix": "fastgssl.cv._api",
+    "check_folds": "fastgssl._folds",
+    "cv_predictions": "fastgssl.cv._api",
+    "cv_result": "fastgssl.cv._api",
+    "cv_score": "fastgssl.cv._api",
+    "folds_for_labels": "fastgssl._folds",
+    "make_folds": "fastgssl._folds",
+}
+
+# former names of the method classes (a "CV" suffix read like scikit-learn's self-tuning
+# estimators, RidgeCV): aliases of the same classes, importable, not in __all__ (the API
+# page documents each class once)
+_FORMER_NAMES = {
+    "BIF": "fastgssl.cv._influence:BIFMethod",
+    "ExactCV": "fastgssl.cv._exact:ExactMethod",
+    "ExactQuadraticCV": "fastgssl.cv._quadratic:ExactQuadraticMethod",
+    "FBIF": "fastgssl.cv._influence:FBIFMethod",
+    "MarginFBIF": "fastgssl.cv._influence:MarginFBIFMethod",
+    "NewtonCV": "fastgssl.cv._newton:NewtonStepMethod",
+}
 
 # the built-ins of the registry group named after this package
 registry.register_builtins("fastgssl.cv", {
@@ -69,32 +93,4 @@ registry.register_builtins("fastgssl.cv", {
     "newton": "fastgssl.cv._newton:NewtonStepMethod",
 })
 
-# former names of the method classes (a "CV" suffix read like scikit-learn's self-tuning
-# estimators, RidgeCV): aliases of the same classes, importable, not in __all__ (the API
-# page documents each class once)
-ExactCV = ExactMethod
-BIF = BIFMethod
-FBIF = FBIFMethod
-MarginFBIF = MarginFBIFMethod
-ExactQuadraticCV = ExactQuadraticMethod
-NewtonCV = NewtonStepMethod
-
-__all__ = [
-    "ApproxGridSearchCV",
-    "BIFMethod",
-    "CVMethod",
-    "CVResult",
-    "ExactMethod",
-    "ExactQuadraticMethod",
-    "FBIFMethod",
-    "GridSearchCV",
-    "MarginFBIFMethod",
-    "NewtonStepMethod",
-    "bif_matrix",
-    "check_folds",
-    "folds_for_labels",
-    "cv_predictions",
-    "cv_result",
-    "cv_score",
-    "make_folds",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _FORMER_NAMES)

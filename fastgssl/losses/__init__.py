@@ -12,9 +12,14 @@ array([-0.5])
 """
 
 from fastgssl import registry
-from fastgssl.losses._spec import Loss, LossSpec
+from fastgssl._lazy import lazy_exports
 
-__all__ = ["Loss", "LossSpec", "available_losses", "get_loss"]
+_LOCATIONS = {
+    "Loss": "fastgssl.losses._spec",
+    "LossSpec": "fastgssl.losses._spec",
+    "available_losses": "fastgssl.losses._lookup",
+    "get_loss": "fastgssl.losses._lookup",
+}
 
 # the built-ins of the registry group named after this package (imported on first use)
 registry.register_builtins("fastgssl.losses", {
@@ -22,24 +27,6 @@ registry.register_builtins("fastgssl.losses", {
     "huber_hinge": "fastgssl.losses._builtin_specs:HUBER_HINGE",
     "squared_hinge": "fastgssl.losses._builtin_specs:SQUARED_HINGE",
     "logistic": "fastgssl.losses._builtin_specs:LOGISTIC",
-}, entry_type=LossSpec)
+}, entry_type="fastgssl.losses._spec:LossSpec")
 
-
-def get_loss(name, **params):
-    """Return the loss ``name`` (built-in or plugin) bound to ``params``.
-
-    ``name`` may also be a :class:`Loss` (returned as is, ``params`` must be empty) or a
-    :class:`LossSpec` (bound to ``params``).
-    """
-    if isinstance(name, Loss):
-        if params:
-            raise ValueError("params cannot be given together with a bound Loss object.")
-        return name
-    if isinstance(name, LossSpec):
-        return name.bind(**params)
-    return registry.get("fastgssl.losses", name, **params)
-
-
-def available_losses():
-    """Names, origins and status of every registered loss (no plugin is imported)."""
-    return registry.available("fastgssl.losses")
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)

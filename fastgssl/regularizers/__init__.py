@@ -13,20 +13,18 @@
 """
 
 from fastgssl import registry
+from fastgssl._lazy import lazy_exports
 
-from ._laplacian import (
-    LaplacianPower,
-    LaplacianRegularizer,
-    NormalizedLaplacianRegularizer,
-    connected_components,
-    degree_centered,
-    laplacian,
-    laplacian_null_space,
-)
-from ._laplacian import (
-    component_basis as component_basis,  # package-internal (the solvers), not in __all__
-)
-from ._resolve import build_regularizer
+_LOCATIONS = {
+    "LaplacianPower": "fastgssl.regularizers._laplacian",
+    "LaplacianRegularizer": "fastgssl.regularizers._laplacian",
+    "NormalizedLaplacianRegularizer": "fastgssl.regularizers._laplacian",
+    "build_regularizer": "fastgssl.regularizers._resolve",
+    "connected_components": "fastgssl.regularizers._laplacian",
+    "degree_centered": "fastgssl.regularizers._laplacian",
+    "laplacian": "fastgssl.regularizers._laplacian",
+    "laplacian_null_space": "fastgssl.regularizers._laplacian",
+}
 
 # the built-ins of the registry group named after this package; the learners pass power to
 # every regularizer, and a factory without that parameter is called without it at power=1
@@ -35,13 +33,4 @@ registry.register_builtins("fastgssl.regularizers", {
     "L_norm": "fastgssl.regularizers._laplacian:NormalizedLaplacianRegularizer",
 }, context_defaults={"power": 1})
 
-__all__ = [
-    "LaplacianPower",
-    "LaplacianRegularizer",
-    "NormalizedLaplacianRegularizer",
-    "build_regularizer",
-    "connected_components",
-    "degree_centered",
-    "laplacian",
-    "laplacian_null_space",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)

@@ -1,0 +1,24 @@
+"""Stub of the lazy front door beside it: its public names where they live, for editors and
+type checkers (tests/test_front_doors.py checks it against ``__all__``)."""
+
+from fastgssl.exceptions import IllConditionedKernelWarning as IllConditionedKernelWarning
+from fastgssl.kernels._data_dependent import DataDependentKernel as DataDependentKernel
+from fastgssl.kernels._deformed import DeformedKernel as DeformedKernel
+from fastgssl.kernels._nystrom import NystromFactor as NystromFactor
+from fastgssl.kernels._nystrom import nystrom as nystrom
+from fastgssl.kernels._nystrom import nystrom_from_gram as nystrom_from_gram
+from fastgssl.kernels._pairwise import pairwise_kernel as pairwise_kernel
+from fastgssl.kernels._rbf import default_sigma as default_sigma
+from fastgssl.kernels._rbf import rbf_kernel as rbf_kernel
+
+__all__ = [
+    "DataDependentKernel",
+    "DeformedKernel",
+    "IllConditionedKernelWarning",
+    "NystromFactor",
+    "default_sigma",
+    "nystrom",
+    "nystrom_from_gram",
+    "pairwise_kernel",
+    "rbf_kernel",
+]
