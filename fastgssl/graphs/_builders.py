@@ -14,6 +14,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._geometry import check_distance_scale
+from fastgssl._validation import check_no_complex, check_positive, check_X
+
 from ._weights import (
     check_symmetrize,
     check_weight,
@@ -196,9 +199,6 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
     otherwise blocked products over the pairs ``i < j``.  The number of edges, hence memory,
     is data dependent: choose ``eps`` so that the graph stays sparse.
     """
-    from fastgssl._geometry import check_distance_scale
-    from fastgssl._validation import check_positive, check_X
-
     X = check_X(X, "X", min_samples=2)
     eps = check_positive(eps, "eps")
     check_distance_scale(X, name="X")
@@ -235,7 +235,6 @@ def check_adjacency(W, name="W"):
     W : scipy.sparse.csr_matrix, float64, sorted indices, no stored diagonal.
     """
     from fastgssl._sparse_blocks import symmetric_average
-    from fastgssl._validation import check_no_complex
 
     if W is None:
         raise ValueError(f"{name} is None; pass a square (n, n) adjacency matrix.")

@@ -39,6 +39,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._geometry import check_distance_scale
+from fastgssl._threads import small_blas
+from fastgssl._validation import check_bounded_int, check_n_neighbors, check_random_state, check_X
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
@@ -187,8 +190,6 @@ class IVFGraph(_GraphBuilder):
         self.client = client
 
     def _check_params(self, n):
-        from fastgssl._validation import check_bounded_int, check_n_neighbors
-
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
         check_symmetrize(self.symmetrize, self.weight)  # None: the weight's own
@@ -223,9 +224,6 @@ class IVFGraph(_GraphBuilder):
         return k, sigma_w, n_lists, n_probe, float(target), recall_sample, min_recall
 
     def __call__(self, X):
-        from fastgssl._geometry import check_distance_scale
-        from fastgssl._validation import check_X
-
         from ._ivf_dask import dask_ivf_search, is_dask_array
         from ._knn import shared_self_search
 
@@ -309,9 +307,6 @@ class IVFGraph(_GraphBuilder):
     def _search(self, X, k, n_lists, n_probe, target, sq_spread):
         """The lists of every point: ``(indices, sq_distances, info)`` (see the module
         docstring for the stages)."""
-        from fastgssl._threads import small_blas
-        from fastgssl._validation import check_random_state
-
         from ._ivf_kernels import _invert_probes, _refine_lists, _scan_probed
 
         n, d = X.shape

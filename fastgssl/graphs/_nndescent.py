@@ -12,6 +12,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._geometry import check_distance_scale
+from fastgssl._validation import (
+    check_bounded_int,
+    check_n_jobs,
+    check_n_neighbors,
+    check_random_state,
+    check_X,
+)
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
@@ -38,8 +46,6 @@ def knn_recall(X, indices, *, sample_size=1000, random_state=None):
         Mean over sampled points of ``|approx(i) & exact(i)| / k``.  Exact ties at the
         k-th distance count as hits (any tied point is a correct k-th neighbour).
     """
-    from fastgssl._validation import check_random_state, check_X
-
     from ._knn import _search_dtype, knn_search
 
     X = check_X(X, "X", dtype=_search_dtype(X))
@@ -152,13 +158,6 @@ class NNDescentGraph(_GraphBuilder):
                 "pip install 'fastgssl[ann]' (or pip install pynndescent), or use the exact "
                 "builder 'knn'."
             ) from exc
-        from fastgssl._geometry import check_distance_scale
-        from fastgssl._validation import (
-            check_bounded_int,
-            check_n_jobs,
-            check_n_neighbors,
-            check_X,
-        )
 
         from ._knn import _search_dtype
 
