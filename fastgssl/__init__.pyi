@@ -1,18 +1,6 @@
-"""Stub of the lazy front door beside it: its public names where they live, for editors and
-type checkers (tests/test_front_doors.py checks it against ``__all__``)."""
+"""The public names of the front door beside it and where they live: the front door reads
+this file (``fastgssl._lazy.attach_stub``), and so do editors and type checkers."""
 
-from fastgssl import active as active
-from fastgssl import cv as cv
-from fastgssl import datasets as datasets
-from fastgssl import exceptions as exceptions
-from fastgssl import graphs as graphs
-from fastgssl import kernels as kernels
-from fastgssl import losses as losses
-from fastgssl import models as models
-from fastgssl import registry as registry
-from fastgssl import regularizers as regularizers
-from fastgssl import solvers as solvers
-from fastgssl import testing as testing
 from fastgssl._protocol import CVObjective as CVObjective
 from fastgssl._protocol import CVState as CVState
 from fastgssl._protocol import GraphPart as GraphPart
@@ -23,29 +11,17 @@ from fastgssl._protocol import sharing_key as sharing_key
 from fastgssl.exceptions import ClassShareWarning as ClassShareWarning
 from fastgssl.exceptions import OptimisticCriterionWarning as OptimisticCriterionWarning
 
-__version__: str
+from . import active as active
+from . import cv as cv
+from . import datasets as datasets
+from . import exceptions as exceptions
+from . import graphs as graphs
+from . import kernels as kernels
+from . import losses as losses
+from . import models as models
+from . import registry as registry
+from . import regularizers as regularizers
+from . import solvers as solvers
+from . import testing as testing
 
-__all__ = [
-    "active",
-    "cv",
-    "datasets",
-    "exceptions",
-    "graphs",
-    "kernels",
-    "losses",
-    "models",
-    "registry",
-    "regularizers",
-    "solvers",
-    "testing",
-    "CVObjective",
-    "CVState",
-    "ClassShareWarning",
-    "GraphPart",
-    "KernelPart",
-    "OptimisticCriterionWarning",
-    "PropagationSystem",
-    "RefitPart",
-    "__version__",
-    "sharing_key",
-]
+__version__: str

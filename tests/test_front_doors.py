@@ -4,9 +4,10 @@ Policy (issue 44): every front door (``fastgssl`` and each subpackage) is lazy. 
 package runs only its ``__init__`` (the registry declarations of its group, a table of
 locations); a name's module is imported when the name is first used, so ``import
 fastgssl.cv`` to read a :class:`fastgssl.cv.CVResult` compiles no kernel and imports no
-pyamg. Each lazy ``__init__.py`` has an ``__init__.pyi`` stub beside it naming the same
-public names at their real locations, which editors and type checkers read instead (the
-``typecheck`` step of ``.ci/run`` runs mypy over ``tests/typecheck_public_api.py``).
+pyamg. Each front door's public names and their locations are written once, in the
+``__init__.pyi`` stub beside it: the front door reads it (``fastgssl._lazy.attach_stub``)
+and so do editors and type checkers (the type-check step of ``.ci/run`` runs mypy over
+``tests/typecheck_public_api.py``).
 """
 
 from __future__ import annotations
@@ -38,51 +39,66 @@ STUB_ALIASES = {"fastgssl.cv": SERVED_BEYOND_ALL["fastgssl.cv"]}
 
 
 def _stub(door):
+    """``(names, aliases)`` of a stub: public name -> (module, attribute) (None: defined by
+    the ``__init__.py``), former name -> public name."""
     path = ROOT.parent.joinpath(*door.split("."), "__init__.pyi")
     assert path.exists(), f"{door} has no stub {path.relative_to(ROOT.parent)}"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    imports, declared_all, annotated = {}, None, set()
-    for node in tree.body:
+    names, aliases = {}, {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 # "import X as X": a stub re-exports only names imported under their own name
                 assert alias.asname == alias.name, alias.name
-                imports[alias.name] = (node.module, alias.name)
-        elif isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["__all__"]:
-            declared_all = ast.literal_eval(node.value)
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
-            imports[node.targets[0].id] = imports[node.value.id]  # an alias: Old = New
+                module = f"{door}.{alias.name}" if node.level else node.module
+                names[alias.name] = (module, None if node.level else alias.name)
+        elif isinstance(node, ast.Assign):
+            assert isinstance(node.value, ast.Name), ast.unparse(node)
+            aliases[node.targets[0].id] = node.value.id
         elif isinstance(node, ast.AnnAssign):
-            annotated.add(node.target.id)
-    return imports, declared_all, annotated
+            names[node.target.id] = None
+        else:
+            assert isinstance(node, ast.Expr), ast.unparse(node)  # the docstring
+    return names, aliases
 
 
 @pytest.mark.parametrize("door", DOORS)
-def test_every_front_door_is_lazy(door):
+def test_every_front_door_reads_its_stub(door):
     source = ROOT.parent.joinpath(*door.split("."), "__init__.py").read_text(encoding="utf-8")
-    assert "__getattr__" in source, f"{door} is not a lazy front door"
+    assert "attach_stub(__name__, __file__" in source, f"{door} is not a lazy front door"
 
 
 @pytest.mark.parametrize("door", DOORS)
 def test_the_stub_matches_the_front_door(door):
+    """``__all__`` and ``dir()`` are the stub's names, each served as the object the stub
+    says, from the module it says; a stub names its own package's modules (or the ground
+    floor), never another package's private module."""
     module = importlib.import_module(door)
-    imports, declared_all, annotated = _stub(door)
-    assert declared_all == list(module.__all__), "the stub's __all__ differs"
-    assert sorted(dir(module)) == sorted(module.__all__)
-    expected = set(module.__all__) | STUB_ALIASES.get(door, set())
-    assert set(imports) | annotated == expected
-    for name, (source, attribute) in imports.items():
-        stub_object = getattr(importlib.import_module(source), attribute)
-        assert getattr(module, name) is stub_object, (name, source, attribute)
+    names, aliases = _stub(door)
+    assert list(module.__all__) == sorted(names)
+    assert dir(module) == list(module.__all__)
+    for name, where in names.items():
+        if where is None:
+            assert name in vars(module), name
+            continue
+        source, attribute = where
+        target = importlib.import_module(source)
+        expected = target if attribute is None else getattr(target, attribute)
+        assert getattr(module, name) is expected, (name, source, attribute)
+        unit = source.split(".")[1] if "." in source else ""
+        assert source.startswith(door + ".") or unit.startswith("_") or \
+            unit == "exceptions" or door == "fastgssl", (door, source)
+    for old, new in aliases.items():
+        assert getattr(module, old) is getattr(module, new), old
+    assert set(aliases) == STUB_ALIASES.get(door, set())
 
 
 @pytest.mark.parametrize("door", DOORS)
 def test_front_doors_serve_no_other_name(door):
     module = importlib.import_module(door)
-    extra = set()
-    for table in ("_INTERNAL", "_FORMER_NAMES"):
-        extra |= set(getattr(module, table, {}))
+    extra = set(getattr(module, "_INTERNAL", {})) | set(_stub(door)[1])
     assert extra == SERVED_BEYOND_ALL.get(door, set())
+    for name in extra:
+        getattr(module, name)
     with pytest.raises(AttributeError, match="has no attribute"):
         module.surely_not_a_name  # noqa: B018
 

@@ -31,13 +31,6 @@ name): LIBSVM, the UCI tables (one non-numeric column is the label; a numeric ta
 naming these formats.
 """
 
-from fastgssl._lazy import lazy_exports
+from fastgssl._lazy import attach_stub
 
-_LOCATIONS = {
-    "build_parser": "fastgssl.cli._main",
-    "main": "fastgssl.cli._main",
-    "select": "fastgssl.cli._select",
-    "warmup": "fastgssl.cli._warmup",
-}
-
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

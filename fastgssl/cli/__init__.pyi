@@ -1,14 +1,7 @@
-"""Stub of the lazy front door beside it: its public names where they live, for editors and
-type checkers (tests/test_front_doors.py checks it against ``__all__``)."""
+"""The public names of the front door beside it and where they live: the front door reads
+this file (``fastgssl._lazy.attach_stub``), and so do editors and type checkers."""
 
 from fastgssl.cli._main import build_parser as build_parser
 from fastgssl.cli._main import main as main
 from fastgssl.cli._select import select as select
 from fastgssl.cli._warmup import warmup as warmup
-
-__all__ = [
-    "build_parser",
-    "main",
-    "select",
-    "warmup",
-]

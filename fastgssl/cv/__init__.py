@@ -49,39 +49,7 @@ Model selection
 """
 
 from fastgssl import registry
-from fastgssl._lazy import lazy_exports
-
-_LOCATIONS = {
-    "ApproxGridSearchCV": "fastgssl.cv._search",
-    "BIFMethod": "fastgssl.cv._influence",
-    "CVMethod": "fastgssl.cv._base",
-    "CVResult": "fastgssl.cv._result",
-    "ExactMethod": "fastgssl.cv._exact",
-    "ExactQuadraticMethod": "fastgssl.cv._quadratic",
-    "FBIFMethod": "fastgssl.cv._influence",
-    "GridSearchCV": "fastgssl.cv._search",
-    "MarginFBIFMethod": "fastgssl.cv._influence",
-    "NewtonStepMethod": "fastgssl.cv._newton",
-    "bif_matrix": "fastgssl.cv._api",
-    "check_folds": "fastgssl._folds",
-    "cv_predictions": "fastgssl.cv._api",
-    "cv_result": "fastgssl.cv._api",
-    "cv_score": "fastgssl.cv._api",
-    "folds_for_labels": "fastgssl._folds",
-    "make_folds": "fastgssl._folds",
-}
-
-# former names of the method classes (a "CV" suffix read like scikit-learn's self-tuning
-# estimators, RidgeCV): aliases of the same classes, importable, not in __all__ (the API
-# page documents each class once)
-_FORMER_NAMES = {
-    "BIF": "fastgssl.cv._influence:BIFMethod",
-    "ExactCV": "fastgssl.cv._exact:ExactMethod",
-    "ExactQuadraticCV": "fastgssl.cv._quadratic:ExactQuadraticMethod",
-    "FBIF": "fastgssl.cv._influence:FBIFMethod",
-    "MarginFBIF": "fastgssl.cv._influence:MarginFBIFMethod",
-    "NewtonCV": "fastgssl.cv._newton:NewtonStepMethod",
-}
+from fastgssl._lazy import attach_stub
 
 # the built-ins of the registry group named after this package
 registry.register_builtins("fastgssl.cv", {
@@ -93,4 +61,4 @@ registry.register_builtins("fastgssl.cv", {
     "newton": "fastgssl.cv._newton:NewtonStepMethod",
 })
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _FORMER_NAMES)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

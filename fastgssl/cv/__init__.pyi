@@ -1,5 +1,5 @@
-"""Stub of the lazy front door beside it: its public names where they live, for editors and
-type checkers (tests/test_front_doors.py checks it against ``__all__``)."""
+"""The public names of the front door beside it and where they live: the front door reads
+this file (``fastgssl._lazy.attach_stub``), and so do editors and type checkers."""
 
 from fastgssl._folds import check_folds as check_folds
 from fastgssl._folds import folds_for_labels as folds_for_labels
@@ -26,23 +26,3 @@ ExactQuadraticCV = ExactQuadraticMethod
 FBIF = FBIFMethod
 MarginFBIF = MarginFBIFMethod
 NewtonCV = NewtonStepMethod
-
-__all__ = [
-    "ApproxGridSearchCV",
-    "BIFMethod",
-    "CVMethod",
-    "CVResult",
-    "ExactMethod",
-    "ExactQuadraticMethod",
-    "FBIFMethod",
-    "GridSearchCV",
-    "MarginFBIFMethod",
-    "NewtonStepMethod",
-    "bif_matrix",
-    "check_folds",
-    "cv_predictions",
-    "cv_result",
-    "cv_score",
-    "folds_for_labels",
-    "make_folds",
-]

@@ -13,16 +13,6 @@
   class means, a few labels per class).
 """
 
-from fastgssl._lazy import lazy_exports
+from fastgssl._lazy import attach_stub
 
-_LOCATIONS = {name: "fastgssl.datasets._loaders" for name in (
-    "hide_labels",
-    "load_data_file",
-    "load_default",
-    "load_libsvm",
-    "load_mnist_test",
-    "make_gaussian_mixture",
-    "shared_datasets_dir",
-)}
-
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

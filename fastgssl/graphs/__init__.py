@@ -22,25 +22,7 @@ Names are imported on first access, so importing this package compiles no Numba 
 """
 
 from fastgssl import registry
-from fastgssl._lazy import lazy_exports
-
-_LOCATIONS = {
-    "EpsilonGraph": "fastgssl.graphs._builders",
-    "IVFGraph": "fastgssl.graphs._ivf",
-    "KNNGraph": "fastgssl.graphs._builders",
-    "LowRecallWarning": "fastgssl.exceptions",
-    "NNDescentGraph": "fastgssl.graphs._nndescent",
-    "PrecomputedGraph": "fastgssl.graphs._builders",
-    "check_adjacency": "fastgssl.graphs._builders",
-    "default_n_lists": "fastgssl.graphs._ivf",
-    "epsilon_graph": "fastgssl.graphs._builders",
-    "knn_adjacency": "fastgssl.graphs._builders",
-    "knn_graph": "fastgssl.graphs._builders",
-    "knn_recall": "fastgssl.graphs._nndescent",
-    "knn_search": "fastgssl.graphs._knn",
-    "reuse_neighbors": "fastgssl.graphs._knn",
-    "resolve_graph": "fastgssl.graphs._resolve",
-}
+from fastgssl._lazy import attach_stub
 
 # The other packages import the edge weights' names and the self-tuned formula from
 # fastgssl.graphs.internal. Until models/_propagation_base.py (issue 44's propagation merge)
@@ -58,4 +40,4 @@ registry.register_builtins("fastgssl.graphs", {
     "ivf": "fastgssl.graphs._ivf:IVFGraph",
 })
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _INTERNAL)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__, _INTERNAL)

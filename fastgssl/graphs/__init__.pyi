@@ -1,5 +1,5 @@
-"""Stub of the lazy front door beside it: its public names where they live, for editors and
-type checkers (tests/test_front_doors.py checks it against ``__all__``)."""
+"""The public names of the front door beside it and where they live: the front door reads
+this file (``fastgssl._lazy.attach_stub``), and so do editors and type checkers."""
 
 from fastgssl.exceptions import LowRecallWarning as LowRecallWarning
 from fastgssl.graphs._builders import EpsilonGraph as EpsilonGraph
@@ -16,21 +16,3 @@ from fastgssl.graphs._knn import reuse_neighbors as reuse_neighbors
 from fastgssl.graphs._nndescent import NNDescentGraph as NNDescentGraph
 from fastgssl.graphs._nndescent import knn_recall as knn_recall
 from fastgssl.graphs._resolve import resolve_graph as resolve_graph
-
-__all__ = [
-    "EpsilonGraph",
-    "IVFGraph",
-    "KNNGraph",
-    "LowRecallWarning",
-    "NNDescentGraph",
-    "PrecomputedGraph",
-    "check_adjacency",
-    "default_n_lists",
-    "epsilon_graph",
-    "knn_adjacency",
-    "knn_graph",
-    "knn_recall",
-    "knn_search",
-    "resolve_graph",
-    "reuse_neighbors",
-]

@@ -10,19 +10,7 @@
 Names are imported on first access.
 """
 
-from fastgssl._lazy import lazy_exports
-
-_LOCATIONS = {
-    "rbf_kernel": "fastgssl.kernels._rbf",
-    "default_sigma": "fastgssl.kernels._rbf",
-    "nystrom": "fastgssl.kernels._nystrom",
-    "NystromFactor": "fastgssl.kernels._nystrom",
-    "nystrom_from_gram": "fastgssl.kernels._nystrom",
-    "DataDependentKernel": "fastgssl.kernels._data_dependent",
-    "DeformedKernel": "fastgssl.kernels._deformed",
-    "IllConditionedKernelWarning": "fastgssl.exceptions",
-    "pairwise_kernel": "fastgssl.kernels._pairwise",
-}
+from fastgssl._lazy import attach_stub
 
 # The other packages import check_kernel and warn_if_ill_conditioned from
 # fastgssl.kernels.internal. Until the carve of models/_kernel_machine.py (issue 44) imports
@@ -30,4 +18,4 @@ _LOCATIONS = {
 _INTERNAL = {name: "fastgssl.kernels.internal"
              for name in ("check_kernel", "warn_if_ill_conditioned")}
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _INTERNAL)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__, _INTERNAL)

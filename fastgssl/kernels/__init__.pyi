@@ -1,5 +1,5 @@
-"""Stub of the lazy front door beside it: its public names where they live, for editors and
-type checkers (tests/test_front_doors.py checks it against ``__all__``)."""
+"""The public names of the front door beside it and where they live: the front door reads
+this file (``fastgssl._lazy.attach_stub``), and so do editors and type checkers."""
 
 from fastgssl.exceptions import IllConditionedKernelWarning as IllConditionedKernelWarning
 from fastgssl.kernels._data_dependent import DataDependentKernel as DataDependentKernel
@@ -10,15 +10,3 @@ from fastgssl.kernels._nystrom import nystrom_from_gram as nystrom_from_gram
 from fastgssl.kernels._pairwise import pairwise_kernel as pairwise_kernel
 from fastgssl.kernels._rbf import default_sigma as default_sigma
 from fastgssl.kernels._rbf import rbf_kernel as rbf_kernel
-
-__all__ = [
-    "DataDependentKernel",
-    "DeformedKernel",
-    "IllConditionedKernelWarning",
-    "NystromFactor",
-    "default_sigma",
-    "nystrom",
-    "nystrom_from_gram",
-    "pairwise_kernel",
-    "rbf_kernel",
-]

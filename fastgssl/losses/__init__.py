@@ -12,14 +12,7 @@ array([-0.5])
 """
 
 from fastgssl import registry
-from fastgssl._lazy import lazy_exports
-
-_LOCATIONS = {
-    "Loss": "fastgssl.losses._spec",
-    "LossSpec": "fastgssl.losses._spec",
-    "available_losses": "fastgssl.losses._lookup",
-    "get_loss": "fastgssl.losses._lookup",
-}
+from fastgssl._lazy import attach_stub
 
 # the built-ins of the registry group named after this package (imported on first use)
 registry.register_builtins("fastgssl.losses", {
@@ -29,4 +22,4 @@ registry.register_builtins("fastgssl.losses", {
     "logistic": "fastgssl.losses._builtin_specs:LOGISTIC",
 }, entry_type="fastgssl.losses._spec:LossSpec")
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

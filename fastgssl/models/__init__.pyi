@@ -1,5 +1,5 @@
-"""Stub of the lazy front door beside it: its public names where they live, for editors and
-type checkers (tests/test_front_doors.py checks it against ``__all__``)."""
+"""The public names of the front door beside it and where they live: the front door reads
+this file (``fastgssl._lazy.attach_stub``), and so do editors and type checkers."""
 
 from fastgssl.exceptions import ClassShareWarning as ClassShareWarning
 from fastgssl.exceptions import UnlabeledComponentWarning as UnlabeledComponentWarning
@@ -18,21 +18,3 @@ from fastgssl.models._poisson import PoissonMBO as PoissonMBO
 from fastgssl.models._supervised import KRR as KRR
 from fastgssl.models._supervised import SVM as SVM
 from fastgssl.models._volume_mbo import VolumeMBO as VolumeMBO
-
-__all__ = [
-    "ALGT",
-    "ClassShareWarning",
-    "DisconnectedGraphWarning",
-    "KRR",
-    "KernelKMeans",
-    "LabelPropagation",
-    "LabelPropagationRegressor",
-    "LapRLS",
-    "LapSVM",
-    "LocalGlobalConsistency",
-    "PoissonLearning",
-    "PoissonMBO",
-    "SVM",
-    "UnlabeledComponentWarning",
-    "VolumeMBO",
-]

@@ -13,18 +13,7 @@
 """
 
 from fastgssl import registry
-from fastgssl._lazy import lazy_exports
-
-_LOCATIONS = {
-    "LaplacianPower": "fastgssl.regularizers._laplacian",
-    "LaplacianRegularizer": "fastgssl.regularizers._laplacian",
-    "NormalizedLaplacianRegularizer": "fastgssl.regularizers._laplacian",
-    "build_regularizer": "fastgssl.regularizers._resolve",
-    "connected_components": "fastgssl.regularizers._laplacian",
-    "degree_centered": "fastgssl.regularizers._laplacian",
-    "laplacian": "fastgssl.regularizers._laplacian",
-    "laplacian_null_space": "fastgssl.regularizers._laplacian",
-}
+from fastgssl._lazy import attach_stub
 
 # the built-ins of the registry group named after this package; the learners pass power to
 # every regularizer, and a factory without that parameter is called without it at power=1
@@ -33,4 +22,4 @@ registry.register_builtins("fastgssl.regularizers", {
     "L_norm": "fastgssl.regularizers._laplacian:NormalizedLaplacianRegularizer",
 }, context_defaults={"power": 1})
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

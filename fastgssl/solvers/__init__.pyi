@@ -1,12 +1,6 @@
-"""Stub of the lazy front door beside it: its public names where they live, for editors and
-type checkers (tests/test_front_doors.py checks it against ``__all__``)."""
+"""The public names of the front door beside it and where they live: the front door reads
+this file (``fastgssl._lazy.attach_stub``), and so do editors and type checkers."""
 
 from fastgssl.solvers._laplacian_solver import LaplacianSolver as LaplacianSolver
 from fastgssl.solvers._laplacian_solver import SolveInfo as SolveInfo
 from fastgssl.solvers._laplacian_solver import reused_solver as reused_solver
-
-__all__ = [
-    "LaplacianSolver",
-    "SolveInfo",
-    "reused_solver",
-]
