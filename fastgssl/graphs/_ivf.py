@@ -46,7 +46,6 @@ from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
 from ._ivf_search import (
-    _centroid_operand,
     _choose_n_probe,
     _kmeans,
     _nearest_centroids,
@@ -319,8 +318,7 @@ class IVFGraph(_GraphBuilder):
             t0 = clock()
             A, B, q_norms, r_norms, unit2 = _gemm_operands(X, X, sq_spread)
             del B
-            C, n_empty = _kmeans(A, n_lists, kmeans_rng, threads)
-            Cop = _centroid_operand(C)
+            C, Cop, n_empty = _kmeans(A, n_lists, kmeans_rng, threads)
             n_lists_ = C.shape[0]
             times["kmeans"] = clock() - t0
             t0 = clock()

@@ -58,7 +58,6 @@ from fastgssl._threads import numba_threads, small_blas
 from fastgssl._validation import check_random_state, check_X
 
 from ._ivf_search import (
-    _centroid_operand,
     _choose_n_probe,
     _kmeans,
     _nearest_centroids,
@@ -448,8 +447,7 @@ def dask_ivf_search(builder, X, client=None, n_groups=None):
     A_rows = parts.rows(A_f, d + 2, "kmeans")
     # the client's own threads for its stages (the same lists whatever their number)
     with numba_threads(builder.n_jobs) as threads, small_blas(0.0):
-        C, n_empty = _kmeans(A_rows, n_lists, kmeans_rng, threads)
-        Cop = _centroid_operand(C)
+        C, Cop, n_empty = _kmeans(A_rows, n_lists, kmeans_rng, threads)
         n_lists_ = C.shape[0]
         times["kmeans"] = clock() - t0
         t0 = clock()
