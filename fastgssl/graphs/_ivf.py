@@ -41,7 +41,13 @@ import scipy.sparse as sp
 
 from fastgssl._geometry import check_distance_scale
 from fastgssl._threads import small_blas
-from fastgssl._validation import check_bounded_int, check_n_neighbors, check_random_state, check_X
+from fastgssl._validation import (
+    check_bounded_int,
+    check_n_neighbors,
+    check_random_state,
+    check_X,
+    store_init_arguments,
+)
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
@@ -168,25 +174,10 @@ class IVFGraph(_GraphBuilder):
     (True, 1.0)
     """
 
-    _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "n_lists", "n_probe",
-                    "target_recall", "recall_sample", "min_recall", "random_state", "n_jobs",
-                    "client")
-
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  n_lists=None, n_probe=None, target_recall=None, recall_sample=1000,
                  min_recall=0.9, random_state=None, n_jobs=None, client=None):
-        self.n_neighbors = n_neighbors
-        self.weight = weight
-        self.sigma_w = sigma_w
-        self.symmetrize = symmetrize
-        self.n_lists = n_lists
-        self.n_probe = n_probe
-        self.target_recall = target_recall
-        self.recall_sample = recall_sample
-        self.min_recall = min_recall
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.client = client
+        store_init_arguments(self, locals())
 
     def _check_params(self, n):
         k = check_n_neighbors(self.n_neighbors, n)

@@ -19,6 +19,7 @@ from fastgssl._validation import (
     check_n_neighbors,
     check_random_state,
     check_X,
+    store_init_arguments,
 )
 from fastgssl.exceptions import LowRecallWarning
 
@@ -133,21 +134,10 @@ class NNDescentGraph(_GraphBuilder):
     are passed as given (centring would densify them).
     """
 
-    _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "search_neighbors",
-                    "recall_sample", "min_recall", "random_state", "n_jobs")
-
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  search_neighbors=None, recall_sample=500, min_recall=0.9, random_state=None,
                  n_jobs=None):
-        self.n_neighbors = n_neighbors
-        self.weight = weight
-        self.sigma_w = sigma_w
-        self.symmetrize = symmetrize
-        self.search_neighbors = search_neighbors
-        self.recall_sample = recall_sample
-        self.min_recall = min_recall
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_init_arguments(self, locals())
 
     def __call__(self, X):
         try:
