@@ -58,6 +58,7 @@ from ._ivf_search import (
     _search_lists,
 )
 from ._knn import _U32, _gemm_operands, _search_dtype, numba_threads
+from ._nndescent import check_min_recall, knn_recall
 from ._weights import check_symmetrize, check_weight
 
 __all__ = ["IVFGraph", "default_n_lists"]
@@ -205,12 +206,7 @@ class IVFGraph(_GraphBuilder):
             raise ValueError(f"target_recall must be a number in (0, 1], got "
                              f"{self.target_recall!r}.")
         recall_sample = check_bounded_int(self.recall_sample, "recall_sample", low=0)
-        min_recall = self.min_recall
-        if min_recall is not None and (isinstance(min_recall, bool) or not isinstance(
-                min_recall, (int, float, np.integer, np.floating))
-                or not 0 <= float(min_recall) <= 1):
-            raise ValueError(f"min_recall must be a number in [0, 1] or None, got "
-                             f"{min_recall!r}.")
+        min_recall = check_min_recall(self.min_recall)
         return k, sigma_w, n_lists, n_probe, float(target), recall_sample, min_recall
 
     def __call__(self, X):
@@ -251,8 +247,6 @@ class IVFGraph(_GraphBuilder):
         out_i, out_d, info = search(k) if found is None else found
 
         def recall():
-            from ._nndescent import knn_recall
-
             return knn_recall(X, out_i, sample_size=recall_sample,
                               random_state=self.random_state)
 

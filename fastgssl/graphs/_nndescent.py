@@ -29,6 +29,16 @@ from ._knn_kernels import pair_sqdist
 from ._weights import check_symmetrize, check_weight
 
 
+def check_min_recall(min_recall):
+    """``min_recall`` of the approximate builders: a number in [0, 1], or None (no check)."""
+    if min_recall is not None and (isinstance(min_recall, bool) or not isinstance(
+            min_recall, (int, float, np.integer, np.floating))
+            or not 0 <= float(min_recall) <= 1):
+        raise ValueError(f"min_recall must be a number in [0, 1] or None, got "
+                         f"{min_recall!r}.")
+    return min_recall
+
+
 def knn_recall(X, indices, *, sample_size=1000, random_state=None):
     """Recall@k of approximate neighbour lists against exact search on a sample.
 
@@ -166,12 +176,7 @@ class NNDescentGraph(_GraphBuilder):
             self.recall_sample, "recall_sample", low=0)  # 0: no recall check
         # pynndescent hands n_jobs to numba.set_num_threads: cap it at the CPU count
         n_jobs = None if self.n_jobs is None else check_n_jobs(self.n_jobs)
-        min_recall = self.min_recall
-        if min_recall is not None and (isinstance(min_recall, bool) or not isinstance(
-                min_recall, (int, float, np.integer, np.floating))
-                or not 0 <= float(min_recall) <= 1):
-            raise ValueError(f"min_recall must be a number in [0, 1] or None, got "
-                             f"{min_recall!r}.")
+        min_recall = check_min_recall(self.min_recall)
         index = pynndescent.NNDescent(
             _float32_safe(X), n_neighbors=m, metric="euclidean",
             random_state=self.random_state, n_jobs=n_jobs,
