@@ -34,18 +34,14 @@ Usage:  FASTGSSL_NUM_THREADS=2 python bench/bench_approx_graph.py [--n 100000] [
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 import warnings
 
 import numpy as np
+from timing import load_note
 
 K = 10
-
-
-def load_note():
-    return f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus"
 
 
 def recall_against(exact, approx, step=10):

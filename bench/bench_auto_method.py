@@ -42,7 +42,7 @@ APPROX = {"huber_hinge": "fbif", "logistic": "newton", "squared_hinge": "newton"
 
 
 def one_split(X_tr, y_tr, loss, quick, folds_t, seed):
-    from fastgssl.cli import _grid
+    from fastgssl.cli._models import _grid
     from fastgssl.cv import GridSearchCV, make_folds
     from fastgssl.models import SVM
 

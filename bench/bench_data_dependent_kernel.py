@@ -35,6 +35,7 @@ import time
 import warnings
 
 import numpy as np
+from timing import load_note, median_time
 
 from fastgssl.datasets import make_gaussian_mixture
 
@@ -51,18 +52,6 @@ TRIALS = 2 if QUICK else 3
 def gaussian_mixture(n, d, n_classes, sep, seed=0):
     """The peers' synthetic workload: isotropic unit Gaussians around N(0, sep^2 I) means."""
     return make_gaussian_mixture(n, d, n_classes, sep, random_state=seed)
-
-def load_note():
-    return f"[load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus]"
-
-
-def median_time(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, out
 
 
 # ----------------------------------------------------------------------------------------

@@ -21,12 +21,11 @@ Medians of ``--repeats`` runs; compare ratios, the machine is shared (2 cores, o
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
+from timing import fmt, median_time
 
 LARGE_CHILD = r"""
 import json, resource, sys, time
@@ -54,20 +53,6 @@ print(json.dumps({"total_s": total, "given_graph_s": given_graph, "peak_bytes": 
                   "accuracy": float(np.mean(est.predict(X) == y)), "n_iter": est.n_iter_,
                   "labeled": int((ys != -1).sum())}))
 """
-
-
-def median_time(fn, repeats):
-    times = []
-    out = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, out
-
-
-def fmt(times):
-    return "[" + ", ".join(f"{t:.3g}" for t in times) + "]"
 
 
 def bench_krr(n, repeats):

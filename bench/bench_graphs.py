@@ -14,14 +14,13 @@ Usage:  python bench/bench_graphs.py            (full sizes)
 """
 
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 
 import numpy as np
+from timing import median_time
 
 from fastgssl.datasets import make_gaussian_mixture
 
@@ -34,14 +33,6 @@ REPEATS = 1 if not QUICK else 2
 
 def gaussian_mixture(n, d, n_classes=10, sep=1.0, seed=0):
     return make_gaussian_mixture(n, d, n_classes, sep, random_state=seed)[0]
-
-def timed(fn, repeats=REPEATS):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, out
 
 
 def neighbour_sets(G, n):
@@ -74,14 +65,14 @@ def directed_knn(X):
 def run_case(n, d, knn_graph, NearestNeighbors, faiss):
     rows = []
     X = gaussian_mixture(n, d)
-    t_ours, runs, _ = timed(lambda: knn_graph(X, K))
-    _, _, G_ours = timed(lambda: directed_knn(X), repeats=1)
-    t_ours1 = timed(lambda: knn_graph(X, K, n_jobs=1), repeats=1)[0] if n <= 200_000 else 0
+    t_ours, runs, _ = median_time(lambda: knn_graph(X, K), REPEATS)
+    _, _, G_ours = median_time(lambda: directed_knn(X), 1)
+    t_ours1 = median_time(lambda: knn_graph(X, K, n_jobs=1), 1)[0] if n <= 200_000 else 0
     print(f"n={n:>8} d={d:>3}  fastgssl knn_graph {t_ours:8.2f} s (runs "
           f"{[round(t, 2) for t in runs]}; n_jobs=1: {t_ours1:.2f} s)", flush=True)
     algo = "kd_tree" if d <= 3 else "brute"
     nn = NearestNeighbors(n_neighbors=K, algorithm=algo)
-    t_sk, _, G_sk = timed(lambda: nn.fit(X).kneighbors_graph(mode="distance"))
+    t_sk, _, G_sk = median_time(lambda: nn.fit(X).kneighbors_graph(mode="distance"), REPEATS)
     r = recall(G_ours, G_sk, n)
     print(f"{'':17} scikit-learn {algo:<8} {t_sk:8.2f} s  -> fastgssl is "
           f"{t_sk / t_ours:5.2f}x faster; recall vs scikit-learn {r:.6f}", flush=True)
@@ -94,7 +85,7 @@ def run_case(n, d, knn_graph, NearestNeighbors, faiss):
             index.add(X32)
             return index.search(X32, K + 1)
 
-        t_fa, _, _ = timed(run_faiss)
+        t_fa, _, _ = median_time(run_faiss, REPEATS)
         print(f"{'':17} faiss IndexFlatL2 (float32) {t_fa:8.2f} s  -> fastgssl is "
               f"{t_fa / t_ours:5.2f}x faster", flush=True)
         rows.append((n, d, "faiss IndexFlatL2", t_fa, t_ours))

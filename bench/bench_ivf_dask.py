@@ -30,19 +30,15 @@ Usage:  python bench/bench_ivf_dask.py [--n 200000] [--repeats 2] [--target 0.91
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import time
 import warnings
 
 import numpy as np
+from timing import load_note
 
 K = 10
-
-
-def load_note():
-    return f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus"
 
 
 def _cpu():

@@ -26,17 +26,13 @@ Usage:  FASTGSSL_NUM_THREADS=2 python bench/bench_knn_gemm.py [--repeats 3] [--q
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 
 import numpy as np
+from timing import load_note
 
 K = 10
-
-
-def load_note():
-    return f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus"
 
 
 def workloads(quick):

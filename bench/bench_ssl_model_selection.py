@@ -28,6 +28,17 @@ CLASSIFICATION = ["fourclass", "german.numer", "svmguide3", "splice", "a1a", "w1
 REGRESSION = ["housing_scale", "mpg", "abalone", "space_ga"]
 
 
+def load_or_skip(name):
+    """``(X, y)`` of a shared LIBSVM set (dense), or None with a skip line when it is absent."""
+    from fastgssl.datasets import load_libsvm
+
+    try:
+        return load_libsvm(name, dense=True)
+    except FileNotFoundError as exc:
+        print(f"  skip {name}: {exc}")
+        return None
+
+
 def paired_t(a, b):
     d = np.asarray(b) - np.asarray(a)
     if len(d) < 2 or np.all(d == d[0]):
@@ -106,7 +117,6 @@ def test_error(model, X, y, task):
 
 def protocol(quick, repeats, folds_list, max_train, only=None):
     from fastgssl.cv import GridSearchCV
-    from fastgssl.datasets import load_libsvm
 
     sets = ([("classification", n) for n in CLASSIFICATION[:2]]
             + [("regression", n) for n in REGRESSION[:2]]) if quick else (
@@ -117,11 +127,10 @@ def protocol(quick, repeats, folds_list, max_train, only=None):
     print(f"seed 000 protocol: 70/30 splits, 10 % labeled, {repeats} repeats, "
           f"train part capped at {max_train} points, {'quick' if quick else 'full'} grid")
     for task, name in sets:
-        try:
-            X, y = load_libsvm(name, dense=True)
-        except FileNotFoundError as exc:
-            print(f"  skip {name}: {exc}")
+        data = load_or_skip(name)
+        if data is None:
             continue
+        X, y = data
         for t in folds_list:
             errs = {m: [] for m in ("exact", "bif", "fbif", "fbif+verify")}
             n_verified = []

@@ -34,10 +34,9 @@ measured in the same run, and read the load printed at the start and the end.
 
 import argparse
 import os
-import statistics
-import time
 
 import numpy as np
+from timing import fmt, median_time
 
 # SVM's multi-class coding (--multi-class)
 MULTI_CLASS = ["ovr"]
@@ -45,19 +44,6 @@ MULTI_CLASS = ["ovr"]
 
 def _load():
     return os.getloadavg()[0]
-
-
-def median_time(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, out
-
-
-def fmt(times):
-    return "[" + ", ".join(f"{t:.3g}" for t in times) + "]"
 
 
 def _split_kernel_solver(X, y, lam, sigma, repeats):

@@ -51,6 +51,7 @@ from bench_ssl_model_selection import (  # noqa: E402  (the seed 000 protocol, n
     _formatter,
     estimator,
     grid,
+    load_or_skip,
     paired_t,
     split,
     t_crit,
@@ -200,7 +201,6 @@ ERR_HEAD = ("| set | t | transductive | inductive | t (trans - ind) | same pick 
 
 def protocol_part(sets, repeats, folds_list, max_train, quick, json_path):
     from fastgssl.cv import make_folds
-    from fastgssl.datasets import load_libsvm
 
     print(f"seed 000 protocol: 70/30 splits, 10 % labeled, {repeats} repeats, train part "
           f"capped at {max_train}, {'small 3 x 2 x 2' if quick else 'seed 5 x 4 x 4'} grid, "
@@ -212,11 +212,10 @@ def protocol_part(sets, repeats, folds_list, max_train, quick, json_path):
     cells = []
     for name in sets:
         task = _task(name)
-        try:
-            X, y = load_libsvm(name, dense=True)
-        except FileNotFoundError as exc:
-            print(f"  skip {name}: {exc}")
+        data = load_or_skip(name)
+        if data is None:
             continue
+        X, y = data
         for t in folds_list:
             try:
                 _, y_semi, _, _ = split(X, y, task, 0, max_train)

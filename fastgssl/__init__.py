@@ -17,45 +17,9 @@ no plugin, does not import pyamg and compiles no Numba kernel):
 - :mod:`fastgssl.testing`      conformance checks for plugin authors
 """
 
-import importlib
+from fastgssl._lazy import attach_stub
 
 __version__ = "0.1.0.dev0"
 
-_SUBMODULES = (
-    "active",
-    "cv",
-    "datasets",
-    "exceptions",
-    "graphs",
-    "kernels",
-    "losses",
-    "models",
-    "registry",
-    "regularizers",
-    "solvers",
-    "testing",
-)
-
-__all__ = list(_SUBMODULES) + ["CVObjective", "CVState", "ClassShareWarning", "GraphPart",
-                                "KernelPart", "OptimisticCriterionWarning",
-                                "PropagationSystem", "RefitPart", "__version__",
-                                "sharing_key"]
-
-
-def __getattr__(name):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"fastgssl.{name}")
-    if name in ("CVObjective", "CVState", "GraphPart", "KernelPart", "PropagationSystem",
-                "RefitPart", "sharing_key"):  # the CV protocol
-        from fastgssl import _protocol
-
-        return getattr(_protocol, name)
-    if name in ("ClassShareWarning", "OptimisticCriterionWarning"):
-        from fastgssl import exceptions
-
-        return getattr(exceptions, name)
-    raise AttributeError(f"module 'fastgssl' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(__all__)
+# the subpackages, the CV protocol and two warnings (every name in __init__.pyi)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

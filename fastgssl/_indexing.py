@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from fastgssl._threads import numba_threads
+
 __all__ = ["take_block"]
 
 # below this many elements one thread copies the block: a copy is bound by memory, and a
@@ -60,8 +62,6 @@ def take_block(A, rows, cols=None):
     ``A``: 2-D (made C-contiguous float64 if it is not); ``rows`` / ``cols``: non-negative
     integer indices or boolean masks (``cols`` defaults to ``rows``).
     """
-    from fastgssl._threads import numba_threads
-
     A = np.ascontiguousarray(A, dtype=np.float64)
     rows = _as_index(rows, A.shape[0], "rows")
     cols = _as_index(rows, A.shape[1], "cols") if cols is None else \

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from fastgssl._threads import numba_threads
+
 _N_CHUNKS = 64
 
 
@@ -170,7 +172,6 @@ def sparse_dense_product(A, X, rows=None, out=None):
         if A.nnz * X.shape[1] <= _SCIPY_WORK:  # (same sums, same order, no compilation)
             out[...] = (A[rows] if subset else A) @ X
             return out
-        from fastgssl._threads import numba_threads
 
         with numba_threads(None):  # the cores other jobs leave free
             spmm_rows(A.indptr, A.indices.astype(np.int64, copy=False),

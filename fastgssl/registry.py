@@ -12,8 +12,11 @@ group                      an entry point names ...
 ``fastgssl.cv``            a factory ``(**params) -> CV approximator``
 =========================  ===============================================================
 
-Built-ins sit on a fast path: a static table of ``"module:attribute"`` strings that is read
-without scanning package metadata and imported only when the name is first used. Third-party
+Built-ins sit on a fast path: each group is named after the fastgssl package that declares
+its built-ins, and that package, when imported, hands the registry a table of
+``"module:attribute"`` strings naming its own modules (:func:`register_builtins`), so the
+registry (below every such package) names none of them. The table is read without scanning
+package metadata and each built-in is imported only when its name is first used. Third-party
 entry points are discovered with :func:`importlib.metadata.entry_points` on the first lookup
 that needs them, cached, and re-read by :func:`refresh`. ``import fastgssl`` loads no plugin.
 
@@ -51,6 +54,7 @@ __all__ = [
     "get",
     "load",
     "refresh",
+    "register_builtins",
 ]
 
 GROUPS = (
@@ -60,37 +64,9 @@ GROUPS = (
     "fastgssl.cv",
 )
 
-# The type an entry of a group must have when it is not a factory ("module:attribute").
-_ENTRY_TYPES = {"fastgssl.losses": "fastgssl.losses:LossSpec"}
-
-# Built-in table: name -> "module:attribute". Never triggers a metadata scan or an import.
-_BUILTINS: dict[str, dict[str, str]] = {
-    "fastgssl.losses": {
-        "square": "fastgssl.losses._builtin_specs:SQUARE",
-        "huber_hinge": "fastgssl.losses._builtin_specs:HUBER_HINGE",
-        "squared_hinge": "fastgssl.losses._builtin_specs:SQUARED_HINGE",
-        "logistic": "fastgssl.losses._builtin_specs:LOGISTIC",
-    },
-    "fastgssl.regularizers": {
-        "L": "fastgssl.regularizers:LaplacianRegularizer",
-        "L_norm": "fastgssl.regularizers:NormalizedLaplacianRegularizer",
-    },
-    "fastgssl.graphs": {
-        "knn": "fastgssl.graphs:KNNGraph",
-        "epsilon": "fastgssl.graphs:EpsilonGraph",
-        "precomputed": "fastgssl.graphs:PrecomputedGraph",
-        "nndescent": "fastgssl.graphs:NNDescentGraph",
-        "ivf": "fastgssl.graphs:IVFGraph",
-    },
-    "fastgssl.cv": {
-        "exact": "fastgssl.cv._exact:ExactMethod",
-        "exact-quadratic": "fastgssl.cv._quadratic:ExactQuadraticMethod",
-        "bif": "fastgssl.cv._influence:BIFMethod",
-        "fbif": "fastgssl.cv._influence:FBIFMethod",
-        "fbif-margin": "fastgssl.cv._influence:MarginFBIFMethod",
-        "newton": "fastgssl.cv._newton:NewtonStepMethod",
-    },
-}
+# What each group's package declares on import (:func:`register_builtins`), on its own floor:
+# the registry names no module above it. group -> _GroupDeclaration
+_DECLARED: dict[str, _GroupDeclaration] = {}
 
 BUILTIN = "built-in"
 
@@ -111,6 +87,57 @@ class PluginEntry:
     @property
     def qualified_name(self):
         return self.name if self.distribution is None else f"{self.distribution}:{self.name}"
+
+
+@dataclass(frozen=True)
+class _GroupDeclaration:
+    """What a group's package declares: its built-ins and how to check and call entries."""
+
+    builtins: dict
+    entry_type: type | str | None = None
+    context_defaults: dict = field(default_factory=dict)
+
+
+def register_builtins(group, builtins, *, entry_type=None, context_defaults=None):
+    """Declare the built-ins of ``group``; called once by the package the group is named after.
+
+    Each of fastgssl's packages with a group (``fastgssl.losses``, ``fastgssl.regularizers``,
+    ``fastgssl.graphs``, ``fastgssl.cv``) calls this when it is imported, with a table of
+    ``"module:attribute"`` strings naming its own modules: the built-ins stay on their own
+    floor and are imported only when first used. Third-party code registers through entry
+    points, not through this function.
+
+    Parameters
+    ----------
+    group : str
+        One of :data:`GROUPS`.
+    builtins : dict of str to str
+        Name -> ``"module:attribute"``.
+    entry_type : type or str, optional
+        The type an entry of the group must be, or its ``"module:attribute"`` (imported on
+        the first check: a :class:`fastgssl.losses.LossSpec` for the losses); without it an
+        entry must be a callable factory.
+    context_defaults : dict, optional
+        Arguments the library passes to every factory of the group, with their default: a
+        factory that does not take one is called without it while it holds the default
+        (``power=1`` for the regularizers).
+    """
+    _check_group(group)
+    _DECLARED[group] = _GroupDeclaration(dict(builtins), entry_type,
+                                         dict(context_defaults or {}))
+    _builtin_entries.pop(group, None)
+
+
+def _declaration(group):
+    """The group's declaration, importing the package the group is named after when it has
+    not declared yet (the import of a package declares its group: no metadata is read)."""
+    declared = _DECLARED.get(group)
+    if declared is None:
+        importlib.import_module(group)
+        declared = _DECLARED.get(group)
+        if declared is None:  # a fastgssl bug: the package forgot its register_builtins
+            raise RuntimeError(f"package {group} did not declare the built-ins of its group.")
+    return declared
 
 
 # group -> {qualified or bare name -> PluginEntry}; built-ins are created lazily too.
@@ -147,7 +174,7 @@ def _builtins(group):
     if table is None:
         table = {
             name: PluginEntry(group=group, name=name, value=value)
-            for name, value in _BUILTINS[group].items()
+            for name, value in _declaration(group).builtins.items()
         }
         _builtin_entries[group] = table
     return table
@@ -161,7 +188,7 @@ def _plugins(group):
     if cached is not None:
         return cached
     entries = []
-    builtins = _BUILTINS[group]
+    builtins = _declaration(group).builtins
     for ep, dist, version in _iter_entry_points(group):
         entry = PluginEntry(
             group=group,
@@ -263,11 +290,13 @@ def _import_value(value):
 
 def _check_type(group, obj):
     """Return an error message if ``obj`` cannot serve in ``group``, else None."""
-    kind = _ENTRY_TYPES.get(group)
-    if kind is not None:  # named like the built-ins: the registry imports no group statically
-        expected = _import_value(kind)
-        if not isinstance(obj, expected):
-            return f"expected a {kind.replace(':', '.')}, got {type(obj).__name__}"
+    kind = _declaration(group).entry_type
+    if isinstance(kind, str):  # "module:attribute" of the group's own package
+        kind = _import_value(kind)
+    if kind is not None:
+        if not isinstance(obj, kind):
+            return (f"expected a {kind.__module__.split('._')[0]}.{kind.__qualname__}, "
+                    f"got {type(obj).__name__}")
         return None
     if not callable(obj):
         return f"expected a callable factory, got {type(obj).__name__}"
@@ -331,11 +360,6 @@ def _fail(entry, reason):
     )
 
 
-# Arguments the library passes to every factory of a group, with their default value: a
-# factory that does not take one is called without it while it holds the default.
-_CONTEXT_DEFAULTS = {"fastgssl.regularizers": {"power": 1}}
-
-
 def _factory_parameters(factory):
     """The keyword names ``factory`` takes, or None when it takes any (``**kwargs``, or a
     signature that cannot be read: a compiled callable)."""
@@ -364,7 +388,7 @@ def _accepted(group, name, factory, params):
         if key in accepted:
             out[key] = value
             continue
-        defaults = _CONTEXT_DEFAULTS.get(group, {})
+        defaults = _declaration(group).context_defaults
         if key in defaults and _is_default(value, defaults[key]):
             continue  # the library's default, not the user's choice: not passed
         unknown.append(f"{key}={value!r}")

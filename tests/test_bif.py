@@ -105,12 +105,12 @@ def make_problem(seed, n=28, frac=1.0, kind="L", loss="square", t=3):
     return X, y, labeled, folds, Q, Qs
 
 
-def solve_contaminated(K, y, labeled, loss, gamma_a, gamma_i, Q, folds=None, i=None,
-                       Qi=None, eps=0.0, tol=1e-14, max_iter=100):
-    """Newton with an Armijo line search on J_eps in alpha (f = K alpha).  Returns f."""
-    n = len(y)
-    l = labeled.sum()
-    c = np.where(labeled, (1 - eps) / l, 0.0)
+def contaminated_weights(labeled, gamma_i, Q, folds, i, Qi, eps):
+    """The loss weights and the graph matrix of J_eps: ``(1 - eps) / l`` on every labeled
+    point plus ``eps / l_i`` on fold i's, and ``(1 - eps) gamma_i / n^2 Q`` plus
+    ``eps gamma_i / n_i^2 Q_i`` on fold i's block (Qi: None leaves the fold's graph out)."""
+    n = labeled.shape[0]
+    c = np.where(labeled, (1 - eps) / labeled.sum(), 0.0)
     Qeps = np.zeros((n, n)) if Q is None else (1 - eps) * (gamma_i / n**2) * Q.toarray()
     if eps != 0.0:
         Li = labeled & (folds == i)
@@ -118,6 +118,14 @@ def solve_contaminated(K, y, labeled, loss, gamma_a, gamma_i, Q, folds=None, i=N
         Si = np.flatnonzero(folds == i)
         if Qi is not None:
             Qeps[np.ix_(Si, Si)] += eps * (gamma_i / len(Si) ** 2) * Qi.toarray()
+    return c, Qeps
+
+
+def solve_contaminated(K, y, labeled, loss, gamma_a, gamma_i, Q, folds=None, i=None,
+                       Qi=None, eps=0.0, tol=1e-14, max_iter=100):
+    """Newton with an Armijo line search on J_eps in alpha (f = K alpha).  Returns f."""
+    n = len(y)
+    c, Qeps = contaminated_weights(labeled, gamma_i, Q, folds, i, Qi, eps)
 
     def objective(alpha):
         f = K @ alpha
@@ -320,15 +328,7 @@ def test_paper_fbif_with_all_columns_is_the_bif_for_the_square_loss(seed):
 def solve_w(V, y, labeled, loss, gamma_a, gamma_i, Q, folds=None, i=None, Qi=None, eps=0.0):
     """Newton on J_eps in w for the Nystrom model f = V w (test oracle)."""
     n, c = V.shape
-    l = labeled.sum()
-    cw = np.where(labeled, (1 - eps) / l, 0.0)
-    Qeps = np.zeros((n, n)) if Q is None else (1 - eps) * (gamma_i / n**2) * Q.toarray()
-    if eps != 0.0:
-        Li = labeled & (folds == i)
-        cw = cw + np.where(Li, eps / Li.sum(), 0.0)
-        Si = np.flatnonzero(folds == i)
-        if Qi is not None:
-            Qeps[np.ix_(Si, Si)] += eps * (gamma_i / len(Si) ** 2) * Qi.toarray()
+    cw, Qeps = contaminated_weights(labeled, gamma_i, Q, folds, i, Qi, eps)
 
     def objective(w):
         f = V @ w

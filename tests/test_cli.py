@@ -274,7 +274,7 @@ def _libsvm_classes(path, counts, integer=True, seed=0):
 
 
 def test_task_guess_integer_labels_of_any_count_are_classes():
-    from fastgssl.cli import _guess_task
+    from fastgssl.cli._data import _guess_task
 
     task, why = _guess_task("x", np.arange(26).repeat(3))
     assert task == "classification" and "26 distinct integer labels" in why
@@ -517,7 +517,7 @@ def test_auto_backend_takes_nystrom_when_dense_would_not_fit(tmp_path, capsys, m
 
 
 def test_dense_plan_counts_factorizations_per_width_and_ratio():
-    from fastgssl.cli import _dense_plan
+    from fastgssl.cli._models import _dense_plan
 
     n = 1000
     grid = {"sigma": [1.0, 2.0], "gamma_a": [1e-2, 1e-1], "gamma_i": [0.0, 1e-2, 1e-1]}

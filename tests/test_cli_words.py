@@ -11,7 +11,8 @@ import warnings
 import numpy as np
 import pytest
 
-from fastgssl.cli import _guess_task, main, select
+from fastgssl.cli import main, select
+from fastgssl.cli._data import _guess_task
 from fastgssl.cli._warnings import cli_words, quiet_logger
 
 API_WORDS = ("CVState", "gamma_a", "n_folds=", "method='", "verify=", "Traceback")

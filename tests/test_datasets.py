@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import fastgssl.datasets as ds
+import fastgssl.datasets._loaders as loaders
 from fastgssl.datasets import hide_labels, load_default, load_libsvm, make_gaussian_mixture
 
 
@@ -73,7 +74,7 @@ def test_checkout_sibling_then_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("FASTGSSL_DATASETS", raising=False)
     checkout = tmp_path / "repo"
     checkout.mkdir()
-    monkeypatch.setattr(ds, "_checkout_root", lambda: checkout)
+    monkeypatch.setattr(loaders, "_checkout_root", lambda: checkout)
     assert ds.shared_datasets_dir() is None
     with pytest.raises(FileNotFoundError, match="export FASTGSSL_DATASETS="):
         ds.shared_datasets_dir(required=True)
@@ -83,7 +84,7 @@ def test_checkout_sibling_then_nothing(tmp_path, monkeypatch):
     folder = _fake_folder(tmp_path / "shared")
     assert ds.shared_datasets_dir() == folder
     # installed outside a checkout: no guess at all
-    monkeypatch.setattr(ds, "_checkout_root", lambda: None)
+    monkeypatch.setattr(loaders, "_checkout_root", lambda: None)
     assert ds.shared_datasets_dir() is None
     with pytest.raises(FileNotFoundError, match="not running from a source checkout"):
         ds.load_mnist_test()

@@ -225,10 +225,8 @@ def test_usable_as_a_learner_graph():
     assert lap.predict(X).shape == (400,)
 
 
-def test_reuse_neighbors_serves_smaller_k_from_one_ivf_search(monkeypatch):
-    from fastgssl.graphs import reuse_neighbors
-
-    X = _blobs(n=500, seed=11)
+def _count_searches(monkeypatch):
+    """The list of k of every IVF search from now on (IVFGraph._search spied on)."""
     calls = []
     original = IVFGraph._search
 
@@ -237,6 +235,14 @@ def test_reuse_neighbors_serves_smaller_k_from_one_ivf_search(monkeypatch):
         return original(self, X, k, *args)
 
     monkeypatch.setattr(IVFGraph, "_search", spy)
+    return calls
+
+
+def test_reuse_neighbors_serves_smaller_k_from_one_ivf_search(monkeypatch):
+    from fastgssl.graphs import reuse_neighbors
+
+    X = _blobs(n=500, seed=11)
+    calls = _count_searches(monkeypatch)
     params = {"n_lists": 12, "n_probe": 3, "random_state": 0, "min_recall": None}
     direct = {}
     for k in (4, 9):
@@ -268,14 +274,7 @@ def test_grid_search_over_k_runs_one_ivf_search(monkeypatch):
     truth = (X[:, 0] > np.median(X[:, 0])).astype(int)
     y = np.full(240, -1)
     y[:30] = truth[:30]
-    calls = []
-    original = IVFGraph._search
-
-    def spy(self, X, k, *args):
-        calls.append(k)
-        return original(self, X, k, *args)
-
-    monkeypatch.setattr(IVFGraph, "_search", spy)
+    calls = _count_searches(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         GridSearchCV(LocalGlobalConsistency(graph="ivf"), {"n_neighbors": [4, 6, 8]}, cv=3,

@@ -17,6 +17,7 @@ from fastgssl.models import (
     LocalGlobalConsistency,
     PoissonLearning,
     PoissonMBO,
+    VolumeMBO,
 )
 from fastgssl.models._poisson import class_sizes, volume_assignment
 
@@ -329,7 +330,8 @@ def test_poisson_mbo_at_least_as_accurate_as_graphlearning_on_the_same_graph():
 
 
 @parametrize_with_checks(
-    [PoissonLearning(n_neighbors=3), PoissonMBO(n_neighbors=3, n_mbo_iter=2)],
+    [PoissonLearning(n_neighbors=3), PoissonMBO(n_neighbors=3, n_mbo_iter=2),
+     VolumeMBO(n_neighbors=3, max_iter=5, random_state=0)],
     expected_failed_checks=lambda est: {
         "check_classifiers_classes": "the check uses -1 as a class label; -1 marks unlabeled "
         "points (scikit-learn's semi-supervised convention)",

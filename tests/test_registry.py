@@ -174,6 +174,26 @@ def test_import_loads_no_plugin_no_pyamg_no_numba():
     assert out.stdout.strip() == "[]", out.stdout
 
 
+
+def test_a_group_s_package_declares_its_builtins_on_first_lookup():
+    """The registry names no module above it: the first lookup in a group imports the
+    package the group is named after, whose table declares the built-ins; listing them
+    imports none of their modules, and no package metadata is read."""
+    code = (
+        "import sys, importlib.metadata as md;"
+        "md.entry_points = lambda **kw: (_ for _ in ()).throw(AssertionError('scan'));"
+        "import os; os.environ['FASTGSSL_DISABLE_PLUGINS'] = '1';"
+        "from fastgssl import registry;"
+        "names = [r['name'] for r in registry.available('fastgssl.cv')];"
+        "print(names, 'fastgssl.cv' in sys.modules, 'fastgssl.cv._exact' in sys.modules);"
+        "print(registry.load('fastgssl.cv', 'exact').__qualname__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = out.stdout.strip().splitlines()
+    assert first == ("['exact', 'exact-quadratic', 'bif', 'fbif', 'fbif-margin', 'newton'] "
+                     "True False")
+    assert second == "ExactMethod"
+
 # ---- regularizer plugins (issue 27 item 7): the plugin guide's worked example -------------------
 def _guide_code_blocks():
     """The python code blocks of the plugin guide's section 'A regularizer plugin, worked

@@ -2,7 +2,6 @@
 program, the iteration against a slow dense reference, graphlearning on the same W (label for
 label, given its own noise), and the scikit-learn conventions."""
 
-import warnings
 
 import numpy as np
 import pytest
@@ -11,7 +10,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 from scipy.sparse.csgraph import dijkstra
-from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_reweighting import _blobs as reweighting_blobs
 
 from fastgssl.graphs import knn_graph
@@ -227,14 +225,5 @@ def test_bad_parameters(kw, match):
         VolumeMBO(n_neighbors=5, **kw).fit(X, y_ssl)
 
 
-@parametrize_with_checks(
-    [VolumeMBO(n_neighbors=3, max_iter=5, random_state=0)],
-    expected_failed_checks=lambda est: {
-        "check_classifiers_classes": "the check uses -1 as a class label; -1 marks unlabeled "
-        "points (scikit-learn's semi-supervised convention)",
-    },
-)
-def test_sklearn_check_estimator(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        check(estimator)
+# scikit-learn's estimator checks of VolumeMBO run with the Poisson learners' in
+# tests/test_poisson.py (one list for the low-label family)

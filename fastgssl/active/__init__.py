@@ -18,16 +18,6 @@ The package sits beside :mod:`fastgssl.cv` (both read learners through
 Names are imported on first access.
 """
 
-from fastgssl._lazy import lazy_exports
+from fastgssl._lazy import attach_stub
 
-_LOCATIONS = {
-    "ActiveLearner": "fastgssl.active._learner",
-    "ActiveLearningHistory": "fastgssl.active._loop",
-    "PosteriorCovariance": "fastgssl.active._covariance",
-    "active_learning_loop": "fastgssl.active._loop",
-    "criterion_scores": "fastgssl.active._covariance",
-    "greedy_batch": "fastgssl.active._covariance",
-    "uncertainty_scores": "fastgssl.active._learner",
-}
-
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

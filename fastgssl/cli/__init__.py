@@ -31,12 +31,6 @@ name): LIBSVM, the UCI tables (one non-numeric column is the label; a numeric ta
 naming these formats.
 """
 
-# _guess_task, _dense_plan and _grid: private helpers that tests and bench/ scripts import
-# from fastgssl.cli
-from fastgssl.cli._data import _guess_task  # noqa: F401
-from fastgssl.cli._main import build_parser, main
-from fastgssl.cli._models import _dense_plan, _grid  # noqa: F401
-from fastgssl.cli._select import select
-from fastgssl.cli._warmup import warmup
+from fastgssl._lazy import attach_stub
 
-__all__ = ["main", "build_parser", "select", "warmup"]
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

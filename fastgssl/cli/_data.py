@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastgssl import datasets
+from fastgssl._folds import folds_for_labels
 
 _REGRESSION_SETS = {"abalone", "housing_scale", "mpg", "space_ga", "eunite2001", "bodyfat",
                     "cpusmall", "triazines", "pyrim", "mg"}
@@ -134,8 +135,6 @@ def _n_folds(requested, y_fit, task, classes, random_state=0, hidden_by=None,
     two labeled points) is refused in the command line's words: ``hidden_by`` names the
     option that hid the labels (``"--labels-per-class 1"``; None: the data's own labels),
     and ``--task regression`` is suggested only for a guessed task of numeric labels."""
-    from fastgssl._folds import folds_for_labels
-
     classification = task == "classification"
     labeled = (y_fit != -1) if classification else ~np.isnan(y_fit)
     asked = _DEFAULT_FOLDS if requested is None else int(requested)

@@ -48,42 +48,17 @@ Model selection
   name, a deprecated alias)
 """
 
-from fastgssl._folds import check_folds, folds_for_labels, make_folds
-from fastgssl.cv._api import bif_matrix, cv_predictions, cv_result, cv_score
-from fastgssl.cv._base import CVMethod
-from fastgssl.cv._exact import ExactMethod
-from fastgssl.cv._influence import BIFMethod, FBIFMethod, MarginFBIFMethod
-from fastgssl.cv._newton import NewtonStepMethod
-from fastgssl.cv._quadratic import ExactQuadraticMethod
-from fastgssl.cv._result import CVResult
-from fastgssl.cv._search import ApproxGridSearchCV, GridSearchCV
+from fastgssl import registry
+from fastgssl._lazy import attach_stub
 
-# former names of the method classes (a "CV" suffix read like scikit-learn's self-tuning
-# estimators, RidgeCV): aliases of the same classes, importable, not in __all__ (the API
-# page documents each class once)
-ExactCV = ExactMethod
-BIF = BIFMethod
-FBIF = FBIFMethod
-MarginFBIF = MarginFBIFMethod
-ExactQuadraticCV = ExactQuadraticMethod
-NewtonCV = NewtonStepMethod
+# the built-ins of the registry group named after this package
+registry.register_builtins("fastgssl.cv", {
+    "exact": "fastgssl.cv._exact:ExactMethod",
+    "exact-quadratic": "fastgssl.cv._quadratic:ExactQuadraticMethod",
+    "bif": "fastgssl.cv._influence:BIFMethod",
+    "fbif": "fastgssl.cv._influence:FBIFMethod",
+    "fbif-margin": "fastgssl.cv._influence:MarginFBIFMethod",
+    "newton": "fastgssl.cv._newton:NewtonStepMethod",
+})
 
-__all__ = [
-    "ApproxGridSearchCV",
-    "BIFMethod",
-    "CVMethod",
-    "CVResult",
-    "ExactMethod",
-    "ExactQuadraticMethod",
-    "FBIFMethod",
-    "GridSearchCV",
-    "MarginFBIFMethod",
-    "NewtonStepMethod",
-    "bif_matrix",
-    "check_folds",
-    "folds_for_labels",
-    "cv_predictions",
-    "cv_result",
-    "cv_score",
-    "make_folds",
-]
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

@@ -17,7 +17,7 @@ import numpy as np
 
 from fastgssl import registry
 from fastgssl._folds import check_folds, folds_for_labels
-from fastgssl._validation import check_target, check_X
+from fastgssl._validation import check_sample_weight, check_target, check_X
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _check_fitted
 from fastgssl.cv._influence import bif_of_fitted
@@ -139,8 +139,6 @@ def cv_result(estimator, X, y, folds, method="auto", *, protocol=None, random_st
         chosen = method
         options = {**auto_options, **options}
     if sample_weight is not None:
-        from fastgssl._validation import check_sample_weight
-
         sample_weight = check_sample_weight(sample_weight, X.shape[0], estimator)
     method_obj = _method(method, options)
     result = _run(method_obj, estimator, X, y, folds, protocol, sample_weight)

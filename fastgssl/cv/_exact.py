@@ -12,7 +12,7 @@ from sklearn.base import clone
 from sklearn.utils import get_tags
 
 from fastgssl._protocol import learner_objective
-from fastgssl._validation import check_n_jobs
+from fastgssl._validation import check_n_jobs, check_sample_weight
 from fastgssl.cv._base import CVMethod, _prepare, weight_kw
 from fastgssl.cv._result import _encode_targets, _result
 from fastgssl.cv._transductive import transductive_predictions
@@ -171,8 +171,6 @@ class ExactMethod(CVMethod):
         inductive protocol get the weights of their training points, and the transductive
         reduction the weights each refit would use (see :class:`fastgssl.CVObjective`)."""
         if sample_weight is not None:
-            from fastgssl._validation import check_sample_weight
-
             sample_weight = check_sample_weight(sample_weight, _n_samples(X), estimator)
         if protocol is None:
             protocol = self.protocol

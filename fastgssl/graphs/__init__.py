@@ -21,35 +21,23 @@ Every builder returns a symmetric, nonnegative float64 CSR matrix with an empty 
 Names are imported on first access, so importing this package compiles no Numba kernel.
 """
 
-from fastgssl._lazy import lazy_exports
+from fastgssl import registry
+from fastgssl._lazy import attach_stub
 
-_LOCATIONS = {
-    "EpsilonGraph": "fastgssl.graphs._builders",
-    "IVFGraph": "fastgssl.graphs._ivf",
-    "KNNGraph": "fastgssl.graphs._builders",
-    "LowRecallWarning": "fastgssl.exceptions",
-    "NNDescentGraph": "fastgssl.graphs._nndescent",
-    "PrecomputedGraph": "fastgssl.graphs._builders",
-    "check_adjacency": "fastgssl.graphs._builders",
-    "default_n_lists": "fastgssl.graphs._ivf",
-    "epsilon_graph": "fastgssl.graphs._builders",
-    "knn_adjacency": "fastgssl.graphs._builders",
-    "knn_graph": "fastgssl.graphs._builders",
-    "knn_recall": "fastgssl.graphs._nndescent",
-    "knn_search": "fastgssl.graphs._knn",
-    "reuse_neighbors": "fastgssl.graphs._knn",
-    "resolve_graph": "fastgssl.graphs._resolve",
-}
+# The other packages import the edge weights' names and the self-tuned formula from
+# fastgssl.graphs.internal. Until models/_propagation_base.py (issue 44's propagation merge)
+# imports them from there, the front door still serves the three it reads: not in __all__,
+# dir() or the stub.
+_INTERNAL = {name: "fastgssl.graphs.internal"
+             for name in ("SELF_TUNED", "SYMMETRIZE", "default_symmetrize")}
 
-# the edge weights' names and the self-tuned formula, for the propagation learners' induction
-# kernel (fastgssl.models), which weighs a new point as the graph weighs training pairs
-_INTERNAL = {
-    "SELF_TUNED": "fastgssl.graphs._weights",
-    "SYMMETRIZE": "fastgssl.graphs._weights",
-    "WEIGHTS": "fastgssl.graphs._weights",
-    "default_symmetrize": "fastgssl.graphs._weights",
-    "self_tuned_scale": "fastgssl.graphs._weights",
-    "self_tuned_weights": "fastgssl.graphs._weights",
-}
+# the built-ins of the registry group named after this package (imported on first use)
+registry.register_builtins("fastgssl.graphs", {
+    "knn": "fastgssl.graphs._builders:KNNGraph",
+    "epsilon": "fastgssl.graphs._builders:EpsilonGraph",
+    "precomputed": "fastgssl.graphs._builders:PrecomputedGraph",
+    "nndescent": "fastgssl.graphs._nndescent:NNDescentGraph",
+    "ivf": "fastgssl.graphs._ivf:IVFGraph",
+})
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS, _INTERNAL)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__, _INTERNAL)

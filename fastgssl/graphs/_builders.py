@@ -9,10 +9,19 @@ weights ``exp(-4 ||x_i - x_j||^2 / d_k(x_i)^2)`` of graphlearning (:mod:`._weigh
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
+
+from fastgssl._geometry import check_distance_scale
+from fastgssl._validation import (
+    check_no_complex,
+    check_positive,
+    check_X,
+    store_init_arguments,
+)
 
 from ._weights import (
     check_symmetrize,
@@ -196,9 +205,6 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
     otherwise blocked products over the pairs ``i < j``.  The number of edges, hence memory,
     is data dependent: choose ``eps`` so that the graph stays sparse.
     """
-    from fastgssl._geometry import check_distance_scale
-    from fastgssl._validation import check_positive, check_X
-
     X = check_X(X, "X", min_samples=2)
     eps = check_positive(eps, "eps")
     check_distance_scale(X, name="X")
@@ -235,7 +241,6 @@ def check_adjacency(W, name="W"):
     W : scipy.sparse.csr_matrix, float64, sorted indices, no stored diagonal.
     """
     from fastgssl._sparse_blocks import symmetric_average
-    from fastgssl._validation import check_no_complex
 
     if W is None:
         raise ValueError(f"{name} is None; pass a square (n, n) adjacency matrix.")
@@ -282,12 +287,15 @@ def check_adjacency(W, name="W"):
 
 
 class _GraphBuilder:
-    """Base of the registry factories: ``builder(X) -> W``, readable parameters."""
+    """Base of the registry factories: ``builder(X) -> W``, readable parameters (the
+    arguments of ``__init__``, stored unchanged under their names as scikit-learn's)."""
 
-    _param_names: tuple = ()
+    @classmethod
+    def _get_param_names(cls):
+        return [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
 
     def get_params(self):
-        return {name: getattr(self, name) for name in self._param_names}
+        return {name: getattr(self, name) for name in self._get_param_names()}
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -318,15 +326,9 @@ class KNNGraph(_GraphBuilder):
     12
     """
 
-    _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "n_jobs")
-
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  n_jobs=None):
-        self.n_neighbors = n_neighbors
-        self.weight = weight
-        self.sigma_w = sigma_w
-        self.symmetrize = symmetrize
-        self.n_jobs = n_jobs
+        store_init_arguments(self, locals())
 
     def __call__(self, X):
         W, self.kth_sq_distances_ = _knn_graph(X, self.n_neighbors, self.weight,
@@ -337,12 +339,8 @@ class KNNGraph(_GraphBuilder):
 class EpsilonGraph(_GraphBuilder):
     """Registry factory ``"epsilon"``: ``EpsilonGraph(eps, ...)(X)`` is ``epsilon_graph``."""
 
-    _param_names = ("eps", "weight", "sigma_w")
-
     def __init__(self, eps, weight="binary", sigma_w=None):
-        self.eps = eps
-        self.weight = weight
-        self.sigma_w = sigma_w
+        store_init_arguments(self, locals())
 
     def __call__(self, X):
         return epsilon_graph(X, self.eps, weight=self.weight, sigma_w=self.sigma_w)
@@ -354,8 +352,6 @@ class PrecomputedGraph(_GraphBuilder):
     ``PrecomputedGraph(W)(X)`` returns the validated ``W`` (see :func:`check_adjacency`);
     ``X`` only has to have ``W.shape[0]`` rows.
     """
-
-    _param_names = ("W",)
 
     def __init__(self, W):
         self.W = check_adjacency(W, "W")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._geometry import centred_pair
+
 from ._knn import KDTREE_MAX_DIM
 from ._knn_kernels import pair_sqdist
 
@@ -31,8 +33,6 @@ def epsilon_pairs(X, eps):
         rows = pairs[:, 0].astype(np.int64)
         cols = pairs[:, 1].astype(np.int64)
     else:
-        from fastgssl._geometry import centred_pair
-
         # centred (translation invariant, see ._geometry); exact sums decide the boundary
         F, _ = centred_pair(X)
         if sp.issparse(F):

@@ -39,17 +39,26 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._geometry import check_distance_scale
+from fastgssl._threads import small_blas
+from fastgssl._validation import (
+    check_bounded_int,
+    check_n_neighbors,
+    check_random_state,
+    check_X,
+    store_init_arguments,
+)
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
 from ._ivf_search import (
-    _centroid_operand,
     _choose_n_probe,
     _kmeans,
     _nearest_centroids,
     _search_lists,
 )
 from ._knn import _U32, _gemm_operands, _search_dtype, numba_threads
+from ._nndescent import check_min_recall, knn_recall
 from ._weights import check_symmetrize, check_weight
 
 __all__ = ["IVFGraph", "default_n_lists"]
@@ -166,29 +175,12 @@ class IVFGraph(_GraphBuilder):
     (True, 1.0)
     """
 
-    _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "n_lists", "n_probe",
-                    "target_recall", "recall_sample", "min_recall", "random_state", "n_jobs",
-                    "client")
-
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  n_lists=None, n_probe=None, target_recall=None, recall_sample=1000,
                  min_recall=0.9, random_state=None, n_jobs=None, client=None):
-        self.n_neighbors = n_neighbors
-        self.weight = weight
-        self.sigma_w = sigma_w
-        self.symmetrize = symmetrize
-        self.n_lists = n_lists
-        self.n_probe = n_probe
-        self.target_recall = target_recall
-        self.recall_sample = recall_sample
-        self.min_recall = min_recall
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.client = client
+        store_init_arguments(self, locals())
 
     def _check_params(self, n):
-        from fastgssl._validation import check_bounded_int, check_n_neighbors
-
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
         check_symmetrize(self.symmetrize, self.weight)  # None: the weight's own
@@ -214,18 +206,10 @@ class IVFGraph(_GraphBuilder):
             raise ValueError(f"target_recall must be a number in (0, 1], got "
                              f"{self.target_recall!r}.")
         recall_sample = check_bounded_int(self.recall_sample, "recall_sample", low=0)
-        min_recall = self.min_recall
-        if min_recall is not None and (isinstance(min_recall, bool) or not isinstance(
-                min_recall, (int, float, np.integer, np.floating))
-                or not 0 <= float(min_recall) <= 1):
-            raise ValueError(f"min_recall must be a number in [0, 1] or None, got "
-                             f"{min_recall!r}.")
+        min_recall = check_min_recall(self.min_recall)
         return k, sigma_w, n_lists, n_probe, float(target), recall_sample, min_recall
 
     def __call__(self, X):
-        from fastgssl._geometry import check_distance_scale
-        from fastgssl._validation import check_X
-
         from ._ivf_dask import dask_ivf_search, is_dask_array
         from ._knn import shared_self_search
 
@@ -263,8 +247,6 @@ class IVFGraph(_GraphBuilder):
         out_i, out_d, info = search(k) if found is None else found
 
         def recall():
-            from ._nndescent import knn_recall
-
             return knn_recall(X, out_i, sample_size=recall_sample,
                               random_state=self.random_state)
 
@@ -309,9 +291,6 @@ class IVFGraph(_GraphBuilder):
     def _search(self, X, k, n_lists, n_probe, target, sq_spread):
         """The lists of every point: ``(indices, sq_distances, info)`` (see the module
         docstring for the stages)."""
-        from fastgssl._threads import small_blas
-        from fastgssl._validation import check_random_state
-
         from ._ivf_kernels import _invert_probes, _refine_lists, _scan_probed
 
         n, d = X.shape
@@ -324,8 +303,7 @@ class IVFGraph(_GraphBuilder):
             t0 = clock()
             A, B, q_norms, r_norms, unit2 = _gemm_operands(X, X, sq_spread)
             del B
-            C, n_empty = _kmeans(A, n_lists, kmeans_rng, threads)
-            Cop = _centroid_operand(C)
+            C, Cop, n_empty = _kmeans(A, n_lists, kmeans_rng, threads)
             n_lists_ = C.shape[0]
             times["kmeans"] = clock() - t0
             t0 = clock()

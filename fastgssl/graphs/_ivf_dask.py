@@ -53,8 +53,11 @@ import time
 
 import numpy as np
 
+from fastgssl._geometry import check_distance_scale
+from fastgssl._threads import numba_threads, small_blas
+from fastgssl._validation import check_random_state, check_X
+
 from ._ivf_search import (
-    _centroid_operand,
     _choose_n_probe,
     _kmeans,
     _nearest_centroids,
@@ -144,8 +147,6 @@ def _gather(client, futures, stage):
 
 
 def _part_check(Xc):
-    from fastgssl._validation import check_X
-
     from ._knn import _search_dtype
 
     return check_X(Xc, "X", dtype=_search_dtype(Xc))
@@ -202,8 +203,6 @@ def _part_rows(Ac, ids):
 
 
 def _part_assign(Ac, Cop, n_probe):
-    from fastgssl._threads import small_blas
-
     A = Ac[0]
     labels = np.empty(A.shape[0], dtype=np.int64)
     probe = np.empty((A.shape[0], n_probe), dtype=np.int32)
@@ -237,8 +236,6 @@ def _group_search(lists, n_lists, k, kc, unit2, rmax, *pieces):
     """One group's search (stage 6 of the module docstring): ``(indices of its rows in X,
     their k nearest among the group's probed lists, squared distances, pairs formed, CPU
     seconds of the task's thread)``."""
-    from fastgssl._threads import small_blas
-
     from ._ivf_kernels import _invert_probes, _refine_task, _scan_task
 
     cpu0 = time.thread_time()
@@ -351,8 +348,6 @@ def _self_dropped(idx, sq, sample, k):
 
 def _split_parts(client, X):
     """Row-chunk futures and sizes of a dask array or a NumPy array (scattered)."""
-    from fastgssl._validation import check_X
-
     from ._knn import _search_dtype
 
     if is_dask_array(X):
@@ -414,10 +409,6 @@ def dask_ivf_search(builder, X, client=None, n_groups=None):
     ``"pairs"``), and a function
     ``recall(indices, sample_size)`` measuring recall@k against exact search.
     """
-    from fastgssl._geometry import check_distance_scale
-    from fastgssl._threads import numba_threads, small_blas
-    from fastgssl._validation import check_random_state
-
     from ._ivf_kernels import _merge_rows
 
     client = _check_client(client)
@@ -456,8 +447,7 @@ def dask_ivf_search(builder, X, client=None, n_groups=None):
     A_rows = parts.rows(A_f, d + 2, "kmeans")
     # the client's own threads for its stages (the same lists whatever their number)
     with numba_threads(builder.n_jobs) as threads, small_blas(0.0):
-        C, n_empty = _kmeans(A_rows, n_lists, kmeans_rng, threads)
-        Cop = _centroid_operand(C)
+        C, Cop, n_empty = _kmeans(A_rows, n_lists, kmeans_rng, threads)
         n_lists_ = C.shape[0]
         times["kmeans"] = clock() - t0
         t0 = clock()

@@ -283,6 +283,23 @@ def _scan_probed(X, rows, probe_rows, starts, perm, k, out_i, out_d):
     return n_full
 
 
+@njit(cache=True, nogil=True)
+def _best_candidates(X, p, cand_row, ids, best_d, best_i):
+    """Row ``p``'s candidates ``X[cand_row]`` (``-1``: none) sorted by ``(float64 squared
+    distance, ids[j])`` into ``best_d`` / ``best_i`` (``inf`` / ``-1`` padding); returns how
+    many there were. The refinement of :func:`_refine_lists` and :func:`_refine_task`."""
+    best_d[:] = np.inf
+    best_i[:] = -1
+    count = 0
+    for c in range(cand_row.shape[0]):
+        j = cand_row[c]
+        if j < 0:
+            continue
+        count = _insert_sorted(best_d, best_i, count, best_d.shape[0],
+                               _dense_sqdist(X[p], X[j]), np.int64(ids[j]))
+    return count
+
+
 @njit(cache=True, parallel=True)
 def _refine_lists(Xp, perm, cand, worst, delta, k, out_i, out_d, failed):
     """Exact distances of the candidates, lexicographic sort and certificate, in list order.
@@ -298,15 +315,9 @@ def _refine_lists(Xp, perm, cand, worst, delta, k, out_i, out_d, failed):
     n = Xp.shape[0]
     kc = cand.shape[1]
     for p in prange(n):
-        best_d = np.full(kc, np.inf)
-        best_i = np.full(kc, -1, dtype=np.int64)
-        count = 0
-        for c in range(kc):
-            j = cand[p, c]
-            if j < 0:
-                continue
-            count = _insert_sorted(best_d, best_i, count, kc, _dense_sqdist(Xp[p], Xp[j]),
-                                   np.int64(perm[j]))
+        best_d = np.empty(kc)
+        best_i = np.empty(kc, dtype=np.int64)
+        count = _best_candidates(Xp, p, cand[p], perm, best_d, best_i)
         a = perm[p]
         for c in range(k):
             out_i[a, c] = best_i[c]
@@ -332,15 +343,7 @@ def _refine_task(Xt, orig, cand, worst, delta, k, out_i, out_d, failed):
     best_d = np.empty(kc)
     best_i = np.empty(kc, dtype=np.int64)
     for p in range(n):
-        best_d[:] = np.inf
-        best_i[:] = -1
-        count = 0
-        for c in range(kc):
-            j = cand[p, c]
-            if j < 0:
-                continue
-            count = _insert_sorted(best_d, best_i, count, kc, _dense_sqdist(Xt[p], Xt[j]),
-                                   np.int64(orig[j]))
+        count = _best_candidates(Xt, p, cand[p], orig, best_d, best_i)
         for c in range(k):
             out_i[p, c] = best_i[c]
             out_d[p, c] = best_d[c]

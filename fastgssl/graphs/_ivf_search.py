@@ -68,7 +68,8 @@ def _nearest_centroids(A, Cop, p, threads, labels, probe=None):
 
 def _kmeans(A, n_lists, rng, threads):
     """Lloyd's k-means on a sample of the scaled rows; returns the non-empty centroids
-    (float64, scaled coordinates) and the number of lists that stayed empty."""
+    (float64, scaled coordinates), their GEMM operand (:func:`_centroid_operand`) and the
+    number of lists that stayed empty."""
     from ._ivf_kernels import _centroid_sums
 
     n, d = A.shape[0], A.shape[1] - 2
@@ -99,7 +100,8 @@ def _kmeans(A, n_lists, rng, threads):
                 C[e] = S[member, :d]
                 weights[j] = max(weights[j] / 2.0 - 1.0, 0.0)
     keep = counts > 0
-    return C[keep], int(n_lists - keep.sum())
+    C = C[keep]
+    return C, _centroid_operand(C), int(n_lists - keep.sum())
 
 
 def _exact_sample_neighbors(X, sample, k, n_jobs):

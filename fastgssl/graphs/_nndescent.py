@@ -12,12 +12,31 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._geometry import check_distance_scale
+from fastgssl._validation import (
+    check_bounded_int,
+    check_n_jobs,
+    check_n_neighbors,
+    check_random_state,
+    check_X,
+    store_init_arguments,
+)
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
 from ._knn import numba_threads
 from ._knn_kernels import pair_sqdist
 from ._weights import check_symmetrize, check_weight
+
+
+def check_min_recall(min_recall):
+    """``min_recall`` of the approximate builders: a number in [0, 1], or None (no check)."""
+    if min_recall is not None and (isinstance(min_recall, bool) or not isinstance(
+            min_recall, (int, float, np.integer, np.floating))
+            or not 0 <= float(min_recall) <= 1):
+        raise ValueError(f"min_recall must be a number in [0, 1] or None, got "
+                         f"{min_recall!r}.")
+    return min_recall
 
 
 def knn_recall(X, indices, *, sample_size=1000, random_state=None):
@@ -38,8 +57,6 @@ def knn_recall(X, indices, *, sample_size=1000, random_state=None):
         Mean over sampled points of ``|approx(i) & exact(i)| / k``.  Exact ties at the
         k-th distance count as hits (any tied point is a correct k-th neighbour).
     """
-    from fastgssl._validation import check_random_state, check_X
-
     from ._knn import _search_dtype, knn_search
 
     X = check_X(X, "X", dtype=_search_dtype(X))
@@ -127,21 +144,10 @@ class NNDescentGraph(_GraphBuilder):
     are passed as given (centring would densify them).
     """
 
-    _param_names = ("n_neighbors", "weight", "sigma_w", "symmetrize", "search_neighbors",
-                    "recall_sample", "min_recall", "random_state", "n_jobs")
-
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  search_neighbors=None, recall_sample=500, min_recall=0.9, random_state=None,
                  n_jobs=None):
-        self.n_neighbors = n_neighbors
-        self.weight = weight
-        self.sigma_w = sigma_w
-        self.symmetrize = symmetrize
-        self.search_neighbors = search_neighbors
-        self.recall_sample = recall_sample
-        self.min_recall = min_recall
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        store_init_arguments(self, locals())
 
     def __call__(self, X):
         try:
@@ -152,13 +158,6 @@ class NNDescentGraph(_GraphBuilder):
                 "pip install 'fastgssl[ann]' (or pip install pynndescent), or use the exact "
                 "builder 'knn'."
             ) from exc
-        from fastgssl._geometry import check_distance_scale
-        from fastgssl._validation import (
-            check_bounded_int,
-            check_n_jobs,
-            check_n_neighbors,
-            check_X,
-        )
 
         from ._knn import _search_dtype
 
@@ -177,12 +176,7 @@ class NNDescentGraph(_GraphBuilder):
             self.recall_sample, "recall_sample", low=0)  # 0: no recall check
         # pynndescent hands n_jobs to numba.set_num_threads: cap it at the CPU count
         n_jobs = None if self.n_jobs is None else check_n_jobs(self.n_jobs)
-        min_recall = self.min_recall
-        if min_recall is not None and (isinstance(min_recall, bool) or not isinstance(
-                min_recall, (int, float, np.integer, np.floating))
-                or not 0 <= float(min_recall) <= 1):
-            raise ValueError(f"min_recall must be a number in [0, 1] or None, got "
-                             f"{min_recall!r}.")
+        min_recall = check_min_recall(self.min_recall)
         index = pynndescent.NNDescent(
             _float32_safe(X), n_neighbors=m, metric="euclidean",
             random_state=self.random_state, n_jobs=n_jobs,

@@ -15,6 +15,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl import registry
+
 __all__ = ["resolve_graph"]
 
 # offered to every builder; a builder without threads ignores it without a word
@@ -119,7 +121,6 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
                 f"{name}={graph!r} needs coordinates to build a graph from; pass the affinity "
                 f"itself ({name}=W, an (n, n) sparse matrix)."
             )
-        from fastgssl import registry
 
         factory = registry.load("fastgssl.graphs", graph)
         params = {k: v for k, v in (builder_params or {}).items() if v is not None}

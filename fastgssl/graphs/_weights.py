@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._validation import check_positive
+
 WEIGHTS = ("binary", "gaussian", "distance", "self_tuned", "self_tuned_sym")
 # weights that need neighbour lists: the scale d_k(x_i) is the k-th neighbour's distance
 SELF_TUNED = ("self_tuned", "self_tuned_sym")
@@ -39,8 +41,6 @@ def check_weight(weight, sigma_w, *, knn=True):
     ``knn=False`` (a builder without neighbour lists, the epsilon graph) refuses the
     self-tuned weights, whose scale is the distance to the k-th neighbour.
     """
-    from fastgssl._validation import check_positive
-
     allowed = WEIGHTS if knn else tuple(w for w in WEIGHTS if w not in SELF_TUNED)
     if not isinstance(weight, str) or weight not in allowed:
         if isinstance(weight, str) and weight in SELF_TUNED:

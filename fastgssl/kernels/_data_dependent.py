@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._geometry import check_distance_scale
 from fastgssl._sparse_blocks import sparse_dense_product, spmm_rows
+from fastgssl._threads import numba_threads
 from fastgssl._validation import MAX_POWER, check_finite_result, check_random_state, check_X
 from fastgssl.kernels._rbf import default_sigma, rbf_kernel
 
@@ -516,8 +517,6 @@ def _energy_gram(R, Z, power):
     (a ``block x m`` temporary, contiguous) and each block's contribution is one GEMM:
     ``O(nnz(R) m + n m^2)`` with streaming memory access.
     """
-    from fastgssl._threads import numba_threads
-
     Y = np.ascontiguousarray(Z)
     with numba_threads(None):
         for _ in range(power // 2):

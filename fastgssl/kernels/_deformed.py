@@ -49,7 +49,10 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg import blas, lapack
 
+from fastgssl._memory import check_dense_memory
+from fastgssl._sparse_blocks import sparse_dense_product
 from fastgssl._threads import factorization_blas, small_blas
+from fastgssl._validation import check_X
 from fastgssl.exceptions import IllConditionedKernelWarning
 from fastgssl.kernels._pairwise import check_kernel, pairwise_kernel
 
@@ -61,8 +64,6 @@ _ROUTES = ("auto", "dense", "spectral", "nystrom")
 def _apply(Q, M, rows=None, out=None):
     """Q @ M (``Q[rows] @ M``) for a sparse matrix, dense array or LinearOperator Q (M
     dense, 2-D), into ``out`` when given."""
-    from fastgssl._sparse_blocks import sparse_dense_product
-
     return sparse_dense_product(Q, M, rows=rows, out=out)
 
 
@@ -192,8 +193,6 @@ class DeformedKernel:
         -------
         self
         """
-        from fastgssl._validation import check_X
-
         if self.route not in _ROUTES:
             raise ValueError(f"route must be one of {list(_ROUTES)}, got {self.route!r}.")
         self._params = check_kernel(self.kernel, self.kernel_params)
@@ -484,8 +483,6 @@ class DeformedKernel:
             New points; ``kernel="precomputed"``: their kernel with the n training points.
         r : float
         """
-        from fastgssl._validation import check_X
-
         r = self._check_r(r)
         X_new = check_X(X_new, "X", accept_sparse=True)
         L = self.labeled_index_
@@ -557,7 +554,5 @@ def warn_if_ill_conditioned(norm1, mu, what, stacklevel=3):
 
 def _check_dense_memory(n, n_arrays):
     """Refuse an (n, n) route that cannot fit, before allocating (nystrom is the way out)."""
-    from fastgssl._memory import check_dense_memory
-
     check_dense_memory(n, n, n_arrays, what="the deformed kernel (dense route)",
                        remedy="use backend='nystrom' (route='nystrom') or fewer points")

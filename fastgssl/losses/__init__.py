@@ -11,30 +11,15 @@ Built-ins: ``square``, ``huber_hinge`` (parameter ``h``), ``squared_hinge``, ``l
 array([-0.5])
 """
 
-from fastgssl.losses._spec import Loss, LossSpec
+from fastgssl import registry
+from fastgssl._lazy import attach_stub
 
-__all__ = ["Loss", "LossSpec", "available_losses", "get_loss"]
+# the built-ins of the registry group named after this package (imported on first use)
+registry.register_builtins("fastgssl.losses", {
+    "square": "fastgssl.losses._builtin_specs:SQUARE",
+    "huber_hinge": "fastgssl.losses._builtin_specs:HUBER_HINGE",
+    "squared_hinge": "fastgssl.losses._builtin_specs:SQUARED_HINGE",
+    "logistic": "fastgssl.losses._builtin_specs:LOGISTIC",
+}, entry_type="fastgssl.losses._spec:LossSpec")
 
-
-def get_loss(name, **params):
-    """Return the loss ``name`` (built-in or plugin) bound to ``params``.
-
-    ``name`` may also be a :class:`Loss` (returned as is, ``params`` must be empty) or a
-    :class:`LossSpec` (bound to ``params``).
-    """
-    if isinstance(name, Loss):
-        if params:
-            raise ValueError("params cannot be given together with a bound Loss object.")
-        return name
-    if isinstance(name, LossSpec):
-        return name.bind(**params)
-    from fastgssl import registry
-
-    return registry.get("fastgssl.losses", name, **params)
-
-
-def available_losses():
-    """Names, origins and status of every registered loss (no plugin is imported)."""
-    from fastgssl import registry
-
-    return registry.available("fastgssl.losses")
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

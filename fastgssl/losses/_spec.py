@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastgssl import registry
 from fastgssl.losses._builtin import PARALLEL_MIN_SIZE, apply_builtin
 
 __all__ = ["Loss", "LossSpec"]
@@ -191,8 +192,6 @@ def _plain_vectors(y, f):
 
 
 def _rebuild_loss(name, params):
-    from fastgssl import registry
-
     return registry.get("fastgssl.losses", name, **params)
 
 

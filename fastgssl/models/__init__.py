@@ -34,24 +34,6 @@ Clustering with data-dependent kernels (Lever et al. (2012)):
 Classes are imported on first access.
 """
 
-from fastgssl._lazy import lazy_exports
+from fastgssl._lazy import attach_stub
 
-_LOCATIONS = {
-    "KRR": "fastgssl.models._supervised",
-    "SVM": "fastgssl.models._supervised",
-    "LapRLS": "fastgssl.models._laplacian_machines",
-    "LapSVM": "fastgssl.models._laplacian_machines",
-    "UnlabeledComponentWarning": "fastgssl.exceptions",
-    "DisconnectedGraphWarning": "fastgssl.models._label_propagation",
-    "LabelPropagation": "fastgssl.models._label_propagation",
-    "LabelPropagationRegressor": "fastgssl.models._label_propagation",
-    "LocalGlobalConsistency": "fastgssl.models._local_global",
-    "PoissonLearning": "fastgssl.models._poisson",
-    "PoissonMBO": "fastgssl.models._poisson",
-    "VolumeMBO": "fastgssl.models._volume_mbo",
-    "ClassShareWarning": "fastgssl.exceptions",
-    "KernelKMeans": "fastgssl.models._kernel_kmeans",
-    "ALGT": "fastgssl.models._algt",
-}
-
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _LOCATIONS)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

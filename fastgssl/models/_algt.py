@@ -34,6 +34,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._validation import check_n_neighbors, check_positive, check_X
+from fastgssl.models._laplacian_machines import LapSVM
 
 __all__ = ["ALGT", "trimmed_weights"]
 
@@ -158,8 +159,6 @@ class ALGT(ClassifierMixin, BaseEstimator):
 
     def _base(self):
         if self.estimator is None:
-            from fastgssl.models import LapSVM
-
             return LapSVM(gamma_a=1e-5, gamma_i=1.0)
         est = clone(self.estimator)
         if getattr(est, "kernel", "rbf") != "rbf":

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from fastgssl.graphs import (
+from fastgssl.graphs.internal import (
     SELF_TUNED,
     WEIGHTS,
     default_symmetrize,

@@ -16,7 +16,7 @@ from fastgssl._protocol import CVObjective, CVState, GraphPart, KernelPart, Refi
 from fastgssl._validation import check_sample_weight
 from fastgssl.models._multiclass import solve_gram
 from fastgssl.models._targets import decoder, point_weights
-from fastgssl.solvers import fold_refits, has_fold_refits
+from fastgssl.solvers.internal import fold_refits, has_fold_refits
 
 __all__ = []
 

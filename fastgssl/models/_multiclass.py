@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastgssl._indexing import take_block
-from fastgssl.solvers import fit_dense
+from fastgssl.solvers.internal import fit_dense
 
 __all__ = ["MULTI_CLASS", "fit_pairs", "ovo_decision", "ovo_pairs"]
 

@@ -12,27 +12,14 @@
   ``reg(W) -> Q`` with attributes ``kind``, ``power``, ``ridge``.
 """
 
-from ._laplacian import (
-    LaplacianPower,
-    LaplacianRegularizer,
-    NormalizedLaplacianRegularizer,
-    connected_components,
-    degree_centered,
-    laplacian,
-    laplacian_null_space,
-)
-from ._laplacian import (
-    component_basis as component_basis,  # package-internal (the solvers), not in __all__
-)
-from ._resolve import build_regularizer
+from fastgssl import registry
+from fastgssl._lazy import attach_stub
 
-__all__ = [
-    "LaplacianPower",
-    "LaplacianRegularizer",
-    "NormalizedLaplacianRegularizer",
-    "build_regularizer",
-    "connected_components",
-    "degree_centered",
-    "laplacian",
-    "laplacian_null_space",
-]
+# the built-ins of the registry group named after this package; the learners pass power to
+# every regularizer, and a factory without that parameter is called without it at power=1
+registry.register_builtins("fastgssl.regularizers", {
+    "L": "fastgssl.regularizers._laplacian:LaplacianRegularizer",
+    "L_norm": "fastgssl.regularizers._laplacian:NormalizedLaplacianRegularizer",
+}, context_defaults={"power": 1})
+
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

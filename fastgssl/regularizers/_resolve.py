@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl import registry
+
 __all__ = ["build_regularizer"]
 
 
@@ -45,8 +47,6 @@ def build_regularizer(regularizer, W, *, power=1, ridge=None, params=None,
             raise ValueError(f"{name}_params must not hold {key!r}; set it with {key}= "
                              f"instead.")
     if isinstance(regularizer, str):
-        from fastgssl import registry
-
         params["power"] = power
         if ridge is not None:
             params["ridge"] = ridge

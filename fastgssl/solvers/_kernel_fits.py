@@ -83,6 +83,7 @@ import scipy.linalg as sla
 from sklearn.exceptions import ConvergenceWarning
 
 from fastgssl._indexing import take_block
+from fastgssl._sparse_blocks import sparse_dense_product
 from fastgssl._threads import (
     default_numba_threads,
     factorization_blas,
@@ -375,8 +376,6 @@ def fit_dense(K, y_enc, labeled, Q, loss, gamma_a, gamma_i, *, tol=1e-10, max_it
 # ---------------------------------------------------------------------------------------------
 def _laplacian_gram(V, Q):
     """``V^T Q V`` (c x c, symmetrized): O(nnz(Q) c + n c^2)."""
-    from fastgssl._sparse_blocks import sparse_dense_product  # the one CSR x block kernel
-
     P = V.T @ sparse_dense_product(Q, V)
     return 0.5 * (P + P.T)
 

@@ -56,8 +56,9 @@ def _fortran_args(n, k, ld):
 
 
 @_njit
-def _chol_solve_inplace(R, m, z):
-    """``z <- x`` with ``R^T R x = z`` for the upper-triangular ``R[:m, :m]`` (two dtrsv)."""
+def _triangular_inplace(R, m, z, solve):
+    """On the upper-triangular ``R[:m, :m]``: ``z <- x`` with ``R^T R x = z`` (``solve``,
+    two dtrsv) or ``z[:m] <- R[:m, :m] @ z[:m]`` (dtrmv)."""
     if m == 0:
         return
     w = _fortran_args(m, m, R.shape[1])
@@ -65,21 +66,23 @@ def _chol_solve_inplace(R, m, z):
     p = w.ctypes.data
     L, N, T = p, p + np.uint64(4), p + np.uint64(8)
     n, one, lda = p + np.uint64(16), p + np.uint64(20), p + np.uint64(24)
-    _xdtrsv(L, N, N, n, R.ctypes.data, lda, z.ctypes.data, one)  # L z' = z, L = R^T
-    _xdtrsv(L, T, N, n, R.ctypes.data, lda, z.ctypes.data, one)  # L^T x = z'
+    if solve:
+        _xdtrsv(L, N, N, n, R.ctypes.data, lda, z.ctypes.data, one)  # L z' = z, L = R^T
+        _xdtrsv(L, T, N, n, R.ctypes.data, lda, z.ctypes.data, one)  # L^T x = z'
+    else:
+        _xdtrmv(L, T, N, n, R.ctypes.data, lda, z.ctypes.data, one)
+
+
+@_njit
+def _chol_solve_inplace(R, m, z):
+    """``z <- x`` with ``R^T R x = z`` for the upper-triangular ``R[:m, :m]`` (two dtrsv)."""
+    _triangular_inplace(R, m, z, True)
 
 
 @_njit
 def _tri_mul_inplace(R, m, v):
     """``v[:m] <- R[:m, :m] @ v[:m]`` for the upper-triangular R (dtrmv)."""
-    if m == 0:
-        return
-    w = _fortran_args(m, m, R.shape[1])
-    w[5] = 1
-    p = w.ctypes.data
-    L, N, T = p, p + np.uint64(4), p + np.uint64(8)
-    n, one, lda = p + np.uint64(16), p + np.uint64(20), p + np.uint64(24)
-    _xdtrmv(L, T, N, n, R.ctypes.data, lda, v.ctypes.data, one)
+    _triangular_inplace(R, m, v, False)
 
 
 @_njit
