@@ -51,8 +51,13 @@ import warnings
 import numpy as np
 
 KS = (5, 10, 20)
-LEARNERS = ("PoissonLearning", "LocalGlobalConsistency")
 PER_CLASS = 2
+# The grids measured (``--grid``): "families", the guide's recipe until issue 38c (two learner
+# families x k); "poisson", its recipe since (one learner, symmetrization x k).
+GRIDS = {"families": {"learners": ("PoissonLearning", "LocalGlobalConsistency"),
+                      "symmetrize": ("mean",)},
+         "poisson": {"learners": ("PoissonLearning",), "symmetrize": ("mean", "max")}}
+GRID = dict(GRIDS["families"], name="families")
 
 
 def load(name):
@@ -85,9 +90,17 @@ def learner(name, **params):
             "LocalGlobalConsistency": LocalGlobalConsistency}[name](**params)
 
 
-def candidates():
-    """The recipe's grid in GridSearchCV's order (sorted keys: estimator, then k)."""
-    return [(name, k) for name in LEARNERS for k in KS]
+def candidates(grid=None):
+    """The recipe's grid in GridSearchCV's order (sorted keys: estimator, graph_symmetrize,
+    n_neighbors): ``(learner, symmetrize, k)`` triples."""
+    grid = GRID if grid is None else grid
+    return [(name, sym, k) for name in grid["learners"] for sym in grid["symmetrize"]
+            for k in KS]
+
+
+def cand_name(name, sym, k):
+    """A candidate's key in the JSON (the families grid keeps its pre-38c keys)."""
+    return f"{name}/k={k}" if GRID["name"] == "families" else f"{name}/{sym}/k={k}"
 
 
 def accuracy(pred, y, unl):
@@ -100,10 +113,12 @@ def graphs(X, y):
 
     y0 = hide_labels(y, PER_CLASS, 0)
     out = {}
-    for k in KS:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out[k] = PoissonLearning(n_neighbors=k).fit(X, y0).graph_
+    for sym in GRID["symmetrize"]:
+        for k in KS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out[sym, k] = PoissonLearning(n_neighbors=k, graph_symmetrize=sym).fit(
+                    X, y0).graph_
     return out
 
 
@@ -123,20 +138,22 @@ def one_draw(X, y, W, seed, policy, check_recipe, two_fold=True):
     y_ssl = hide_labels(y, PER_CLASS, seed)
     unl = y_ssl == -1
     rec = {"seed": seed, "policy": policy, "fixed": {}}
-    for name, k in candidates():
-        est = learner(name, graph=W[k], n_neighbors=k, unlabeled_policy=policy)
+    for name, sym, k in candidates():
+        est = learner(name, graph=W[sym, k], n_neighbors=k, graph_symmetrize=sym,
+                      unlabeled_policy=policy)
         c0 = time.process_time()
         est.fit(X, y_ssl)
-        reached = _reached(W[k], y_ssl)
-        rec["fixed"][f"{name}/k={k}"] = {
+        reached = _reached(W[sym, k], y_ssl)
+        rec["fixed"][cand_name(name, sym, k)] = {
             "accuracy": accuracy(est.transduction_, y, unl),
             # the same fit had it abstained where no label is connected
             "accuracy_if_abstaining": accuracy(np.where(reached, est.transduction_, -1), y,
                                                unl),
             "n_undecided": int(np.count_nonzero(est.transduction_ == -1)),
             "cpu_seconds": time.process_time() - c0}
-    grid = {"estimator": [learner(name, graph=W[k], n_neighbors=k, unlabeled_policy=policy)
-                          for name, k in candidates()]}
+    grid = {"estimator": [learner(name, graph=W[sym, k], n_neighbors=k, graph_symmetrize=sym,
+                                  unlabeled_policy=policy)
+                          for name, sym, k in candidates()]}
     variants = [("search", 5), ("search_2fold", make_folds(y_ssl, 2, random_state=seed))]
     for key, cv in variants[:1 + two_fold]:
         c0, t0 = time.process_time(), time.perf_counter()
@@ -146,19 +163,19 @@ def one_draw(X, y, W, seed, policy, check_recipe, two_fold=True):
         rec[key] = {
             "n_folds": int(s.n_splits_),
             "cv_error": [float(e) for e in res["mean_cv_error"]],
-            "n_undecided": [int(u) for u in res.get("n_undecided", np.zeros(len(KS) * 2))],
+            "n_undecided": [int(u) for u in res.get("n_undecided", np.zeros(len(candidates())))],
             "best_index": int(s.best_index_),
             "cpu_seconds": time.process_time() - c0,
             "wall_seconds": time.perf_counter() - t0}
     if check_recipe:  # the recipe as written: graphs built by the search
-        recipe = {"estimator": [learner(n, unlabeled_policy=policy) for n in LEARNERS],
-                  "n_neighbors": list(KS)}
+        recipe = {"estimator": [learner(n, unlabeled_policy=policy) for n in GRID["learners"]],
+                  "graph_symmetrize": list(GRID["symmetrize"]), "n_neighbors": list(KS)}
         r = GridSearchCV(learner("PoissonLearning"), recipe, cv=5, random_state=seed,
                          refit=False).fit(X, y_ssl)
         p = r.best_params_
         chosen = candidates()[rec["search"]["best_index"]]
         rec["recipe_same_choice"] = bool(
-            (type(p["estimator"]).__name__, p["n_neighbors"]) == chosen)
+            (type(p["estimator"]).__name__, p["graph_symmetrize"], p["n_neighbors"]) == chosen)
         rec["recipe_cv_error_max_diff"] = float(np.max(np.abs(
             np.asarray(r.cv_results_["mean_cv_error"]) - rec["search"]["cv_error"])))
     return rec
@@ -175,7 +192,7 @@ def rule_prefer_decided_then_larger_k(search):
     err = np.asarray(search["cv_error"])
     und = np.asarray(search["n_undecided"])
     tied = np.flatnonzero(err == err.min())
-    ks = np.array([k for _, k in candidates()])
+    ks = np.array([k for _, _, k in candidates()])
     # fewest undecided, then the larger k, then grid order
     return int(min(tied, key=lambda i: (und[i], -ks[i], i)))
 
@@ -191,7 +208,10 @@ RULES = {"search (as run)": rule_search, "grid_order": rule_grid_order,
 
 
 def report(data, out=sys.stdout):
-    names = [f"{n}/k={k}" for n, k in candidates()]
+    grid = dict(data.get("grid", dict(GRIDS["families"], name="families")))
+    GRID.clear()
+    GRID.update(grid)
+    names = [cand_name(*c) for c in candidates()]
     for ds in data["datasets"]:
         for policy in data["policies"]:
             draws = [d for d in ds["draws"] if d["policy"] == policy]
@@ -240,6 +260,9 @@ def main(argv=None):
                         help="skip the search on 2 stratified folds")
     parser.add_argument("--no-check", dest="check", action="store_false",
                         help="skip draw 0's run of the recipe as written (graphs rebuilt)")
+    parser.add_argument("--grid", choices=sorted(GRIDS), default="poisson",
+                        help="the candidates: 'poisson' (the guide's recipe: PoissonLearning, "
+                             "graph_symmetrize x k) or 'families' (Poisson and LGC x k)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--report", default=None, help="print the tables of a stored run")
     args = parser.parse_args(argv)
@@ -247,13 +270,15 @@ def main(argv=None):
         with open(args.report) as fh:
             report(json.load(fh))
         return
+    GRID.clear()
+    GRID.update(GRIDS[args.grid], name=args.grid)
     warnings.simplefilter("ignore")  # components without labels, folds lowered, collapses
     data = {"command": " ".join(["python"] + sys.argv),
             "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
                                      text=True).stdout.strip(),
             "machine": platform.platform(), "cpus": os.cpu_count(),
             "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
-            "per_class": PER_CLASS, "ks": list(KS), "learners": list(LEARNERS),
+            "per_class": PER_CLASS, "ks": list(KS), "grid": GRID,
             "policies": args.policies, "datasets": []}
     for name in args.datasets:
         X, y = load(name)
