@@ -1,25 +1,32 @@
-"""The few-labels guide's search against each fixed learner of its grid (issue 38).
+"""The few-labels guide's search against each fixed candidate of its grid (issue 38).
 
-The recipe of ``docs/guide/low_labels.md``::
+The recipe of ``docs/guide/low_labels.md`` at 2 labels per class (since issue 38c, ``--grid
+poisson``, the default)::
+
+    GridSearchCV(PoissonLearning(), {"n_neighbors": [5, 10, 20],
+                                     "graph_symmetrize": ["mean", "max"]}, cv=5)
+
+and before it (``--grid families``)::
 
     GridSearchCV(PoissonLearning(), {"estimator": [PoissonLearning(), LocalGlobalConsistency()],
                                      "n_neighbors": [5, 10, 20]}, cv=5)
 
 at 2 labels per class (``hide_labels(y, 2, seed)``, seeds ``0..draws-1``): ``cv=5`` is lowered
-to leave-one-label-out (``fastgssl.cv.folds_for_labels``). Every draw fits each of the six
-fixed candidates (learner x k) and runs the search, under each ``unlabeled_policy`` given
+to leave-one-label-out (``fastgssl.cv.folds_for_labels``). Every draw fits each fixed
+candidate of the grid and runs the search, under each ``unlabeled_policy`` given
 (``--policies``); accuracy is measured on the unlabeled points, an abstention (-1) counting as
-an error. The kNN graphs do not depend on the labels, so each k's graph is built once per
-data set (a fit's ``graph_``) and handed to the candidates as ``graph=W``; the search then runs
-over the six learners on their given graphs, which is the recipe's grid candidate for
-candidate (draw 0 also runs the recipe as written and records whether it picks the same
-learner and k: ``recipe_same_choice``).
+an error. The kNN graphs do not depend on the labels, so each (symmetrization, k) graph is
+built once per data set (a fit's ``graph_``) and handed to the candidates as ``graph=W``; the
+search then runs over the candidates on their given graphs, in the recipe's grid order
+(draw 0 also runs the recipe as written and records whether it picks the same candidate:
+``recipe_same_choice``, and the largest difference of the CV errors).
 
 The search's CV errors, its points left undecided and the grid order of every candidate are
 stored per draw, so the JSON also scores other selection rules without a rerun
 (``--report FILE`` prints the tables of a stored run): ``grid_order`` (first best in grid
-order, the search before issue 38), ``prefer_decided_then_larger_k`` (among candidates tied at
-the best CV error: fewest points left undecided, then the larger k).
+order, what the search does), ``prefer_decided_then_larger_k`` (among candidates tied at the
+best CV error: fewest points left undecided, then the larger k) and ties broken at random
+(the mean accuracy over the tied candidates: how much the grid order decides).
 
 Data sets: ``digits`` (scikit-learn, 1,797 x 64), ``mnist`` (the shared MNIST test images,
 10,000 x 784, pixels in [0, 1]), ``letter`` (letter.scale + letter.scale.t, 20,000 x 16, 26
@@ -29,7 +36,8 @@ classes), or any shared LIBSVM name (features standardized when the command line
 Usage::
 
     OPENBLAS_NUM_THREADS=1 python bench/bench_low_label_selection.py --datasets digits mnist \\
-        letter --draws 10 --json docs/scripts/low_label_selection.json
+        letter --draws 10 --policies auto --no-two-fold \\
+        --json docs/scripts/low_label_selection_poisson.json
     python bench/bench_low_label_selection.py --report docs/scripts/low_label_selection.json
 
 Times are CPU seconds of this process (``time.process_time``) beside wall seconds; the load
