@@ -97,7 +97,8 @@ def build_parser():
     sel.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=None,
                      help="center and scale every feature by the training split's mean and "
                           "standard deviation (default: read off the features: mixed ranges "
-                          "are standardized, one common range such as pixels is left alone; "
+                          "are standardized; one common range such as pixels, or columns "
+                          "mostly of codes (at most 5 distinct values), are left alone; "
                           "the report says which and why)")
     sel.add_argument("--standardize-target", action=argparse.BooleanOptionalAction,
                      default=True,

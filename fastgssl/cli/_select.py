@@ -132,7 +132,8 @@ def select(dataset="digits", model=None, method=None, folds=None, labeled_fracti
     ``"dense"`` is refused with a ValueError when it would not fit or finish.
     ``verbose``: 0 silent, 1 progress bars on stderr, 2 also the search's lines.
     ``standardize``: True, False or ``"auto"`` (the default: standardize features of mixed
-    ranges, leave one common range alone; the report's ``features`` says which and why).
+    ranges, leave one common range or columns mostly of codes alone,
+    :func:`fastgssl.cli._data._scaling_choice`; the report's ``features`` says which and why).
     Warnings raised by the run are not printed: the report's ``warnings`` holds one line
     each in the command line's words, with its count, and ``warnings_raised`` the
     category, count and message of each (:mod:`fastgssl.cli._warnings`).
