@@ -150,7 +150,13 @@ def _list_task(T, own, A, B, starts, ptr, queries, list_of, heap_d, heap_i, root
                dry):
     """Search list ``T``: its own block (``own``), or its batch from the other lists (see
     the module docstring).  ``dry``: only count the pairs (the task's cost).  Returns the
-    number of distance pairs formed."""
+    number of distance pairs formed.
+
+    The rows of every source list searched here (one way, or both ways with the smaller
+    list id) form one batch against the members of ``T``, in GEMM blocks of up to
+    ``_ROWS`` rows (one packing of ``T``'s rows serves many source lists); the column pass
+    runs on the rows of each two-way source, then the rest of each such source is searched
+    for the members of ``T`` that probe it."""
     qbuf, bbuf, flat, ct, comp, args, scal = bufs
     t0, t1 = starts[T], starts[T + 1]
     q_lo, q_hi = ptr[T], ptr[T + 1]
@@ -159,68 +165,90 @@ def _list_task(T, own, A, B, starts, ptr, queries, list_of, heap_d, heap_i, root
         if dry:
             return (j - i) * (t1 - t0)
         return _block(A, B, queries, i, j, t0, t1, bufs, heap_d, heap_i, roots, True)
-    pairs = 0
+    # the segments searched here: rows queries[seg_i:seg_j] (Q_ST), at batch offset
+    # seg_at; for a two-way source, its members probed by T are queries[seg_u:seg_v]
+    n_seg = 0
+    n_rows = 0
+    seg = np.empty((min(q_hi - q_lo, starts.shape[0]), 6), dtype=np.int64)
     i = q_lo
     while i < q_hi:
         S = list_of[queries[i]]
-        s0, s1 = starts[S], starts[S + 1]
-        j = i + np.searchsorted(queries[i:q_hi], s1)  # Q_ST = queries[i:j]
-        if S == T:
-            i = j
-            continue
-        u, v = _segment(queries, ptr[S], ptr[S + 1], t0, t1)  # Q_TS = queries[u:v]
-        if v == u:  # one way: Q_ST x T
-            if dry:
-                pairs += (j - i) * (t1 - t0)
-            else:
-                pairs += _block(A, B, queries, i, j, t0, t1, bufs, heap_d, heap_i, roots,
-                                False)
-        elif S < T:  # both ways, taken here: Q_ST x T (rows, columns), Q_TS x (S \ Q_ST)
-            n_comp = 0  # S \ Q_ST: the members of S not in the ascending Q_ST
-            c = i
-            for pos in range(s0, s1):
-                if c < j and queries[c] == pos:
-                    c += 1
-                else:
-                    comp[n_comp] = pos
-                    n_comp += 1
-            pairs += (j - i) * (t1 - t0) + (v - u) * n_comp
-            if dry:
-                i = j
-                continue
-            for b0 in range(t0, t1, _COLS):
-                b1 = min(t1, b0 + _COLS)
-                nr = b1 - b0
-                ct[:nr] = -np.inf
+        j = i + np.searchsorted(queries[i:q_hi], starts[S + 1])
+        if S != T:
+            u, v = _segment(queries, ptr[S], ptr[S + 1], t0, t1)  # Q_TS
+            if v == u or S < T:  # (both ways with S > T: the task of S takes it)
+                seg[n_seg, 0] = i
+                seg[n_seg, 1] = j
+                seg[n_seg, 2] = u
+                seg[n_seg, 3] = v
+                seg[n_seg, 4] = n_rows
+                seg[n_seg, 5] = S
+                n_seg += 1
+                n_rows += j - i
+        i = j
+    pairs = n_rows * (t1 - t0)
+    rows = np.empty(n_rows, dtype=queries.dtype)
+    for g in range(n_seg):
+        rows[seg[g, 4]:seg[g, 4] + seg[g, 1] - seg[g, 0]] = queries[seg[g, 0]:seg[g, 1]]
+    for g in range(n_seg):  # the rest of two-way sources: |Q_TS| |S \ Q_ST| pairs
+        if seg[g, 3] > seg[g, 2]:
+            S = seg[g, 5]
+            pairs += (seg[g, 3] - seg[g, 2]) * (starts[S + 1] - starts[S]
+                                               - (seg[g, 1] - seg[g, 0]))
+    if dry:
+        return pairs
+    ct[:] = -np.inf
+    for r0 in range(0, n_rows, _ROWS):
+        r1 = min(n_rows, r0 + _ROWS)
+        m = r1 - r0
+        _gather(A, rows, r0, r1, qbuf)
+        for b0 in range(t0, t1, _COLS):
+            b1 = min(t1, b0 + _COLS)
+            nr = b1 - b0
+            _sgemm_nt(qbuf, m, B[b0:b1], nr, flat, args, scal)
+            part = flat[:m * nr].reshape(m, nr)
+            _select_gathered(part, rows[r0:r1], b0, heap_d, heap_i, roots)
+            for g in range(n_seg):  # column pass on the rows of two-way sources
+                u, v = seg[g, 2], seg[g, 3]
+                a0 = max(seg[g, 4], r0)
+                a1 = min(seg[g, 4] + seg[g, 1] - seg[g, 0], r1)
+                if v == u or a1 <= a0:
+                    continue
                 for t in range(u, v):
                     pos = queries[t]
                     if b0 <= pos < b1:
                         ct[pos - b0] = roots[pos]
-                for r0 in range(i, j, _ROWS):
-                    r1 = min(j, r0 + _ROWS)
-                    m = r1 - r0
-                    _gather(A, queries, r0, r1, qbuf)
-                    _sgemm_nt(qbuf, m, B[b0:b1], nr, flat, args, scal)
-                    part = flat[:m * nr].reshape(m, nr)
-                    _select_gathered(part, queries[r0:r1], b0, heap_d, heap_i, roots)
-                    _select_columns(part, queries[r0:r1], b0, ct, heap_d, heap_i)
+                _select_columns(part[a0 - r0:a1 - r0], rows[a0:a1], b0, ct, heap_d, heap_i)
                 for t in range(u, v):
                     pos = queries[t]
-                    if b0 <= pos < b1 and ct[pos - b0] < roots[pos]:
-                        roots[pos] = ct[pos - b0]
-            for c0 in range(0, n_comp, _COLS):
-                c1 = min(n_comp, c0 + _COLS)
-                nr = c1 - c0
-                _gather(B, comp, c0, c1, bbuf)
-                for r0 in range(u, v, _ROWS):
-                    r1 = min(v, r0 + _ROWS)
-                    m = r1 - r0
-                    _gather(A, queries, r0, r1, qbuf)
-                    _sgemm_nt(qbuf, m, bbuf, nr, flat, args, scal)
-                    part = flat[:m * nr].reshape(m, nr)
-                    _select_refs(part, queries[r0:r1], comp[c0:c1], heap_d, heap_i, roots)
-        # else: both ways, taken by the task of S
-        i = j
+                    if b0 <= pos < b1:
+                        if ct[pos - b0] < roots[pos]:
+                            roots[pos] = ct[pos - b0]
+                        ct[pos - b0] = -np.inf
+    for g in range(n_seg):
+        u, v = seg[g, 2], seg[g, 3]
+        if v == u:
+            continue
+        i, j, S = seg[g, 0], seg[g, 1], seg[g, 5]
+        n_comp = 0  # S \ Q_ST: the members of S not in the ascending Q_ST
+        c = i
+        for pos in range(starts[S], starts[S + 1]):
+            if c < j and queries[c] == pos:
+                c += 1
+            else:
+                comp[n_comp] = pos
+                n_comp += 1
+        for c0 in range(0, n_comp, _COLS):
+            c1 = min(n_comp, c0 + _COLS)
+            nr = c1 - c0
+            _gather(B, comp, c0, c1, bbuf)
+            for r0 in range(u, v, _ROWS):
+                r1 = min(v, r0 + _ROWS)
+                m = r1 - r0
+                _gather(A, queries, r0, r1, qbuf)
+                _sgemm_nt(qbuf, m, bbuf, nr, flat, args, scal)
+                part = flat[:m * nr].reshape(m, nr)
+                _select_refs(part, queries[r0:r1], comp[c0:c1], heap_d, heap_i, roots)
     return pairs
 
 
