@@ -48,7 +48,9 @@ def _assert_same(local, dist, W_local, W_dist):
     assert local.n_probe_ == dist.n_probe_ and local.n_lists_ == dist.n_lists_
     assert (W_local != W_dist).nnz == 0
     assert local.recall_ == dist.recall_
-    assert local.scan_fraction_ == pytest.approx(dist.scan_fraction_)
+    # the in-memory search forms a pair of lists probed both ways once (the symmetric
+    # saving), the Dask search once per direction
+    assert local.scan_fraction_ <= dist.scan_fraction_
     np.testing.assert_array_equal(local.kth_sq_distances_, dist.kth_sq_distances_)
 
 
