@@ -10,7 +10,6 @@ from fastgssl._geometry import check_distance_scale
 from fastgssl.graphs._ivf_kernels import _invert_probes, _nearest_lists
 from fastgssl.graphs._ivf_pairs import _search_pairs
 from fastgssl.graphs._ivf_search import (
-    _centroid_operand,
     _kmeans,
     _nearest_centroids,
     _search_lists,
@@ -45,8 +44,7 @@ def test_nearest_lists_equal_a_lexicographic_sort(seed, m, p):
 def _operands(X, n_lists, p, seed=0):
     """The search's inputs as IVFGraph._search builds them (list order)."""
     A, _, _, _, _ = _gemm_operands(X, X, check_distance_scale(X, name="X"))
-    C, _ = _kmeans(A, n_lists, np.random.RandomState(seed), 1)
-    Cop = _centroid_operand(C)
+    C, Cop, _ = _kmeans(A, n_lists, np.random.RandomState(seed), 1)
     n, d = X.shape
     labels = np.empty(n, dtype=np.int64)
     probe = np.empty((n, p), dtype=np.int32)

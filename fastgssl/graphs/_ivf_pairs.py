@@ -34,7 +34,7 @@ import threading
 import numpy as np
 from numba import njit
 
-from ..solvers._lapack_loops import _external
+from .._blas_symbols import external as _external
 from ._ivf_kernels import _merge_heaps, _select_gathered
 from ._ivf_search import _HEAP_BUDGET, _run
 from ._knn_kernels import _CHUNK, _count_below, _count_below_each, _sift_down

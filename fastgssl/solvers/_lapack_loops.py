@@ -4,11 +4,10 @@ active-set solver built on them (:mod:`fastgssl.solvers._active_set`).
 
 from __future__ import annotations
 
-import llvmlite.binding as _llvm
 import numba
 import numpy as np
-from numba import types as _nbt
-from numba.extending import get_cython_function_address as _cython_address
+
+from .._blas_symbols import external as _external
 
 __all__ = []
 
@@ -27,12 +26,6 @@ _njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 # ``L = R^T``, so blocks are used in place. The character and integer arguments sit in one
 # small int32 array per call (a character argument reads the first byte of its int32):
 # ``_W_L``, ... are their byte offsets.
-def _external(module, name, nargs):
-    symbol = f"fastgssl_{module}_{name}_addr"
-    _llvm.add_symbol(symbol, _cython_address(f"scipy.linalg.{module}", name))
-    return _nbt.ExternalFunction(symbol, _nbt.void(*([_nbt.uintp] * nargs)))
-
-
 _xdtrsm = _external("cython_blas", "dtrsm", 11)
 _xdtrsv = _external("cython_blas", "dtrsv", 8)
 _xdtrmv = _external("cython_blas", "dtrmv", 8)
