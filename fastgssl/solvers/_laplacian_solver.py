@@ -52,10 +52,10 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 from sklearn.exceptions import ConvergenceWarning
 
+from fastgssl import _sparse_blocks as K
 from fastgssl._digest import content_digest
 from fastgssl._threads import numba_threads
 from fastgssl._validation import (
@@ -67,7 +67,17 @@ from fastgssl._validation import (
 )
 from fastgssl.regularizers import LaplacianPower
 
-from ._null_space import ComponentNullSpace, DenseNullSpace, is_null
+from ._block_pcg import block_pcg
+from ._coarse_space import AggregationCoarseSpace
+from ._laplacian_matrix import (
+    _as_csr,
+    _check_matrix,
+    _checked_null_space,
+    _locality_order,
+    _permuted,
+)
+from ._multigrid import BlockMultigrid
+from ._null_space import ComponentNullSpace, DenseNullSpace
 
 __all__ = ["LaplacianSolver", "SolveInfo", "reused_solver"]
 
@@ -126,82 +136,9 @@ class SolveInfo:
         return int(np.max(self.status))
 
 
-def _as_csr(Q):
-    check_no_complex(Q, "Q")
-    if sp.issparse(Q):
-        Q = sp.csr_matrix(Q, dtype=np.float64)
-    else:
-        Q = sp.csr_matrix(np.asarray(Q, dtype=np.float64))
-    Q.sum_duplicates()
-    Q.sort_indices()
-    return Q
-
-
-def _check_matrix(Q, diag):
-    if not np.isfinite(Q.data).all():
-        raise ValueError("Q contains NaN or infinite entries.")
-    if (diag < 0).any():
-        raise ValueError(
-            f"Q has {int((diag < 0).sum())} negative diagonal entries; it must be "
-            f"positive semi-definite (a Laplacian, possibly shifted)."
-        )
-    asym = abs(Q - Q.T)
-    if asym.nnz and asym.max() > 1e-10 * abs(Q).max():
-        raise ValueError(f"Q is not symmetric (max |Q - Q^T| = {asym.max():.3g}).")
-
-
-def _locality_order(Q):
-    """Reverse Cuthill-McKee order of Q's graph (neighbours close in index order)."""
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-    return np.asarray(reverse_cuthill_mckee(Q, symmetric_mode=True), dtype=np.int64)
-
-
-def _permuted(Q, order, inverse):
-    """``Q[order][:, order]`` as a CSR matrix with sorted indices (one parallel pass)."""
-    from fastgssl import _sparse_blocks as K
-
-    indptr, indices, data = K.permute_symmetric(Q.indptr.astype(np.int64, copy=False),
-                                                Q.indices.astype(np.int64, copy=False),
-                                                Q.data, order, inverse)
-    P = sp.csr_matrix((data, indices, indptr), shape=Q.shape)
-    P.has_sorted_indices = True
-    return P
-
-
 def _panel_width(n, r):
     """Right-hand sides per panel (see ``block_size``)."""
     return max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
-
-
-def _checked_null_space(Q, null_space):
-    """A given null space, validated and orthonormalized (n, m)."""
-    check_no_complex(null_space, "null_space")
-    n = Q.shape[0]
-    try:
-        N = np.asarray(null_space, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"null_space must be 'auto', None or a numeric array of shape (n, m): {exc}"
-        ) from None
-    if N.ndim == 1:
-        N = N[:, None]
-    if N.ndim != 2 or N.shape[0] != n or N.shape[1] == 0:
-        raise ValueError(
-            f"null_space must be 'auto', None or an array of shape ({n},) or ({n}, m) "
-            f"with m >= 1; got shape {N.shape}."
-        )
-    if not np.isfinite(N).all():
-        raise ValueError("null_space contains NaN or infinite values.")
-    Nq, _ = np.linalg.qr(N)
-    if not is_null(Q, Nq, slack=1e3).all():
-        worst = float(np.max(np.linalg.norm(Q @ Nq, axis=0)))
-        raise ValueError(
-            f"null_space is not a null space of Q (max ||Q n|| = {worst:.3g} for its "
-            f"orthonormalized columns); pass null_space='auto' or None for a "
-            f"nonsingular (e.g. ridged) Q."
-        )
-    return Nq
 
 
 class LaplacianSolver:
@@ -345,8 +282,6 @@ class LaplacianSolver:
         # the aggregates of the coarse space (built first, in the input order) or RCM
         space = None
         if self.method_ == "cg" and coarse_space is not None:
-            from ._coarse_space import AggregationCoarseSpace
-
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
             space = AggregationCoarseSpace(Q, kind=kind) or None
         self.order_ = None
@@ -407,8 +342,6 @@ class LaplacianSolver:
             self.lu_ = splu(Qr, permc_spec="COLAMD")
 
     def _setup_amg(self):
-        from ._multigrid import BlockMultigrid
-
         near_null = self._null.dense() if self._null is not None else np.ones((self.n_, 1))
         self.multigrid_ = BlockMultigrid(self._A, near_null, **self.amg_options)
 
@@ -424,22 +357,16 @@ class LaplacianSolver:
         return self._null.project(B)
 
     def _jacobi(self, R, Z):
-        from fastgssl import _sparse_blocks as K
-
         if self.coarse_space_ is not None:
             return self.coarse_space_.precondition(self._dinv, R, Z)
         return K.diag_scale_dot(self._dinv, R, Z)
 
     def _amg_precond(self, R, Z):
-        from fastgssl import _sparse_blocks as K
-
         Z[...] = self._project(self.multigrid_(R))
         return K.column_dot(R, Z)
 
     def _solve_once(self, B):
         """One solve with ``Q``; B is (n, r) C-contiguous, already projected."""
-        from ._block_pcg import block_pcg
-
         r = B.shape[1]
         project = self._project if self._null is not None else None
         if self.method_ == "direct":
