@@ -34,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from fastgssl.regularizers import connected_components, laplacian
+from fastgssl._components import labeled_components
+from fastgssl.regularizers import laplacian
 from fastgssl.solvers import LaplacianSolver
 
 __all__ = ["MAX_DOWNDATE_RANK", "PosteriorCovariance", "criterion_scores", "greedy_batch"]
@@ -84,11 +85,10 @@ class PosteriorCovariance:
         self.solver = solver
         self.rtol = rtol
         self.labeled = np.asarray(labeled, dtype=np.int64).copy()
-        n_comp, comp = connected_components(W)
+        comp, has = labeled_components(W, self.labeled)
+        n_comp = has.size
         self._comp = comp
         if self.tau == 0.0:
-            has = np.zeros(n_comp, dtype=bool)
-            has[comp[self.labeled]] = True
             if not has.all():
                 raise ValueError(
                     f"tau=0 makes the posterior precision L_norm + gamma^-2 P_S singular: "
