@@ -7,15 +7,14 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from fastgssl._validation import check_positive, store_init_arguments
-from fastgssl.models._kernel_machine import (
+from fastgssl.models._kernel_machine import _ClassifierOnly, _KernelMachine
+from fastgssl.models._kernel_machine_checks import (
     _COMMON_CONSTRAINTS,
     _FORMULATIONS,
     _GRAPH_CONSTRAINTS,
     _POSITIVE,
     _TASKS,
     _check_choice,
-    _ClassifierOnly,
-    _KernelMachine,
 )
 from fastgssl.models._machine_docs import machine_docstring
 
