@@ -116,7 +116,7 @@ class PosteriorCovariance:
         """``C_{S_0} B`` with the kept setup (set up again for the current S, and U
         emptied, when none exists or U has grown past :data:`MAX_DOWNDATE_RANK`)."""
         if self._solver is None or self._downdate.shape[1] > MAX_DOWNDATE_RANK:
-            self._solver = LaplacianSolver(self.precision(), method=self.solver,
+            self._solver = LaplacianSolver(self.precision(), solver=self.solver,
                                            rtol=self.rtol, null_space=None)
             self._downdate = np.empty((self.n, 0))
             self._base_components = np.unique(self._comp[self.labeled])

@@ -92,7 +92,7 @@ def _column_blocks(l, n):
 
 def _solver(Q, system, rtol, null_space):
     # the fit solved with the same matrix: its setup (LU, multigrid) is reused
-    return reused_solver(Q, method=system.solver, rtol=rtol, null_space=null_space,
+    return reused_solver(Q, solver=system.solver, rtol=rtol, null_space=null_space,
                          check_input=False)  # built from the learner's checked graph
 
 

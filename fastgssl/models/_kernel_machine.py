@@ -96,7 +96,7 @@ class _KernelMachine(_MachineSolve, _MachineBuilders, _MachineChecks, _CVDeclara
             multiplied by ``class_weight``): the data term is the weighted mean
             ``sum_L w_i loss_i / sum_L w_i``. Integer weights equal repeating points, 0
             equals leaving a labeled point's loss out (the point stays in the graph), and a
-            common factor changes nothing. Every solver and backend takes them, and
+            common factor changes nothing. Every optimizer and backend takes them, and
             :mod:`fastgssl.cv`'s exact methods carry them into the fold refits.
         init_coef : ndarray, optional
             Warm start of Newton's method (losses without a closed form): ``beta`` over the

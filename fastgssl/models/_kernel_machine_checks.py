@@ -10,10 +10,11 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 from sklearn.utils.validation import column_or_1d, validate_data
 
 from fastgssl import registry
+from fastgssl._deprecation import RENAMED, renamed
 from fastgssl._memory import check_dense_memory
 from fastgssl._validation import (
     as_label_array,
@@ -52,7 +53,8 @@ _COMMON_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
     "warm_start": ["boolean"],
-    "solver": [StrOptions(set(SOLVERS))],
+    "optimizer": [StrOptions(set(SOLVERS))],
+    "solver": [StrOptions(set(SOLVERS)), Hidden(StrOptions({RENAMED}))],
     "probability": ["boolean"],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [_POSITIVE],
@@ -131,7 +133,13 @@ class _MachineChecks:
         check_positive(self.tol, "tol")
         check_bounded_int(self.max_iter, "max_iter", low=1)
 
-        _check_choice(self.solver, "solver", SOLVERS)
+        renamed(type(self).__name__, "solver", "optimizer", self.solver, self.optimizer,
+                "auto", unset=RENAMED, stacklevel=4)
+        _check_choice(self._optimizer(), "optimizer", SOLVERS)
+
+    def _optimizer(self):
+        """``optimizer``, or the value given under its former name ``solver``."""
+        return self.optimizer if self.solver == RENAMED else self.solver
 
     def _make_loss(self, task):
         loss = get_loss(self.loss, **self._loss_params())

@@ -49,7 +49,7 @@ class _MachineSolve:
         beta, info = solve_gram(K_LL, objective.y[L], _start(previous, (L.size,) + n_cols),
                                 True, None if weights is None else weights[L],
                                 loss=objective.loss, gamma_a=gamma_a, tol=self.tol,
-                                max_iter=self.max_iter, solver=self.solver, ovo=ovo)
+                                max_iter=self.max_iter, solver=self._optimizer(), ovo=ovo)
         coef = dk.expansion(beta, r)
         decision = fac.features_ @ coef if fac is not None else K_SL @ beta
         return coef, decision, dk, beta, info
@@ -64,7 +64,7 @@ class _MachineSolve:
 
             def solve(y, lab, scale, init):
                 return fit_dense(K, y, lab, Q, loss, gamma_a * scale, gamma_i * scale,
-                                 init=init, sample_weight=weights, solver=self.solver,
+                                 init=init, sample_weight=weights, solver=self._optimizer(),
                                  **options)
         else:
             init = None

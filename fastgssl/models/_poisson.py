@@ -91,7 +91,7 @@ def solve_poisson(W, labeled, Y, solver, rtol):
         if idx.size < n:  # (a copy of the graph only when some components are left out)
             L = L[idx][:, idx].tocsr()
         d = np.asarray(W.sum(axis=1)).ravel()[idx]
-        sol, info = reused_solver(L, method=solver, rtol=rtol, null_space="auto",
+        sol, info = reused_solver(L, solver=solver, rtol=rtol, null_space="auto",
                                   check_input=False).solve(B[idx])
         U[idx] = degree_centered(np.asarray(sol).reshape(idx.size, -1), comp[idx], d)
     one = np.flatnonzero(single[comp] >= 0)

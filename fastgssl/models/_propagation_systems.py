@@ -77,7 +77,7 @@ def _linear_solve(Q, B, solver, rtol, jacobi=False):
         X, info = _linear_solve(sp.csr_matrix(sp.diags(s) @ Q @ sp.diags(s)),
                                 s[:, None] * B, solver, rtol)
         return s[:, None] * X, info
-    X, info = reused_solver(Q, method=solver, rtol=rtol, null_space=None,
+    X, info = reused_solver(Q, solver=solver, rtol=rtol, null_space=None,
                             check_input=False).solve(B)
     X = np.asarray(X, dtype=np.float64).reshape(B.shape)
     return X, info

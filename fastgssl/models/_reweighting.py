@@ -154,7 +154,7 @@ def poisson_weights(W, labeled_idx, solver="auto", rtol=1e-6):
     sizes = np.bincount(comp, minlength=comp.max() + 1).astype(np.float64)
     f -= (np.bincount(comp, weights=f, minlength=sizes.size) / sizes)[comp]
     L = sp.csr_matrix(laplacian(W, kind="L", validate=False))[idx][:, idx].tocsr()
-    sol, info = reused_solver(L, method=solver, rtol=rtol, null_space="auto").solve(
+    sol, info = reused_solver(L, solver=solver, rtol=rtol, null_space="auto").solve(
         f[idx][:, None])
     v = np.asarray(sol, dtype=np.float64).reshape(idx.size)
     c = comp[idx]
