@@ -595,7 +595,7 @@ def test_every_parameter_refuses_junk_with_value_or_type_error():
         "ridge": lambda j: laplacian(W, ridge=j),
         "operator": lambda j: laplacian(W, operator=j),
         "W ": lambda j: laplacian_null_space(j),
-        "Q": lambda j: LaplacianSolver(j), "solver": lambda j: LaplacianSolver(Q, solver=j),
+        "Q": lambda j: LaplacianSolver(j), "solver ": lambda j: LaplacianSolver(Q, solver=j),
         "rtol": lambda j: LaplacianSolver(Q, rtol=j),
         "maxiter": lambda j: LaplacianSolver(Q, maxiter=j),
         "power ": lambda j: LaplacianSolver(Q, power=j),
