@@ -45,7 +45,7 @@ _LOCATIONS = {
     "DisconnectedGraphWarning": "fastgssl.models._label_propagation",
     "LabelPropagation": "fastgssl.models._label_propagation",
     "LabelPropagationRegressor": "fastgssl.models._label_propagation",
-    "LocalGlobalConsistency": "fastgssl.models._local_global",
+    "LocalGlobalConsistency": "fastgssl.models._label_propagation",
     "PoissonLearning": "fastgssl.models._poisson",
     "PoissonMBO": "fastgssl.models._poisson",
     "VolumeMBO": "fastgssl.models._volume_mbo",
