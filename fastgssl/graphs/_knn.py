@@ -39,6 +39,7 @@ lists instead, and the same refinement and certificate apply, so ``10^6`` points
 from __future__ import annotations
 
 import contextlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -305,9 +306,6 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
     ``delta = 8 (d + 9) u (||x'||^2 + max ||y'||^2)``, which is returned in the original
     units (times ``s^2``).
     """
-    import threading
-
-
     nq = Xq.shape[0]
     nr, d = Xr.shape
     A, B, q_norms, r_norms, unit2 = _gemm_operands(Xq, Xr, sq_spread)
