@@ -14,6 +14,13 @@ and one pair of solvers (:mod:`fastgssl.solvers._kernel_fits`), no twins.
 
 Two backends: ``"dense"`` (``f = K alpha`` over the n training points, exact, O(n^2) memory) and
 ``"nystrom"`` (``f = V w`` in c Nystrom features, O(n c) memory, never an n x n matrix).
+
+:class:`_KernelMachine` is assembled from one mixin per concept: validation of parameters,
+points and targets (:mod:`._kernel_machine_checks`), the builders of graph, regularizer,
+kernel and Nystrom factor (:mod:`._kernel_machine_build`), the two solves, deformed
+l-point and n-space (:mod:`._kernel_machine_solve`), what cross-validation reads
+(:mod:`._kernel_machine_cv`) and Platt calibration (:mod:`._calibration`); this module holds
+``fit``, prediction, scoring, pickling and the scikit-learn tags.
 """
 
 from __future__ import annotations
