@@ -75,14 +75,14 @@ def main():
         kind, _, max_coarse = variant.partition(":")
         t = clocks()
         if kind == "amg":
-            solver = LaplacianSolver(L, method="amg", rtol=args.rtol, check_input=False,
+            solver = LaplacianSolver(L, solver="amg", rtol=args.rtol, check_input=False,
                                      reorder=args.reorder)
         elif kind == "jacobi" or not max_coarse:
-            solver = LaplacianSolver(L, method="cg", rtol=args.rtol, check_input=False,
+            solver = LaplacianSolver(L, solver="cg", rtol=args.rtol, check_input=False,
                                      coarse_space=None if kind == "jacobi" else kind,
                                      reorder=args.reorder)
         else:  # another coarsest size: the space built on the solver's reordered matrix
-            solver = LaplacianSolver(L, method="cg", rtol=args.rtol, check_input=False,
+            solver = LaplacianSolver(L, solver="cg", rtol=args.rtol, check_input=False,
                                      coarse_space=None, reorder=args.reorder)
             solver.coarse_space_ = AggregationCoarseSpace(solver._A, kind=kind,
                                                           max_coarse=int(max_coarse))

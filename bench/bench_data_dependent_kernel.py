@@ -80,7 +80,7 @@ def staged_build(X, m_hat, seed=0):
     t["A+factor"] = time.perf_counter() - t0
     t["total"] = sum(t.values())
     its = int(max(i.iterations.max() for i in infos))
-    return t, its, infos[0].method, W, R, S
+    return t, its, infos[0].solver, W, R, S
 
 
 def part_scaling():

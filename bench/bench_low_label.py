@@ -364,7 +364,7 @@ def run_scale(gl, n, d, per_class, repeats):
             model = PoissonLearning(graph=W, n_neighbors=K, rtol=rtol).fit(X, y_train)
             U = model.scores_ / model.class_priors_  # the raw u (priors equal here)
             info = model.solver_info_
-            return model.transduction_, U, {"method": info.method,
+            return model.transduction_, U, {"method": info.solver,
                                             "iterations": np.asarray(info.iterations).tolist()}
         return fit
 

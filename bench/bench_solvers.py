@@ -9,10 +9,10 @@ Timed in the same run:
   right-hand side), the best peer in BENCHMARKS.md;
 * baseline: pyamg's default ``smoothed_aggregation_solver`` (setup, operator complexity,
   one PCG solve; 500 solves extrapolated, as the full loop takes ~15 minutes);
-* fastgssl ``method="cg"`` (block Jacobi-PCG, all right-hand sides at once), ``"amg"``
+* fastgssl ``solver="cg"`` (block Jacobi-PCG, all right-hand sides at once), ``"amg"``
   (block PCG with the aggregation V-cycle) and ``"auto"``;
 * the same on a 2-D kNN graph (d = 2), where Jacobi-PCG needs many more iterations and
-  multigrid should win: this is the measurement behind the ``method="auto"`` rule.
+  multigrid should win: this is the measurement behind the ``solver="auto"`` rule.
 
 Usage:  python bench/bench_solvers.py           (n = 64,000, 500 rhs)
         python bench/bench_solvers.py --quick   (n = 16,000, 100 rhs)
@@ -80,7 +80,7 @@ def ours(Q, B, method):
     from fastgssl.solvers import LaplacianSolver
 
     t0 = time.perf_counter()
-    solver = LaplacianSolver(Q, method=method, rtol=RTOL)
+    solver = LaplacianSolver(Q, solver=method, rtol=RTOL)
     t_setup = time.perf_counter() - t0
     t0 = time.perf_counter()
     X, info = solver.solve(B)
@@ -89,7 +89,7 @@ def ours(Q, B, method):
     extra = ("" if mg is None else f"; operator complexity {mg.operator_complexity:.2f}, "
              f"levels {mg.sizes}, setup incl. hierarchy {solver.setup_time_:.2f} s")
     its = info.iterations
-    print(f"  fastgssl method={method!r:<9} (used {info.method}): setup {t_setup:6.2f} s, "
+    print(f"  fastgssl solver={method!r:<9} (used {info.solver}): setup {t_setup:6.2f} s, "
           f"{B.shape[1]} rhs {t_solve:7.2f} s = {1e3 * t_solve / B.shape[1]:7.2f} ms/rhs; "
           f"iterations min/median/max {its.min()}/{int(np.median(its))}/{its.max()}; "
           f"max relres {max_relres(Q, X, B):.1e}{extra}", flush=True)
@@ -102,8 +102,8 @@ def workload(n, d, n_rhs, loop_rhs, with_pyamg):
     # warm-up of the Numba kernels (compilation is not part of the workload)
     from fastgssl.solvers import LaplacianSolver
 
-    LaplacianSolver(Q[:2000, :2000], method="amg").solve(B[:2000, :3])
-    LaplacianSolver(Q[:2000, :2000], method="cg").solve(B[:2000, :3])
+    LaplacianSolver(Q[:2000, :2000], solver="amg").solve(B[:2000, :3])
+    LaplacianSolver(Q[:2000, :2000], solver="cg").solve(B[:2000, :3])
 
     from threadpoolctl import threadpool_limits
 

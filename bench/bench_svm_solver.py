@@ -12,8 +12,8 @@ Workloads (issue 13; DESIGN 3.9):
 1. One ``SVM`` fit (Huber hinge, h = 0.05, one-vs-rest over the 10 digits or one-vs-one with
    ``--multi-class ovo``, dense backend) on
    the first n shared MNIST test images (pixels / 255), sigma = the median heuristic
-   (``fastgssl.kernels.default_sigma``), for each lam: ``solver="newton"`` (the reference),
-   ``solver="active-set"`` and ``sklearn.svm.SVC(C = 1 / (2 n lam), gamma = 1 / (2 sigma))``
+   (``fastgssl.kernels.default_sigma``), for each lam: ``optimizer="newton"`` (the reference),
+   ``optimizer="active-set"`` and ``sklearn.svm.SVC(C = 1 / (2 n lam), gamma = 1 / (2 sigma))``
    (hinge loss with a bias, one-vs-one: the same regularization path, not the same model),
    all in the same run. Every timing includes the kernel matrix; the active-set fit is also
    split into its two parts (``pairwise_kernel`` and ``fit_dense``, medians of separate
@@ -22,7 +22,7 @@ Workloads (issue 13; DESIGN 3.9):
    2,000 test images, the load average after each row.
 2. The LapSVM search case: ``make_gaussian_mixture(20000, 50, 10, random_state=0)``, 1,000
    labels (100 per class, ``hide_labels``), ``GridSearchCV(LapSVM(backend="nystrom",
-   n_components=500, random_state=0, solver=S), grid, cv=5, random_state=0)`` over a 24-point
+   n_components=500, random_state=0, optimizer=S), grid, cv=5, random_state=0)`` over a 24-point
    grid (sigma, n_neighbors, gamma_a, gamma_i), S = "newton" (before) and "auto" (after:
    the active-set solver for the l-point deformed-kernel fits and the exact transductive
    refits). Reported: the medians of the total search time, the selected parameters and the
@@ -69,8 +69,8 @@ def bench_fit(sizes, lams, repeats, newton_repeats):
 
     X, y = load_mnist_test()
     Xte, yte = X[-2000:], y[-2000:]
-    SVM(lam=1e-3, solver="active-set").fit(X[:100], y[:100])  # warm the JIT
-    SVM(lam=1e-3, solver="newton").fit(X[:100], y[:100])
+    SVM(lam=1e-3, optimizer="active-set").fit(X[:100], y[:100])  # warm the JIT
+    SVM(lam=1e-3, optimizer="newton").fit(X[:100], y[:100])
     rows = []
     print(f"== 1. SVM fit on the shared MNIST test images (h = 0.05, "
           f"multi_class={MULTI_CLASS[0]!r}, dense)")
@@ -88,12 +88,12 @@ def bench_fit(sizes, lams, repeats, newton_repeats):
             if newton_repeats:
                 t_nt, ts_nt, nt = median_time(
                     lambda lam=lam, sigma=sigma, Xtr=Xtr, ytr=ytr: SVM(
-                        lam=lam, sigma=sigma, solver="newton",
+                        lam=lam, sigma=sigma, optimizer="newton",
                         multi_class=MULTI_CLASS[0]).fit(Xtr, ytr),
                     newton_repeats)
             t_as, ts_as, act = median_time(
                 lambda lam=lam, sigma=sigma, Xtr=Xtr, ytr=ytr: SVM(
-                    lam=lam, sigma=sigma, solver="active-set",
+                    lam=lam, sigma=sigma, optimizer="active-set",
                     multi_class=MULTI_CLASS[0]).fit(Xtr, ytr),
                 repeats)
             t_k, t_s = (_split_kernel_solver(Xtr, ytr, lam, sigma, repeats)
@@ -129,7 +129,7 @@ def bench_search(repeats, newton_repeats):
     res = {}
     for solver in ("newton", "auto"):
         def run(solver=solver):
-            est = LapSVM(backend="nystrom", n_components=500, random_state=0, solver=solver)
+            est = LapSVM(backend="nystrom", n_components=500, random_state=0, optimizer=solver)
             return GridSearchCV(est, grid, cv=5, random_state=0).fit(X, ys)
 
         t, ts, gs = median_time(run, newton_repeats if solver == "newton" else repeats)

@@ -49,7 +49,7 @@ unl = y_train == -1
 acc = np.mean(model.transduction_[unl] == y[unl])
 print(f"fit (graph + solve) on {len(y):,} points: {t_fit:.2f} s; "
       f"accuracy on the unlabeled points {acc:.4f}; "
-      f"{model.solver_info_.method}, iterations per class {model.solver_info_.iterations}")
+      f"{model.solver_info_.solver}, iterations per class {model.solver_info_.iterations}")
 
 # %%
 # Induction: 90,000 new points on a grid, and 10,000 fresh points from the same spirals.

@@ -237,8 +237,8 @@ def test_svm_solvers_agree(loss, lam):
     from fastgssl.models import SVM
 
     X, y = _blobs()
-    ref = SVM(lam=lam, sigma=4.0, loss=loss, solver="newton").fit(X, y)
-    act = SVM(lam=lam, sigma=4.0, loss=loss, solver="active-set").fit(X, y)
+    ref = SVM(lam=lam, sigma=4.0, loss=loss, optimizer="newton").fit(X, y)
+    act = SVM(lam=lam, sigma=4.0, loss=loss, optimizer="active-set").fit(X, y)
     auto = SVM(lam=lam, sigma=4.0, loss=loss).fit(X, y)
     scale = np.abs(ref.dual_coef_).max()
     assert np.abs(act.dual_coef_ - ref.dual_coef_).max() <= TOL * scale
@@ -255,9 +255,9 @@ def test_lapsvm_solvers_agree(gamma_a):
     ys = y.copy()
     ys[np.random.default_rng(1).random(150) < 0.6] = -1
     ref = LapSVM(gamma_a=gamma_a, gamma_i=1.0, sigma=4.0, n_neighbors=6,
-                 solver="newton").fit(X, ys)
+                 optimizer="newton").fit(X, ys)
     act = LapSVM(gamma_a=gamma_a, gamma_i=1.0, sigma=4.0, n_neighbors=6,
-                 solver="active-set").fit(X, ys)
+                 optimizer="active-set").fit(X, ys)
     d_ref, d_act = ref.decision_function(X), act.decision_function(X)
     assert np.abs(d_act - d_ref).max() <= TOL * max(1.0, np.abs(d_ref).max())
     np.testing.assert_array_equal(ref.predict(X), act.predict(X))
@@ -270,12 +270,12 @@ def test_exact_transductive_cv_solvers_agree(make):
 
     X, y = _blobs(2, n=140)
     if make == "svm":
-        est = {s: SVM(lam=1e-4, sigma=4.0, solver=s) for s in ("newton", "active-set")}
+        est = {s: SVM(lam=1e-4, sigma=4.0, optimizer=s) for s in ("newton", "active-set")}
         yy = y
     else:
         yy = y.copy()
         yy[np.random.default_rng(2).random(140) < 0.5] = -1
-        est = {s: LapSVM(gamma_a=1e-4, gamma_i=1.0, sigma=4.0, n_neighbors=6, solver=s)
+        est = {s: LapSVM(gamma_a=1e-4, gamma_i=1.0, sigma=4.0, n_neighbors=6, optimizer=s)
                for s in ("newton", "active-set")}
     res = {s: cv_result(e, X, yy, 5, method="exact", protocol="transductive", random_state=0)
            for s, e in est.items()}

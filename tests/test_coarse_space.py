@@ -114,8 +114,8 @@ def test_solver_with_each_coarse_space_matches_the_direct_solve(kind, system):
     B = rng.normal(size=(A.shape[0], 4))
     if system == "poisson":
         B = A @ B
-    ref, _ = LaplacianSolver(A, method="direct").solve(B)
-    solver = LaplacianSolver(A, method="cg", rtol=1e-10, coarse_space=kind, reorder="rcm")
+    ref, _ = LaplacianSolver(A, solver="direct").solve(B)
+    solver = LaplacianSolver(A, solver="cg", rtol=1e-10, coarse_space=kind, reorder="rcm")
     assert solver.coarse_space_.kind == kind
     X, info = solver.solve(B)
     assert not info
@@ -143,7 +143,7 @@ def test_bad_kind():
 
 def test_aggregate_order_makes_every_aggregate_contiguous():
     A = _systems()["poisson"]
-    solver = LaplacianSolver(A, method="cg", rtol=1e-10, reorder="aggregates")
+    solver = LaplacianSolver(A, solver="cg", rtol=1e-10, reorder="aggregates")
     space = solver.coarse_space_
     for agg in (space._maps[0], space.aggregates_):  # in the solver's order
         ids = agg[agg >= 0]
@@ -151,7 +151,7 @@ def test_aggregate_order_makes_every_aggregate_contiguous():
         assert np.unique(ids).size == starts.size  # each aggregate is one run
         assert (agg[ids.size:] == -1).all()  # vertices of no aggregate last
     B = A @ np.random.default_rng(4).normal(size=(A.shape[0], 2))
-    ref, _ = LaplacianSolver(A, method="direct").solve(B)
+    ref, _ = LaplacianSolver(A, solver="direct").solve(B)
     X, info = solver.solve(B)
     assert not info
     np.testing.assert_allclose(X, ref, rtol=1e-6, atol=1e-7 * np.abs(ref).max())

@@ -25,14 +25,9 @@ DOORS = ["fastgssl"] + sorted(
     f"fastgssl.{p.parent.name}" for p in ROOT.glob("*/__init__.py"))
 
 # Names a front door still serves beyond __all__ (not in the stub or dir()): the former
-# names of the CV method classes, and the internal names that files of issue 44's other half
-# (the carve of models/_kernel_machine.py, the propagation merge) import from the front
-# door until they import them from <package>.internal.
+# names of the CV method classes.
 SERVED_BEYOND_ALL = {
     "fastgssl.cv": {"BIF", "ExactCV", "ExactQuadraticCV", "FBIF", "MarginFBIF", "NewtonCV"},
-    "fastgssl.graphs": {"SELF_TUNED", "SYMMETRIZE", "default_symmetrize"},
-    "fastgssl.kernels": {"check_kernel", "warn_if_ill_conditioned"},
-    "fastgssl.solvers": {"SOLVERS", "fit_dense", "fit_nystrom"},
 }
 # the aliases among them that the stub declares too (public former names)
 STUB_ALIASES = {"fastgssl.cv": SERVED_BEYOND_ALL["fastgssl.cv"]}

@@ -252,8 +252,8 @@ def test_lists_and_tuples_equal_arrays():
                                       laplacian(W, ridge=1e-3).toarray())
         Q = laplacian(W, ridge=1e-3)
         b = X[:, 0]
-        x_list, _ = LaplacianSolver(Q, method="direct").solve(list(b))
-        x_arr, _ = LaplacianSolver(Q, method="direct").solve(b)
+        x_list, _ = LaplacianSolver(Q, solver="direct").solve(list(b))
+        x_arr, _ = LaplacianSolver(Q, solver="direct").solve(b)
         np.testing.assert_array_equal(x_list, x_arr)
         km = KernelKMeans(2, sigma=1.0, random_state=0, n_init=2)
         np.testing.assert_array_equal(km.fit(conv(X)).labels_, km.fit(X).labels_)
@@ -375,7 +375,7 @@ def test_solver_tiny_and_huge_right_hand_sides(method, scale):
 
     Q = _path_laplacian()
     b = np.random.default_rng(0).normal(size=(Q.shape[0], 2))
-    solver = LaplacianSolver(Q, method=method, rtol=1e-10)
+    solver = LaplacianSolver(Q, solver=method, rtol=1e-10)
     x, info = solver.solve(b)
     xs, info_s = solver.solve(b * scale)
     assert not info_s
@@ -392,7 +392,7 @@ def test_complex_inputs_are_refused():
     with pytest.raises(ValueError, match="Complex.*Q"):
         LaplacianSolver(Q.astype(complex))
     with pytest.raises(ValueError, match="Complex.*B"):
-        LaplacianSolver(Q, method="direct").solve(np.ones(50) + 1j)
+        LaplacianSolver(Q, solver="direct").solve(np.ones(50) + 1j)
     W = sp.diags([np.ones(49), np.ones(49)], [-1, 1], shape=(50, 50))
     for A in (W.astype(complex), W.toarray().astype(complex)):
         with pytest.raises(ValueError, match="Complex.*W"):
@@ -409,7 +409,7 @@ def test_laplacian_solver_pickles(method):
     from fastgssl.solvers import LaplacianSolver
 
     Q = _path_laplacian(500)
-    solver = LaplacianSolver(Q, method=method)
+    solver = LaplacianSolver(Q, solver=method)
     b = np.random.default_rng(1).normal(size=500)
     clone = pickle.loads(pickle.dumps(solver))
     np.testing.assert_allclose(clone.solve(b)[0], solver.solve(b)[0], rtol=1e-12, atol=0)
@@ -595,14 +595,14 @@ def test_every_parameter_refuses_junk_with_value_or_type_error():
         "ridge": lambda j: laplacian(W, ridge=j),
         "operator": lambda j: laplacian(W, operator=j),
         "W ": lambda j: laplacian_null_space(j),
-        "Q": lambda j: LaplacianSolver(j), "method": lambda j: LaplacianSolver(Q, method=j),
+        "Q": lambda j: LaplacianSolver(j), "solver ": lambda j: LaplacianSolver(Q, solver=j),
         "rtol": lambda j: LaplacianSolver(Q, rtol=j),
         "maxiter": lambda j: LaplacianSolver(Q, maxiter=j),
         "power ": lambda j: LaplacianSolver(Q, power=j),
         "null_space": lambda j: LaplacianSolver(Q, null_space=j),
         "block_size": lambda j: LaplacianSolver(Q, block_size=j),
         "switch_iterations": lambda j: LaplacianSolver(Q, switch_iterations=j),
-        "B": lambda j: LaplacianSolver(Q, method="direct").solve(j),
+        "B": lambda j: LaplacianSolver(Q, solver="direct").solve(j),
         "X ": lambda j: KernelKMeans(2).fit(j), "n_clusters": lambda j: KernelKMeans(j).fit(X),
         "sigma ": lambda j: KernelKMeans(2, sigma=j).fit(X),
         "kernel ": lambda j: KernelKMeans(2, kernel=j).fit(X),

@@ -37,7 +37,7 @@ def test_every_column_meets_rtol(two_cluster_graph, method, ridge):
     rng = np.random.default_rng(1)
     B = rng.normal(size=(W.shape[0], 6))
     B[:, 0] = 0.0  # a zero column converges at once
-    solver = LaplacianSolver(Q, method=method, rtol=1e-8)
+    solver = LaplacianSolver(Q, solver=method, rtol=1e-8)
     X, info = solver.solve(B)
     assert isinstance(info, SolveInfo) and not info
     assert (info.status == 0).all() and info.relative_residuals.shape == (6,)
@@ -63,7 +63,7 @@ def test_pseudo_inverse_solution_singular_laplacian(method):
     W = knn_graph(X, 4, weight="gaussian")
     L = laplacian(W)
     B = rng.normal(size=(300, 3))
-    Xs, info = LaplacianSolver(L, method=method, rtol=1e-12).solve(B)
+    Xs, info = LaplacianSolver(L, solver=method, rtol=1e-12).solve(B)
     np.testing.assert_allclose(Xs, pinv_reference(L, B), rtol=1e-7, atol=1e-9)
 
 
@@ -75,7 +75,7 @@ def test_normalized_laplacian_with_given_null_space():
     N = laplacian_null_space(W, "L_norm")
     B = rng.normal(size=(400, 4))
     for method in ["cg", "amg", "direct"]:
-        Xs, info = LaplacianSolver(Ln, method=method, null_space=N, rtol=1e-12).solve(B)
+        Xs, info = LaplacianSolver(Ln, solver=method, null_space=N, rtol=1e-12).solve(B)
         np.testing.assert_allclose(Xs, pinv_reference(Ln, B), rtol=1e-7, atol=1e-9)
 
 
@@ -86,8 +86,8 @@ def test_power_by_chained_solves(method):
     R = laplacian(W, ridge=0.1)
     B = rng.normal(size=(300, 2))
     ref = np.linalg.solve(np.linalg.matrix_power(R.toarray(), 3), B)
-    for solver in [LaplacianSolver(R, method=method, power=3, rtol=1e-12),
-                   LaplacianSolver(laplacian(W, power=3, ridge=0.1), method=method,
+    for solver in [LaplacianSolver(R, solver=method, power=3, rtol=1e-12),
+                   LaplacianSolver(laplacian(W, power=3, ridge=0.1), solver=method,
                                    rtol=1e-12)]:
         assert solver.power == 3
         X, info = solver.solve(B)
@@ -99,7 +99,7 @@ def test_one_dimensional_rhs_and_docstring_example():
     L = sp.diags(np.asarray(W.sum(1)).ravel()) - W
     b = np.array([1.0, 0.0, 0.0, 0.0, -1.0])
     for method in METHODS:
-        x, info = LaplacianSolver(L, method=method).solve(b)
+        x, info = LaplacianSolver(L, solver=method).solve(b)
         assert x.shape == (5,) and info.status == 0 and not info
         np.testing.assert_allclose(L @ x, b, atol=1e-8)
         assert abs(x.sum()) < 1e-10
@@ -111,19 +111,19 @@ def test_auto_switches_to_multigrid_on_poorly_conditioned_graph():
     W = sp.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], shape=(n, n))
     Q = laplacian(W, ridge=1e-8)
     # (Jacobi alone: the coarse space of aggregates resolves a chain this short in 30)
-    solver = LaplacianSolver(Q, method="auto", switch_iterations=50, coarse_space=None)
-    assert solver.method_ == "cg"
+    solver = LaplacianSolver(Q, solver="auto", switch_iterations=50, coarse_space=None)
+    assert solver.solver_ == "cg"
     X, info = solver.solve(np.random.default_rng(5).normal(size=(n, 3)))
-    assert info.method == "cg+amg" and solver.method_ == "amg" and not info
+    assert info.solver == "cg+amg" and solver.solver_ == "amg" and not info
     assert solver.multigrid_.operator_complexity < 2
     X2, info2 = solver.solve(np.ones((n, 2)))
-    assert info2.method == "amg" and not info2
+    assert info2.solver == "amg" and not info2
 
 
 def test_convergence_warning_with_numbers():
     rng = np.random.default_rng(6)
     W = knn_graph(rng.normal(size=(500, 2)), 4)
-    solver = LaplacianSolver(laplacian(W, ridge=1e-9), method="cg", maxiter=3)
+    solver = LaplacianSolver(laplacian(W, ridge=1e-9), solver="cg", maxiter=3)
     with pytest.warns(ConvergenceWarning, match=r"did not reach rtol=1e-08"):
         X, info = solver.solve(rng.normal(size=(500, 2)))
     assert info and (info.status == 3).all()
@@ -132,7 +132,7 @@ def test_convergence_warning_with_numbers():
 def test_multigrid_hierarchy_is_cheap_on_knn_graph():
     rng = np.random.default_rng(7)
     W = knn_graph(rng.normal(size=(4000, 20)), 5)
-    solver = LaplacianSolver(laplacian(W, ridge=1e-6), method="amg")
+    solver = LaplacianSolver(laplacian(W, ridge=1e-6), solver="amg")
     assert solver.multigrid_.operator_complexity < 2.0
     X, info = solver.solve(rng.normal(size=(4000, 3)))
     assert not info and info.iterations.max() < 60
@@ -146,13 +146,13 @@ def test_solver_property_random_small_graphs(n, density, ridge, method, seed):
     W = A + A.T
     Q = laplacian(W, ridge=ridge)
     B = rng.normal(size=(n, 2))
-    X, info = LaplacianSolver(Q, method=method, rtol=1e-10).solve(B)
+    X, info = LaplacianSolver(Q, solver=method, rtol=1e-10).solve(B)
     np.testing.assert_allclose(X, pinv_reference(Q, B), rtol=1e-6, atol=1e-7 * (1 + abs(X).max()))
 
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [({"method": "lu"}, "method must be"), ({"rtol": 0.0}, "rtol must be > 0"),
+    [({"solver": "lu"}, "solver must be"), ({"rtol": 0.0}, "rtol must be > 0"),
      ({"power": 0}, "power must be"), ({"maxiter": 0}, "maxiter must be"),
      ({"block_size": 0}, "block_size must be")],
 )
@@ -166,7 +166,7 @@ def test_bad_inputs():
         LaplacianSolver(sp.csr_matrix(np.ones((3, 4))))
     with pytest.raises(ValueError, match="not symmetric"):
         LaplacianSolver(sp.csr_matrix(np.triu(np.ones((3, 3)))))
-    solver = LaplacianSolver(sp.eye(3) * 2.0, method="cg")
+    solver = LaplacianSolver(sp.eye(3) * 2.0, solver="cg")
     with pytest.raises(ValueError, match="B must have shape"):
         solver.solve(np.ones(4))
     with pytest.raises(ValueError, match="NaN or infinite"):
@@ -224,13 +224,13 @@ def test_reused_solver_shares_the_setup_of_equal_matrices():
     W = W + W.T
     L = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W + 0.1 * sp.identity(300)
     B = rng.normal(size=(300, 3))
-    first = reused_solver(L, method="amg", rtol=1e-6, null_space=None)
-    again = reused_solver(L.copy(), method="amg", rtol=1e-10, null_space=None)
+    first = reused_solver(L, solver="amg", rtol=1e-6, null_space=None)
+    again = reused_solver(L.copy(), solver="amg", rtol=1e-10, null_space=None)
     assert again is first and again.rtol == 1e-10  # same entries: the hierarchy is reused
     X, info = again.solve(B)
-    ref, _ = LaplacianSolver(L, method="direct", rtol=1e-12, null_space=None).solve(B)
+    ref, _ = LaplacianSolver(L, solver="direct", rtol=1e-12, null_space=None).solve(B)
     np.testing.assert_allclose(X, ref, rtol=1e-7, atol=1e-9)
-    other = reused_solver(L * 2.0, method="amg", rtol=1e-6, null_space=None)
+    other = reused_solver(L * 2.0, solver="amg", rtol=1e-6, null_space=None)
     assert other is not first
     with pytest.raises(ValueError, match="null_space"):
         reused_solver(L, null_space=np.ones((300, 1)))
@@ -252,8 +252,8 @@ def test_coarse_space_and_locality_order_keep_the_solution_and_cut_iterations():
     L = laplacian(W)
     rng = np.random.default_rng(1)
     B = L @ rng.normal(size=(n, 3))  # in the range of L
-    plain = LaplacianSolver(L, method="cg", rtol=1e-10, reorder=None, coarse_space=None)
-    fast = LaplacianSolver(L, method="cg", rtol=1e-10)
+    plain = LaplacianSolver(L, solver="cg", rtol=1e-10, reorder=None, coarse_space=None)
+    fast = LaplacianSolver(L, solver="cg", rtol=1e-10)
     assert plain.order_ is None and fast.order_ is not None  # n >= REORDER_MIN_N
     assert 2 <= fast.coarse_space_.n_aggregates_ <= 1000
     X0, info0 = plain.solve(B)
@@ -280,9 +280,9 @@ def test_extreme_weights_on_the_reordered_two_level_path(scale):
     W = _clusters()
     L = laplacian(W)
     B = L @ np.random.default_rng(3).normal(size=(W.shape[0], 2))
-    X, info = LaplacianSolver(L, method="cg", rtol=1e-8).solve(B)
+    X, info = LaplacianSolver(L, solver="cg", rtol=1e-8).solve(B)
     with np.errstate(over="raise"):  # the null-space test's norms overflowed at 1e300
-        Xs, info_s = LaplacianSolver(laplacian(W * scale), method="cg", rtol=1e-8).solve(B)
+        Xs, info_s = LaplacianSolver(laplacian(W * scale), solver="cg", rtol=1e-8).solve(B)
     assert not info and not info_s
     np.testing.assert_allclose(Xs * scale, X, rtol=1e-6, atol=1e-6 * np.abs(X).max())
 

@@ -28,17 +28,17 @@ class LaplacianSolves_n8000:
     def setup(self, method, d):
         log_environment(type(self).__name__)
         self.Q, self.B = _problem(8_000, d, 50)
-        LaplacianSolver(self.Q, method=method).solve(self.B[:, :2])  # JIT warm-up
+        LaplacianSolver(self.Q, solver=method).solve(self.B[:, :2])  # JIT warm-up
 
     def time_setup_and_50_rhs(self, method, d):
-        LaplacianSolver(self.Q, method=method, rtol=1e-8).solve(self.B)
+        LaplacianSolver(self.Q, solver=method, rtol=1e-8).solve(self.B)
 
     def track_max_relative_residual(self, method, d):
-        X, info = LaplacianSolver(self.Q, method=method, rtol=1e-8).solve(self.B)
+        X, info = LaplacianSolver(self.Q, solver=method, rtol=1e-8).solve(self.B)
         return float(info.relative_residuals.max())
 
     def track_operator_complexity(self, method, d):
-        solver = LaplacianSolver(self.Q, method="amg")
+        solver = LaplacianSolver(self.Q, solver="amg")
         return solver.multigrid_.operator_complexity
 
 

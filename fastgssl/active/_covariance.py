@@ -34,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from fastgssl.regularizers import connected_components, laplacian
+from fastgssl._components import labeled_components
+from fastgssl.regularizers import laplacian
 from fastgssl.solvers import LaplacianSolver
 
 __all__ = ["MAX_DOWNDATE_RANK", "SKETCH_RTOL", "PosteriorCovariance", "criterion_scores",
@@ -91,11 +92,10 @@ class PosteriorCovariance:
         self.solver = solver
         self.rtol = rtol
         self.labeled = np.asarray(labeled, dtype=np.int64).copy()
-        n_comp, comp = connected_components(W)
+        comp, has = labeled_components(W, self.labeled)
+        n_comp = has.size
         self._comp = comp
         if self.tau == 0.0:
-            has = np.zeros(n_comp, dtype=bool)
-            has[comp[self.labeled]] = True
             if not has.all():
                 raise ValueError(
                     f"tau=0 makes the posterior precision L_norm + gamma^-2 P_S singular: "
@@ -124,7 +124,7 @@ class PosteriorCovariance:
         emptied, when none exists or U has grown past :data:`MAX_DOWNDATE_RANK`), to the
         relative residual ``rtol`` (None: :attr:`rtol`)."""
         if self._solver is None or self._downdate.shape[1] > MAX_DOWNDATE_RANK:
-            self._solver = LaplacianSolver(self.precision(), method=self.solver,
+            self._solver = LaplacianSolver(self.precision(), solver=self.solver,
                                            rtol=self.rtol, null_space=None)
             self._downdate = np.empty((self.n, 0))
             self._base_components = np.unique(self._comp[self.labeled])

@@ -39,8 +39,8 @@ import time
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
+from fastgssl._components import labeled_components
 from fastgssl._digest import content_digest
 from fastgssl.regularizers import laplacian
 from fastgssl.solvers import reused_solver
@@ -92,7 +92,7 @@ def _column_blocks(l, n):
 
 def _solver(Q, system, rtol, null_space):
     # the fit solved with the same matrix: its setup (LU, multigrid) is reused
-    return reused_solver(Q, method=system.solver, rtol=rtol, null_space=null_space,
+    return reused_solver(Q, solver=system.solver, rtol=rtol, null_space=null_space,
                          check_input=False)  # built from the learner's checked graph
 
 
@@ -247,11 +247,9 @@ def propagation_predictions(state, folds, n_folds, refit_fold):
     if state.classification:
         Y_S = (Y_S > 0).astype(np.float64)  # +-1 one-vs-rest columns -> one-hot
     W = sp.csr_matrix(system.graph)
-    _, comp = connected_components(W, directed=False)
+    comp, has_label = labeled_components(W, S)
     comp_S = comp[S]
-    n_comp = int(comp.max()) + 1
-    has_label = np.zeros(n_comp, dtype=bool)
-    has_label[comp_S] = True
+    n_comp = has_label.size
     regular_comp = has_label.copy()
     if system.kind == "poisson":
         n_classes_in = np.zeros(n_comp, dtype=np.int64)

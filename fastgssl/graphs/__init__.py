@@ -24,13 +24,6 @@ Names are imported on first access, so importing this package compiles no Numba 
 from fastgssl import registry
 from fastgssl._lazy import attach_stub
 
-# The other packages import the edge weights' names and the self-tuned formula from
-# fastgssl.graphs.internal. Until models/_propagation_base.py (issue 44's propagation merge)
-# imports them from there, the front door still serves the three it reads: not in __all__,
-# dir() or the stub.
-_INTERNAL = {name: "fastgssl.graphs.internal"
-             for name in ("SELF_TUNED", "SYMMETRIZE", "default_symmetrize")}
-
 # the built-ins of the registry group named after this package (imported on first use)
 registry.register_builtins("fastgssl.graphs", {
     "knn": "fastgssl.graphs._builders:KNNGraph",
@@ -40,4 +33,4 @@ registry.register_builtins("fastgssl.graphs", {
     "ivf": "fastgssl.graphs._ivf:IVFGraph",
 })
 
-__getattr__, __dir__, __all__ = attach_stub(__name__, __file__, _INTERNAL)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

@@ -39,14 +39,17 @@ lists instead, and the same refinement and certificate apply, so ``10^6`` points
 from __future__ import annotations
 
 import contextlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
 
-from fastgssl._threads import numba_threads  # noqa: F401 (used here and re-exported)
+from fastgssl._geometry import centred_pair, check_distance_scale, squared_spread
+from fastgssl._threads import numba_threads, small_blas
+from fastgssl._validation import check_n_neighbors, check_X
 from fastgssl.graphs._knn_kernels import (
     _bounded_block,
-    _dense_sqdist,
     _heap_update_block,
     _refine_dense,
     _refine_dense_numpy,
@@ -54,6 +57,7 @@ from fastgssl.graphs._knn_kernels import (
     _select_block,
     _select_block_sym,
 )
+from fastgssl.graphs._knn_tree import _candidates_kdtree, _tree_retry
 
 __all__ = ["knn_search", "reuse_neighbors", "shared_self_search"]
 
@@ -101,10 +105,6 @@ def _run_blocks(work, tasks, n_threads):
     """``work(task)`` for every task on ``n_threads`` worker threads (none for one), each
     BLAS call inside on one BLAS thread (the tasks run in parallel themselves; small_blas
     keeps one threadpoolctl controller: a new limit scans the loaded libraries, 6 ms)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from fastgssl._threads import small_blas
-
     with small_blas(0.0):
         if min(n_threads, len(tasks)) <= 1:  # one block: no pool (its threads cost more)
             for task in tasks:
@@ -167,8 +167,6 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     ``sq_spread`` (the bound of :func:`fastgssl._geometry.squared_spread`) sets that scale, and the
     returned ``cand_worst`` / ``delta`` are in the original units.
     """
-    from fastgssl._geometry import centred_pair, squared_spread
-
     nq = Xq.shape[0]
     nr = Xr.shape[0]
     d = Xq.shape[1]
@@ -308,9 +306,6 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
     ``delta = 8 (d + 9) u (||x'||^2 + max ||y'||^2)``, which is returned in the original
     units (times ``s^2``).
     """
-    import threading
-
-
     nq = Xq.shape[0]
     nr, d = Xr.shape
     A, B, q_norms, r_norms, unit2 = _gemm_operands(Xq, Xr, sq_spread)
@@ -361,86 +356,6 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
     cand_worst = cand_d[:, 0].astype(np.float64) * unit2
     delta = 8.0 * (d + 9) * _U32 * (q_norms + r_norms.max()) * unit2
     return cand_i, cand_worst, delta
-
-
-def _candidates_kdtree(Xq, Xr, kc, exclude_self, n_jobs, tree=None, query_ids=None):
-    """Candidate lists from a kd-tree: the kc nearest (self removed) and the kc-th distance.
-
-    ``query_ids`` are the indices of the query rows among the reference points (self
-    search on a subset of rows); default ``arange``.
-    """
-    from scipy.spatial import cKDTree
-
-    workers = -1 if n_jobs is None else int(n_jobs)
-    if tree is None:
-        tree = cKDTree(Xr)
-    extra = 1 if exclude_self else 0
-    dist, idx = tree.query(Xq, k=kc + extra, workers=workers)
-    idx = np.asarray(idx, dtype=np.int64).reshape(Xq.shape[0], kc + extra)
-    dist = np.asarray(dist, dtype=np.float64).reshape(Xq.shape[0], kc + extra)
-    nr = Xr.shape[0]
-    idx[idx >= nr] = -1  # cKDTree pads missing neighbours with index n
-    if exclude_self:
-        rows = np.arange(Xq.shape[0])
-        ids = rows if query_ids is None else query_ids
-        is_self = idx == ids[:, None]
-        # drop self if present, else the farthest candidate: a stable argsort puts the
-        # dropped entry last
-        drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), kc)
-        keep = np.ones_like(is_self)
-        keep[rows, drop] = False
-        idx = idx[keep].reshape(-1, kc)
-        dist = dist[keep].reshape(-1, kc)
-    # tree distances are Euclidean (not squared); the largest kept one bounds the rest
-    worst = np.where(idx[:, -1] >= 0, dist[:, -1], np.inf) ** 2
-    # the tree sums (x_l - y_l)^2 directly: its error is relative to the distance itself
-    delta = 8.0 * (Xq.shape[1] + 8) * _U64 * worst
-    return idx, worst, delta, tree
-
-
-def _tree_retry(tree, X, R, failed, kc, k, exclude_self, complete, threads, out_i, out_d):
-    """Re-query uncertified rows with 4x longer candidate lists, then ball queries."""
-    rows = np.flatnonzero(failed)
-    n_avail = R.shape[0] - (1 if exclude_self else 0)
-    while rows.size and kc < min(n_avail, 256):
-        kc = min(n_avail, 4 * kc)
-        still = []
-        step = max(1, (1 << 22) // kc)  # bound the candidate arrays to ~4M entries
-        for s0 in range(0, rows.size, step):
-            part = rows[s0:s0 + step]
-            Xs = X[part]
-            cand_i, worst, delta, _ = _candidates_kdtree(Xs, R, kc, exclude_self, threads,
-                                                         tree, part)
-            sub_i = np.empty((part.size, k), dtype=np.int64)
-            sub_d = np.empty((part.size, k))
-            sub_failed = np.zeros(part.size, dtype=np.bool_)
-            _refine_dense(Xs, R, cand_i, worst, delta, 0, exclude_self, kc == n_avail, k,
-                          False, sub_i, sub_d, sub_failed)
-            out_i[part] = sub_i
-            out_d[part] = sub_d
-            still.append(part[sub_failed])
-        rows = np.concatenate(still)
-    if rows.size:
-        _tree_fallback(tree, X, R, rows, k, exclude_self, out_i, out_d)
-
-
-def _tree_fallback(tree, Xq, Xr, rows, k, exclude_self, out_i, out_d):
-    """Exact lexicographic kNN of the given query rows from a ball query of the k-th radius.
-
-    Used for rows whose candidate list could not be certified (ties at the k-th distance,
-    typically duplicated points): every point within the provisional k-th distance (a
-    superset of the answer, the provisional list having k points within it) is examined.
-    """
-    for a in rows:
-        radius = np.sqrt(out_d[a, k - 1]) * (1.0 + 1e-9) + 1e-300
-        cand = np.asarray(tree.query_ball_point(Xq[a], radius), dtype=np.int64)
-        if exclude_self:
-            cand = cand[cand != a]
-        diff = Xr[cand] - Xq[a]
-        sq = np.einsum("ij,ij->i", diff, diff)
-        order = np.lexsort((cand, sq))[:k]
-        out_i[a] = cand[order]
-        out_d[a] = np.array([_dense_sqdist(Xq[a], Xr[j]) for j in cand[order]])
 
 
 def _search_dtype(X):
@@ -566,9 +481,6 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
     [1.0, 1.0]
     """
     global _REUSE
-    from fastgssl._geometry import check_distance_scale
-    from fastgssl._validation import check_n_neighbors, check_X
-
     shared = _REUSE
     if (shared is not None and X_ref is None and X is shared["X"] and algorithm == "auto"
             and not return_stats and isinstance(n_neighbors, (int, np.integer))

@@ -12,10 +12,4 @@ Names are imported on first access.
 
 from fastgssl._lazy import attach_stub
 
-# The other packages import check_kernel and warn_if_ill_conditioned from
-# fastgssl.kernels.internal. Until the carve of models/_kernel_machine.py (issue 44) imports
-# them from there, the front door still serves them: not in __all__, dir() or the stub.
-_INTERNAL = {name: "fastgssl.kernels.internal"
-             for name in ("check_kernel", "warn_if_ill_conditioned")}
-
-__getattr__, __dir__, __all__ = attach_stub(__name__, __file__, _INTERNAL)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

@@ -484,7 +484,7 @@ def _make_laplacian_solver(R, U, ridge, method, rtol):
     # the solver's own panel width (about 2^21 / n columns): narrower panels (16 columns
     # measured 2x faster per column on one idle thread) make many short parallel calls,
     # each of which waits for a descheduled thread on a loaded machine (5x slower at load 6)
-    return LaplacianSolver(R, method=method, rtol=rtol, null_space=null_space)
+    return LaplacianSolver(R, solver=method, rtol=rtol, null_space=null_space)
 
 
 def _green_columns(solver, U, S, n, power):

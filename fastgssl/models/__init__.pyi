@@ -10,9 +10,9 @@ from fastgssl.models._label_propagation import LabelPropagation as LabelPropagat
 from fastgssl.models._label_propagation import (
     LabelPropagationRegressor as LabelPropagationRegressor,
 )
+from fastgssl.models._label_propagation import LocalGlobalConsistency as LocalGlobalConsistency
 from fastgssl.models._laplacian_machines import LapRLS as LapRLS
 from fastgssl.models._laplacian_machines import LapSVM as LapSVM
-from fastgssl.models._local_global import LocalGlobalConsistency as LocalGlobalConsistency
 from fastgssl.models._poisson import PoissonLearning as PoissonLearning
 from fastgssl.models._poisson import PoissonMBO as PoissonMBO
 from fastgssl.models._supervised import KRR as KRR

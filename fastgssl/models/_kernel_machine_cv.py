@@ -52,12 +52,13 @@ class _CVDeclarations:
         None), the batched active-set fold refits where the loss and solver have them (not
         one-vs-one), and the loss weights of a refit."""
         ovo = pairs_of is not None
+        optimizer = self._optimizer()
         solve_folds = None
-        if not ovo and has_fold_refits(loss, self.solver):
+        if not ovo and has_fold_refits(loss, optimizer):
             solve_folds = partial(fold_refits, loss=loss, gamma_a=gamma_a, tol=self.tol,
-                                  max_iter=self.max_iter, solver=self.solver)
+                                  max_iter=self.max_iter, solver=optimizer)
         return RefitPart(solve=partial(solve_gram, loss=loss, gamma_a=gamma_a, tol=self.tol,
-                                       max_iter=self.max_iter, solver=self.solver, ovo=ovo),
+                                       max_iter=self.max_iter, solver=optimizer, ovo=ovo),
                          solve_folds=solve_folds, decode=decoder(pairs_of) if ovo else None,
                          weights_for=weights_for)
 

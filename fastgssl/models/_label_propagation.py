@@ -16,10 +16,13 @@ Every system is solved with :class:`fastgssl.solvers.LaplacianSolver` (multigrid
 CG, all classes as one batched multi-right-hand-side solve), never by fixed-point iteration;
 the m x m subset systems are solved densely.
 
-This module holds :class:`LabelPropagation` and :class:`LabelPropagationRegressor` (the
-criterion SS(lambda, K)); :class:`LocalGlobalConsistency` lives in :mod:`._local_global`,
-the shared machinery in :mod:`._propagation_base`, the linear systems in
-:mod:`._propagation_systems`, the induction formula in :mod:`._induction`.
+This module holds the family's criteria, as scikit-learn's ``label_propagation.py`` holds
+LabelPropagation and LabelSpreading: :class:`LabelPropagation` and
+:class:`LabelPropagationRegressor` (the criterion SS(lambda, K)) and
+:class:`LocalGlobalConsistency` (the normalized criterion, solved exactly as one sparse SPD
+system, not by truncated iteration as scikit-learn's LabelSpreading); the shared machinery
+is in :mod:`._propagation_base`, the linear systems in :mod:`._propagation_systems`, the
+induction formula in :mod:`._induction`.
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ from fastgssl._validation import store_init_arguments
 
 # private names other modules and tests import from here
 from fastgssl.exceptions import UnlabeledComponentWarning
-from fastgssl.models._local_global import LocalGlobalConsistency
 from fastgssl.models._propagation_base import (  # noqa: F401
     _GraphPropagation,
     _PropagationClassifier,
@@ -270,3 +272,57 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
         if not supported.all():  # cannot happen after the fill policies; kept defensive
             out = np.where(supported, out, float(np.mean(self._F[self._valid, 0])))
         return out
+
+
+class LocalGlobalConsistency(_PropagationClassifier):
+    __doc__ = """Local and global consistency (Zhou et al. 2004), solved as one sparse SPD system.
+
+    Parameters
+    ----------
+    alpha : float, default=0.99
+        Propagation weight in (0, 1); the fit term has weight mu = (1 - alpha) / alpha.
+""" + GRAPH_PARAMS + SUBSET_PARAMS + POLICY_PARAM + CLASS_MASS_PARAM + SOLVE_PARAMS + """
+    Attributes
+    ----------
+""" + CLASSIFIER_ATTRIBUTES + """
+    Notes
+    -----
+    With S = D^-1/2 W D^-1/2, F minimises sum_ij W_ij ||F_i/sqrt(d_i) - F_j/sqrt(d_j)||^2 / 2
+    + mu sum_i ||F_i - Y_i||^2, whose solution is F = (1 - alpha) (I - alpha S)^-1 Y. We solve
+    the equivalent symmetric M-matrix system (D - alpha W) G = D^1/2 Y, F = D^1/2 G (SPD for
+    alpha < 1), all classes at once; a labeled vertex without edges keeps F = Y. Unlike
+    scikit-learn's LabelSpreading this is the exact fixed point (no truncated iteration), the
+    graph has no self-loops, and components without labels follow ``unlabeled_policy``
+    instead of producing NaN.
+
+    Induction (minimising the criterion over F(x) alone):
+    F(x) = alpha sum_j K(x, x_j) F_j / sqrt(a(x) d_j), a(x) = sum_j K(x, x_j), which equals
+    the transductive F on an unlabeled training point with its graph row. The subset
+    approximation uses this operator for Pi = [I; P] and solves
+    (Pi^T (I - S) Pi + mu Pi^T Pi) F_S = mu Y_S.
+
+    Warns
+    -----
+    fastgssl.ClassShareWarning
+        Collapsed class shares, by the rule of :class:`LabelPropagation`.
+
+    See Also
+    --------
+    LabelPropagation : the criterion SS(lambda) with the unnormalized Laplacian.
+    sklearn.semi_supervised.LabelSpreading : the same fixed point by truncated iteration.
+
+    References
+    ----------
+    Zhou, Bousquet, Lal, Weston & Schoelkopf (2004). Learning with local and global
+    consistency. NIPS.
+    """
+
+    _criterion = "lgc"
+    _parameter_constraints = {**_GraphPropagation._parameter_constraints,
+                              "alpha": [Interval(Real, 0, 1, closed="neither")]}
+
+    def __init__(self, alpha=0.99, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
+                 graph_symmetrize=None, sigma_w=None, n_landmarks=None, drop_rr=False,
+                 n_subsets=1, unlabeled_policy="auto", class_mass_normalization=False,
+                 solver="auto", rtol=1e-6, random_state=None, n_jobs=None):
+        store_init_arguments(self, locals())

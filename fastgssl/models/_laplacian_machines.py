@@ -7,15 +7,14 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from fastgssl._validation import check_positive, store_init_arguments
-from fastgssl.models._kernel_machine import (
+from fastgssl.models._kernel_machine import _ClassifierOnly, _KernelMachine
+from fastgssl.models._kernel_machine_checks import (
     _COMMON_CONSTRAINTS,
     _FORMULATIONS,
     _GRAPH_CONSTRAINTS,
     _POSITIVE,
     _TASKS,
     _check_choice,
-    _ClassifierOnly,
-    _KernelMachine,
 )
 from fastgssl.models._machine_docs import machine_docstring
 
@@ -152,9 +151,10 @@ class LapRLS(_LaplacianMachine):
                  power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
                  kernel_params=None, backend="dense", formulation="deformed",
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
-                 random_state=None, warm_start=False, solver="auto",
+                 random_state=None, warm_start=False, optimizer="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
-                 class_weight=None, multi_class="ovr", regularizer_params=None):
+                 class_weight=None, multi_class="ovr", regularizer_params=None,
+                 solver="deprecated"):
         store_init_arguments(self, locals())
 
     def _task(self, y):
@@ -219,7 +219,8 @@ class LapSVM(_ClassifierOnly, _LaplacianMachine):
                  regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
                  kernel_params=None, backend="dense", formulation="deformed",
                  n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
-                 random_state=None, warm_start=False, solver="auto",
+                 random_state=None, warm_start=False, optimizer="auto",
                  probability=False, fit_intercept=False, intercept_scaling=1.0,
-                 class_weight=None, multi_class="ovr", regularizer_params=None):
+                 class_weight=None, multi_class="ovr", regularizer_params=None,
+                 solver="deprecated"):
         store_init_arguments(self, locals())

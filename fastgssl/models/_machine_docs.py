@@ -65,13 +65,16 @@ _SHARED_DOCS = """\
         one column per pair. Exact CV and the grid search support both; the first-order
         approximations (bif, fbif, newton, exact-quadratic) need ``"ovr"``. See
         :mod:`fastgssl.models._multiclass`.
-    solver : {"auto", "newton", "active-set"}, default="auto"
+    optimizer : {"auto", "newton", "active-set"}, default="auto"
         Optimizer for losses without a closed form (dense backend and the l-point problem
         of ``formulation="deformed"``): ``"newton"`` (damped Newton with an exact line
         search, the reference), ``"active-set"`` (Huber / squared hinge without a graph: a
         box-constrained active-set method whose m free points solve an m x m system) or
         ``"auto"`` (active-set where it applies, Newton elsewhere). All reach the same
         minimizer to round-off.
+    solver : str, default="deprecated"
+        Former name of ``optimizer`` (deprecated: a ``DeprecationWarning``; ``solver``
+        names the Laplacian solve of the propagation learners).
     warm_start : bool, default=False
         Dense backend, non-quadratic losses: start Newton from the previous fit's
         ``dual_coef_`` (when its shape matches) instead of the square-loss solution. A path

@@ -35,6 +35,7 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from fastgssl._components import labeled_components
 from fastgssl._validation import store_init_arguments
 from fastgssl.models._balance import check_class_priors, prior_weighted
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
@@ -78,11 +79,9 @@ def solve_poisson(W, labeled, Y, solver, rtol):
     one-hot row (their sources vanish), unreached rows are 0.
     """
     n = W.shape[0]
-    _, comp = connected_components(W, directed=False)
     lab = np.flatnonzero(labeled)
+    comp, has_label = labeled_components(W, lab)
     B, single = poisson_sources(comp, lab, Y[lab], n)
-    has_label = np.zeros(comp.max() + 1, dtype=bool)
-    has_label[comp[lab]] = True
     reached = has_label[comp]
     U = np.zeros_like(B)
     info = None
@@ -92,7 +91,7 @@ def solve_poisson(W, labeled, Y, solver, rtol):
         if idx.size < n:  # (a copy of the graph only when some components are left out)
             L = L[idx][:, idx].tocsr()
         d = np.asarray(W.sum(axis=1)).ravel()[idx]
-        sol, info = reused_solver(L, method=solver, rtol=rtol, null_space="auto",
+        sol, info = reused_solver(L, solver=solver, rtol=rtol, null_space="auto",
                                   check_input=False).solve(B[idx])
         U[idx] = degree_centered(np.asarray(sol).reshape(idx.size, -1), comp[idx], d)
     one = np.flatnonzero(single[comp] >= 0)

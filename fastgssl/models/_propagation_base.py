@@ -33,13 +33,8 @@ from fastgssl._validation import (
     check_X,
 )
 from fastgssl.exceptions import UnlabeledComponentWarning
-from fastgssl.graphs import (
-    SELF_TUNED,
-    SYMMETRIZE,
-    default_symmetrize,
-    knn_search,
-    resolve_graph,
-)
+from fastgssl.graphs import knn_search, resolve_graph
+from fastgssl.graphs.internal import SELF_TUNED, SYMMETRIZE, default_symmetrize
 from fastgssl.models._balance import check_class_shares, class_mass_normalize
 from fastgssl.models._induction import WEIGHTS, induction_operator, kernel_weights
 from fastgssl.models._propagation_cv import _PropagationCV

@@ -20,10 +20,10 @@ import warnings
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components as _cc
 
+from fastgssl._components import labeled_components
 from fastgssl.models._induction import subset_smoothness
-from fastgssl.regularizers import connected_components, laplacian
+from fastgssl.regularizers import laplacian
 from fastgssl.solvers import reused_solver
 
 # ---------------------------------------------------------------------------------------------
@@ -58,9 +58,7 @@ def _laplacian(W):
 
 def _reached_by_labels(W, labeled):
     """Mask of vertices whose connected component contains a labeled vertex."""
-    _, comp = connected_components(W)
-    has_label = np.zeros(comp.max() + 1, dtype=bool)
-    has_label[comp[labeled]] = True
+    comp, has_label = labeled_components(W, labeled)
     return has_label[comp]
 
 
@@ -79,7 +77,7 @@ def _linear_solve(Q, B, solver, rtol, jacobi=False):
         X, info = _linear_solve(sp.csr_matrix(sp.diags(s) @ Q @ sp.diags(s)),
                                 s[:, None] * B, solver, rtol)
         return s[:, None] * X, info
-    X, info = reused_solver(Q, method=solver, rtol=rtol, null_space=None,
+    X, info = reused_solver(Q, solver=solver, rtol=rtol, null_space=None,
                             check_input=False).solve(B)
     X = np.asarray(X, dtype=np.float64).reshape(B.shape)
     return X, info
@@ -165,9 +163,7 @@ def _solve_subset(W, labeled, Y, S, P, *, criterion, lam, alpha, drop_rr):
     Y_S = Y[S]
     A0 = subset_smoothness(W, S, R, P, normalized=criterion == "lgc", drop_rr=drop_rr)
     # components of the subset system that contain no labeled point are left undetermined
-    _, comp = _cc(A0, directed=False)
-    has_label = np.zeros(comp.max() + 1, dtype=bool)
-    has_label[comp[lab_local]] = True
+    comp, has_label = labeled_components(A0, lab_local)
     reached_S = has_label[comp]
     F_S = np.zeros((m, Y.shape[1]))
     if criterion == "lgc":

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 from sklearn.utils._param_validation import StrOptions
 
+from fastgssl._components import labeled_components
 from fastgssl.graphs import knn_search
 from fastgssl.regularizers import laplacian
 from fastgssl.solvers import reused_solver
@@ -146,9 +146,7 @@ def poisson_weights(W, labeled_idx, solver="auto", rtol=1e-6):
     follow the learner's unlabeled policy whatever the weights)."""
     n = W.shape[0]
     w = np.ones(n)
-    _, comp = connected_components(W, directed=False)
-    has_label = np.zeros(comp.max() + 1, dtype=bool)
-    has_label[comp[labeled_idx]] = True
+    comp, has_label = labeled_components(W, labeled_idx)
     idx = np.flatnonzero(has_label[comp])
     f = np.zeros(n)
     f[labeled_idx] = 1.0
@@ -156,7 +154,7 @@ def poisson_weights(W, labeled_idx, solver="auto", rtol=1e-6):
     sizes = np.bincount(comp, minlength=comp.max() + 1).astype(np.float64)
     f -= (np.bincount(comp, weights=f, minlength=sizes.size) / sizes)[comp]
     L = sp.csr_matrix(laplacian(W, kind="L", validate=False))[idx][:, idx].tocsr()
-    sol, info = reused_solver(L, method=solver, rtol=rtol, null_space="auto").solve(
+    sol, info = reused_solver(L, solver=solver, rtol=rtol, null_space="auto").solve(
         f[idx][:, None])
     v = np.asarray(sol, dtype=np.float64).reshape(idx.size)
     c = comp[idx]

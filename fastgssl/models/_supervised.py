@@ -6,13 +6,12 @@ from __future__ import annotations
 from sklearn.utils._param_validation import StrOptions
 
 from fastgssl._validation import check_positive, store_init_arguments
-from fastgssl.models._kernel_machine import (
+from fastgssl.models._kernel_machine import _ClassifierOnly, _KernelMachine
+from fastgssl.models._kernel_machine_checks import (
     _COMMON_CONSTRAINTS,
     _POSITIVE,
     _TASKS,
     _check_choice,
-    _ClassifierOnly,
-    _KernelMachine,
 )
 from fastgssl.models._machine_docs import machine_docstring
 
@@ -97,9 +96,9 @@ Kernel ridge regression (square loss); LSSVM is the same model.
     def __init__(self, lam=1e-3, sigma=1.0, *, kernel="rbf", kernel_params=None, loss="square",
                  loss_params=None, task="regression", backend="dense", n_components=300,
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
-                 warm_start=False, solver="auto",
+                 warm_start=False, optimizer="auto",
                  probability=False, fit_intercept=True, intercept_scaling=1.0,
-                 class_weight=None, multi_class="ovr"):
+                 class_weight=None, multi_class="ovr", solver="deprecated"):
         store_init_arguments(self, locals())
 
     def _task(self, y):
@@ -159,7 +158,7 @@ Support vector machine with the Huber-smoothed hinge loss (Liu et al. (2018)).
     def __init__(self, lam=1e-3, h=0.05, sigma=1.0, *, kernel="rbf", kernel_params=None,
                  loss="huber_hinge", loss_params=None, backend="dense", n_components=300,
                  landmarks="uniform", tol=1e-10, max_iter=100, random_state=None,
-                 warm_start=False, solver="auto",
+                 warm_start=False, optimizer="auto",
                  probability=False, fit_intercept=True, intercept_scaling=1.0,
-                 class_weight=None, multi_class="ovr"):
+                 class_weight=None, multi_class="ovr", solver="deprecated"):
         store_init_arguments(self, locals())

@@ -17,9 +17,4 @@ first use (and cached on disk).
 
 from fastgssl._lazy import attach_stub
 
-# The other packages import the kernel machines' solvers from fastgssl.solvers.internal. Until
-# the carve of models/_kernel_machine.py (issue 44) imports them from there, the front door
-# still serves the three it reads: not in __all__, dir() or the stub.
-_INTERNAL = {name: "fastgssl.solvers.internal" for name in ("SOLVERS", "fit_dense", "fit_nystrom")}
-
-__getattr__, __dir__, __all__ = attach_stub(__name__, __file__, _INTERNAL)
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

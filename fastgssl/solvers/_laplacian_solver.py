@@ -52,10 +52,11 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 from sklearn.exceptions import ConvergenceWarning
 
+from fastgssl import _sparse_blocks as K
+from fastgssl._deprecation import renamed, renamed_attribute
 from fastgssl._digest import content_digest
 from fastgssl._threads import numba_threads
 from fastgssl._validation import (
@@ -67,7 +68,17 @@ from fastgssl._validation import (
 )
 from fastgssl.regularizers import LaplacianPower
 
-from ._null_space import ComponentNullSpace, DenseNullSpace, is_null
+from ._block_pcg import block_pcg
+from ._coarse_space import AggregationCoarseSpace
+from ._laplacian_matrix import (
+    _as_csr,
+    _check_matrix,
+    _checked_null_space,
+    _locality_order,
+    _permuted,
+)
+from ._multigrid import BlockMultigrid
+from ._null_space import ComponentNullSpace, DenseNullSpace
 
 __all__ = ["LaplacianSolver", "SolveInfo", "reused_solver"]
 
@@ -101,8 +112,9 @@ class SolveInfo:
     relative_residuals : ndarray of float
         ``||B_j - Q X_j|| / ||B_j||`` of the returned solution, recomputed (for the chained
         solves of ``Q = R^p``: the residual of the last solve).
-    method : str
-        Method that produced the solution ("cg", "amg", "cg+amg" or "direct").
+    solver : str
+        Method that produced the solution ("cg", "amg", "cg+amg" or "direct"); ``method``
+        is its former name (deprecated).
     time : float
         Wall time of the solve in seconds.
     extra : dict
@@ -115,7 +127,7 @@ class SolveInfo:
     status: object
     iterations: np.ndarray
     relative_residuals: np.ndarray
-    method: str
+    solver: str
     time: float = 0.0
     extra: dict = field(default_factory=dict)
 
@@ -125,83 +137,12 @@ class SolveInfo:
     def __int__(self):
         return int(np.max(self.status))
 
-
-def _as_csr(Q):
-    check_no_complex(Q, "Q")
-    if sp.issparse(Q):
-        Q = sp.csr_matrix(Q, dtype=np.float64)
-    else:
-        Q = sp.csr_matrix(np.asarray(Q, dtype=np.float64))
-    Q.sum_duplicates()
-    Q.sort_indices()
-    return Q
-
-
-def _check_matrix(Q, diag):
-    if not np.isfinite(Q.data).all():
-        raise ValueError("Q contains NaN or infinite entries.")
-    if (diag < 0).any():
-        raise ValueError(
-            f"Q has {int((diag < 0).sum())} negative diagonal entries; it must be "
-            f"positive semi-definite (a Laplacian, possibly shifted)."
-        )
-    asym = abs(Q - Q.T)
-    if asym.nnz and asym.max() > 1e-10 * abs(Q).max():
-        raise ValueError(f"Q is not symmetric (max |Q - Q^T| = {asym.max():.3g}).")
-
-
-def _locality_order(Q):
-    """Reverse Cuthill-McKee order of Q's graph (neighbours close in index order)."""
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-    return np.asarray(reverse_cuthill_mckee(Q, symmetric_mode=True), dtype=np.int64)
-
-
-def _permuted(Q, order, inverse):
-    """``Q[order][:, order]`` as a CSR matrix with sorted indices (one parallel pass)."""
-    from fastgssl import _sparse_blocks as K
-
-    indptr, indices, data = K.permute_symmetric(Q.indptr.astype(np.int64, copy=False),
-                                                Q.indices.astype(np.int64, copy=False),
-                                                Q.data, order, inverse)
-    P = sp.csr_matrix((data, indices, indptr), shape=Q.shape)
-    P.has_sorted_indices = True
-    return P
+    method = renamed_attribute("SolveInfo", "method", "solver")
 
 
 def _panel_width(n, r):
     """Right-hand sides per panel (see ``block_size``)."""
     return max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
-
-
-def _checked_null_space(Q, null_space):
-    """A given null space, validated and orthonormalized (n, m)."""
-    check_no_complex(null_space, "null_space")
-    n = Q.shape[0]
-    try:
-        N = np.asarray(null_space, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"null_space must be 'auto', None or a numeric array of shape (n, m): {exc}"
-        ) from None
-    if N.ndim == 1:
-        N = N[:, None]
-    if N.ndim != 2 or N.shape[0] != n or N.shape[1] == 0:
-        raise ValueError(
-            f"null_space must be 'auto', None or an array of shape ({n},) or ({n}, m) "
-            f"with m >= 1; got shape {N.shape}."
-        )
-    if not np.isfinite(N).all():
-        raise ValueError("null_space contains NaN or infinite values.")
-    Nq, _ = np.linalg.qr(N)
-    if not is_null(Q, Nq, slack=1e3).all():
-        worst = float(np.max(np.linalg.norm(Q @ Nq, axis=0)))
-        raise ValueError(
-            f"null_space is not a null space of Q (max ||Q n|| = {worst:.3g} for its "
-            f"orthonormalized columns); pass null_space='auto' or None for a "
-            f"nonsingular (e.g. ridged) Q."
-        )
-    return Nq
 
 
 class LaplacianSolver:
@@ -213,8 +154,9 @@ class LaplacianSolver:
         Symmetric positive semi-definite: ``L``, ``L_norm``, ``L + ridge I``...  A
         :class:`~fastgssl.regularizers.LaplacianPower` ``R^p`` is solved as ``p`` chained
         solves with ``R``.
-    method : {"auto", "amg", "cg", "direct"}, default="auto"
-        See the module docstring for the rule behind "auto".
+    solver : {"auto", "amg", "cg", "direct"}, default="auto"
+        The solve method; see the module docstring for the rule behind "auto".
+        ``method`` is its former name (deprecated: a ``DeprecationWarning``).
     rtol : float, default=1e-8
         Relative residual ``||b - R x|| <= rtol ||b||`` per column and per chained solve.
     maxiter : int or None, default=None
@@ -256,8 +198,9 @@ class LaplacianSolver:
 
     Attributes
     ----------
-    method_ : str
-        Method in use ("cg", "amg" or "direct"; "auto" may switch "cg" to "amg").
+    solver_ : str
+        Method in use ("cg", "amg" or "direct"; "auto" may switch "cg" to "amg");
+        ``method_`` is its former name (deprecated).
     n_ : int
     null_space_ : ndarray of shape (n, m) or None
     order_ : ndarray of int of shape (n,) or None
@@ -274,25 +217,27 @@ class LaplacianSolver:
     >>> from fastgssl.solvers import LaplacianSolver
     >>> W = sp.diags([np.ones(4), np.ones(4)], [-1, 1], shape=(5, 5))  # a path
     >>> L = sp.diags(np.asarray(W.sum(1)).ravel()) - W
-    >>> solver = LaplacianSolver(L, method="cg")
+    >>> solver = LaplacianSolver(L, solver="cg")
     >>> b = np.array([1.0, 0.0, 0.0, 0.0, -1.0])
     >>> x, info = solver.solve(b)
     >>> bool(info), round(float(x.sum()), 12)
     (False, 0.0)
     """
 
-    def __init__(self, Q, method="auto", rtol=1e-8, maxiter=None, power=1, *,
+    def __init__(self, Q, solver="auto", rtol=1e-8, maxiter=None, power=1, *,
                  null_space="auto", switch_iterations=SWITCH_ITERATIONS, block_size=None,
-                 amg_options=None, reorder="auto", coarse_space="auto", check_input=True):
+                 amg_options=None, reorder="auto", coarse_space="auto", check_input=True,
+                 method=None):
         t0 = time.perf_counter()
-        if not isinstance(method, str) or method not in METHODS:
-            raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}.")
+        solver = renamed("LaplacianSolver", "method", "solver", method, solver, "auto")
+        if not isinstance(solver, str) or solver not in METHODS:
+            raise ValueError(f"solver must be one of {list(METHODS)}, got {solver!r}.")
         power = check_bounded_int(power, "power", low=1, high=MAX_POWER, hint=_POWER_HINT)
         self.rtol = check_positive(rtol, "rtol")
         if maxiter is not None and (not isinstance(maxiter, (int, np.integer)) or maxiter < 1):
             raise ValueError(f"maxiter must be a positive integer or None, got {maxiter!r}.")
         self.maxiter = maxiter
-        self.method = method
+        self.solver = solver
         self.switch_iterations = check_bounded_int(switch_iterations, "switch_iterations",
                                                    low=1)
         if block_size is not None and (not isinstance(block_size, (int, np.integer))
@@ -337,20 +282,18 @@ class LaplacianSolver:
         self.multigrid_ = None
         self.lu_ = None
         self.coarse_space_ = None
-        if method == "auto":
-            self.method_ = "direct" if n <= DIRECT_MAX_N else "cg"
+        if solver == "auto":
+            self.solver_ = "direct" if n <= DIRECT_MAX_N else "cg"
         else:
-            self.method_ = method
+            self.solver_ = solver
         # the iterative methods work in a locality order (inputs and outputs are permuted):
         # the aggregates of the coarse space (built first, in the input order) or RCM
         space = None
-        if self.method_ == "cg" and coarse_space is not None:
-            from ._coarse_space import AggregationCoarseSpace
-
+        if self.solver_ == "cg" and coarse_space is not None:
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
             space = AggregationCoarseSpace(Q, kind=kind) or None
         self.order_ = None
-        if self.method_ != "direct" and (reorder in ("rcm", "aggregates") or (
+        if self.solver_ != "direct" and (reorder in ("rcm", "aggregates") or (
                 reorder == "auto" and n >= REORDER_MIN_N)):
             if space is not None and reorder != "rcm":
                 self.order_ = space.locality_order()
@@ -370,11 +313,14 @@ class LaplacianSolver:
         self._null = null if null is None or self.order_ is None else null.permuted(self.order_)
         d = diag.copy()
         self._dinv = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
-        if self.method_ == "direct":
+        if self.solver_ == "direct":
             self._setup_direct()
-        elif self.method_ == "amg":
+        elif self.solver_ == "amg":
             self._setup_amg()
         self.setup_time_ = time.perf_counter() - t0
+
+    method = renamed_attribute("LaplacianSolver", "method", "solver")
+    method_ = renamed_attribute("LaplacianSolver", "method_", "solver_")
 
     @property
     def Q_(self):
@@ -392,7 +338,7 @@ class LaplacianSolver:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        if self.method_ == "direct" and getattr(self, "_keep", None) is not None:
+        if self.solver_ == "direct" and getattr(self, "_keep", None) is not None:
             self._setup_direct()
 
     # ------------------------------------------------------------------ setup
@@ -407,8 +353,6 @@ class LaplacianSolver:
             self.lu_ = splu(Qr, permc_spec="COLAMD")
 
     def _setup_amg(self):
-        from ._multigrid import BlockMultigrid
-
         near_null = self._null.dense() if self._null is not None else np.ones((self.n_, 1))
         self.multigrid_ = BlockMultigrid(self._A, near_null, **self.amg_options)
 
@@ -424,36 +368,30 @@ class LaplacianSolver:
         return self._null.project(B)
 
     def _jacobi(self, R, Z):
-        from fastgssl import _sparse_blocks as K
-
         if self.coarse_space_ is not None:
             return self.coarse_space_.precondition(self._dinv, R, Z)
         return K.diag_scale_dot(self._dinv, R, Z)
 
     def _amg_precond(self, R, Z):
-        from fastgssl import _sparse_blocks as K
-
         Z[...] = self._project(self.multigrid_(R))
         return K.column_dot(R, Z)
 
     def _solve_once(self, B):
         """One solve with ``Q``; B is (n, r) C-contiguous, already projected."""
-        from ._block_pcg import block_pcg
-
         r = B.shape[1]
         project = self._project if self._null is not None else None
-        if self.method_ == "direct":
+        if self.solver_ == "direct":
             X = np.zeros_like(B)
             if self.lu_ is not None:
                 X[self._keep] = self.lu_.solve(np.asarray(B[self._keep], order="F"))
             return X, np.zeros(r, dtype=np.int64), np.ones(r, dtype=bool), "direct"
-        if self.method_ == "amg":
+        if self.solver_ == "amg":
             maxiter = self.maxiter or 500
             X, its, conv = block_pcg(self._A, B, self._amg_precond, rtol=self.rtol,
                                      maxiter=maxiter, project=project)
             return X, its, conv, "amg"
         maxiter = self.maxiter or max(1000, self.n_ // 10)
-        auto = self.method == "auto"
+        auto = self.solver == "auto"
         first = min(maxiter, self.switch_iterations) if auto else maxiter
         X, its, conv = block_pcg(self._A, B, self._jacobi, rtol=self.rtol, maxiter=first,
                                  project=project)
@@ -463,7 +401,7 @@ class LaplacianSolver:
         t0 = time.perf_counter()
         self._setup_amg()
         self.setup_time_ += time.perf_counter() - t0
-        self.method_ = "amg"
+        self.solver_ = "amg"
         todo = np.flatnonzero(~conv)
         Xt, its_t, conv_t = block_pcg(
             self._A, np.ascontiguousarray(B[:, todo]), self._amg_precond,
@@ -556,7 +494,7 @@ class LaplacianSolver:
         # on ill-conditioned Q, e.g. a ridge of 1e-12: "converged" with a true residual 1e6x
         # above rtol was seen); 10x slack for the drift of a well-conditioned solve.
         floor = 1e3 * np.finfo(float).eps
-        if self.method_ == "direct":
+        if self.solver_ == "direct":
             converged = rel <= max(self.rtol, floor)
         else:
             converged &= rel <= max(10 * self.rtol, floor)
@@ -568,7 +506,7 @@ class LaplacianSolver:
                 f"LaplacianSolver ({used}): {bad.size} of {r} right-hand side(s) did not "
                 f"reach rtol={self.rtol:g}; worst relative residual {rel[bad].max():.3g} "
                 f"after {iterations[bad].max()} iterations. Increase maxiter, add a ridge, "
-                f"or use method='amg'.",
+                f"or use solver='amg'.",
                 ConvergenceWarning,
                 stacklevel=2,
             )
@@ -585,7 +523,7 @@ class LaplacianSolver:
             status=int(status[0]) if one_d else status,
             iterations=iterations,
             relative_residuals=rel,
-            method=used,
+            solver=used,
             time=time.perf_counter() - t0,
             extra={"panels": -(-r // width) if r else 0, "panel_width": width},
         )
@@ -603,9 +541,11 @@ def _matrix_digest(Q):
     return Q, content_digest(Q)
 
 
-def reused_solver(Q, method="auto", rtol=1e-8, null_space="auto", check_input=True):
+def reused_solver(Q, solver="auto", rtol=1e-8, null_space="auto", check_input=True, *,
+                  method=None):
     """A :class:`LaplacianSolver` of ``Q``, its setup reused from a recent call with the
-    same matrix entries, method and null-space mode (``"auto"`` or None).
+    same matrix entries, solve method (``solver``; ``method`` is its former name, deprecated)
+    and null-space mode (``"auto"`` or None).
 
     The setup (a sparse LU, a multigrid hierarchy, or what ``"auto"`` learned: that Jacobi
     CG needed more than ``switch_iterations`` and multigrid took over) does not depend on
@@ -616,15 +556,16 @@ def reused_solver(Q, method="auto", rtol=1e-8, null_space="auto", check_input=Tr
     """
     if not (null_space is None or (isinstance(null_space, str) and null_space == "auto")):
         raise ValueError("reused_solver takes null_space='auto' or None.")
+    solver = renamed("reused_solver", "method", "solver", method, solver, "auto")
     Q, key = _matrix_digest(Q)
-    key = key + (method, null_space)
-    solver = _RECENT.pop(key, None)
-    if solver is None:
-        solver = LaplacianSolver(Q, method=method, rtol=rtol, null_space=null_space,
+    key = key + (solver, null_space)
+    reused = _RECENT.pop(key, None)
+    if reused is None:
+        reused = LaplacianSolver(Q, solver=solver, rtol=rtol, null_space=null_space,
                                  check_input=check_input)
-    _RECENT[key] = solver  # most recent last
+    _RECENT[key] = reused  # most recent last
     while len(_RECENT) > _RECENT_SIZE:
         _RECENT.pop(next(iter(_RECENT)))
 
-    solver.rtol = check_positive(rtol, "rtol")
-    return solver
+    reused.rtol = check_positive(rtol, "rtol")
+    return reused
