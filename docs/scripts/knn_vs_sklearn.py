@@ -38,10 +38,18 @@ from fastgssl.graphs import knn_search
 K = 10
 
 
-def timed(fn):
+def timed(fn, *args, **kwargs):
     t0, c0 = time.perf_counter(), time.process_time()
-    out = fn()
+    out = fn(*args, **kwargs)
     return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def sk_without_x(X):
+    return NearestNeighbors(n_neighbors=K, algorithm="brute").fit(X).kneighbors()
+
+
+def sk_with_x(X):
+    return NearestNeighbors(n_neighbors=K + 1, algorithm="brute").fit(X).kneighbors(X)
 
 
 def shapes():
@@ -73,13 +81,11 @@ def main():
                 samples = {"fastgssl": [], "sk_noX": [], "sk_X": []}
                 with threadpool_limits(t):
                     for _ in range(args.repeats):
-                        (idx, _), w, c = timed(lambda: knn_search(X, K, n_jobs=t))
+                        (idx, _), w, c = timed(knn_search, X, K, n_jobs=t)
                         samples["fastgssl"].append((w, c))
-                        (_, i1), w, c = timed(lambda: NearestNeighbors(
-                            n_neighbors=K, algorithm="brute").fit(X).kneighbors())
+                        (_, i1), w, c = timed(sk_without_x, X)
                         samples["sk_noX"].append((w, c))
-                        (_, i2), w, c = timed(lambda: NearestNeighbors(
-                            n_neighbors=K + 1, algorithm="brute").fit(X).kneighbors(X))
+                        (_, i2), w, c = timed(sk_with_x, X)
                         samples["sk_X"].append((w, c))
                 # same neighbour sets (ties at the k-th distance may differ: counted)
                 same1 = np.mean([set(a) == set(b) for a, b in zip(idx, i1)])
