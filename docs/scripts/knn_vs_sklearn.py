@@ -9,7 +9,9 @@ float32) and thread count (1, 2), in one process and interleaved, ``--repeats`` 
   without ``X`` (scikit-learn then searches k + 1 and drops each point itself), as
   ``bench/bench_knn_gemm.py`` does;
 - ``NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(X).kneighbors(X)``: the query
-  with ``X`` (each point's own row counts as a neighbour, hence k + 1), as a user writes it.
+  with ``X`` (each point's own row counts as a neighbour, hence k + 1), as a user writes it;
+- ``knn_search(X, k)`` without ``n_jobs``: the thread count the library picks from the load
+  (``threadpool_limits`` does not set it), printed beside it.
 
 All three under ``threadpool_limits(t)`` (BLAS and OpenMP), so every library runs on t
 threads.  Wall seconds (``time.perf_counter``) and process CPU seconds (``time.process_time``,
@@ -33,6 +35,7 @@ from sklearn.datasets import make_classification
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
+from fastgssl._threads import thread_settings
 from fastgssl.graphs import knn_search
 
 K = 10
@@ -78,7 +81,8 @@ def main():
             X = np.ascontiguousarray(X64, dtype=dtype)
             for t in args.threads:
                 load = os.getloadavg()[0]
-                samples = {"fastgssl": [], "sk_noX": [], "sk_X": []}
+                samples = {"fastgssl": [], "sk_noX": [], "sk_X": [], "fastgssl_default": []}
+                picked = thread_settings()["fastgssl_default"]
                 with threadpool_limits(t):
                     for _ in range(args.repeats):
                         (idx, _), w, c = timed(knn_search, X, K, n_jobs=t)
@@ -87,6 +91,8 @@ def main():
                         samples["sk_noX"].append((w, c))
                         (_, i2), w, c = timed(sk_with_x, X)
                         samples["sk_X"].append((w, c))
+                        _, w, c = timed(knn_search, X, K)       # n_jobs=None: from the load
+                        samples["fastgssl_default"].append((w, c))
                 # same neighbour sets (ties at the k-th distance may differ: counted)
                 same1 = np.mean([set(a) == set(b) for a, b in zip(idx, i1)])
                 med = {key: (statistics.median(s[0] for s in v),
@@ -96,11 +102,13 @@ def main():
                 fmt = lambda m: f"{m[0]:6.2f} ({m[1]:5.2f})"  # noqa: E731
                 print(f"{name:32s} {np.dtype(dtype).name:7s} {t:3d} {fmt(med['fastgssl']):>14s} "
                       f"{fmt(med['sk_noX']):>16s} {fmt(med['sk_X']):>17s} {r1:8.2f} {r2:9.2f}"
-                      f"  load {load:.2f}", flush=True)
+                      f"  load {load:.2f}; n_jobs=None ({picked} thread(s)): "
+                      f"{fmt(med['fastgssl_default'])}, ratio (X) "
+                      f"{med['sk_X'][0] / med['fastgssl_default'][0]:.2f}", flush=True)
                 rows.append(dict(shape=name, dtype=np.dtype(dtype).name, threads=t,
                                  load1_before=load, load1_after=os.getloadavg()[0],
                                  samples_wall_cpu=samples, ratio_noX=r1, ratio_X=r2,
-                                 same_sets_noX=float(same1)))
+                                 same_sets_noX=float(same1), default_threads=picked))
     print(f"# load {os.getloadavg()[0]:.2f} at the end")
     if args.out:
         with open(args.out, "w") as fh:
