@@ -55,8 +55,8 @@ SELF_TUNED_NOTE = """\
         The default measured best across the low-label benchmark's data sets (issue 36,
         10 label draws per cell, see the benchmarks page): on MNIST 1.3-12.9 points above
         ``"gaussian"`` for the classifiers at 2-10 labels per class (the reweighted
-        ``LabelPropagation`` +2.1 to +2.4 at one), on letter within -0.7 to +0.9 at one
-        label per class, +0.0 to +3.2 at 2 and 5, up to +3.7 at 10. It loses 0.3-0.6 points
+        ``LabelPropagation`` +2.1 to +2.4 at one), on letter within -0.8 to +0.9 at one
+        label per class, +0.0 to +3.2 at 2 and 5, up to +3.3 at 10. It loses 0.3-0.6 points
         (paired t -3 to -7) for Poisson learning, PoissonMBO and the Poisson-reweighted
         ``LabelPropagation`` on the noisy features of ``make_classification``
         (``graph_symmetrize="max"`` takes most of it back) and about a point of test error
