@@ -2,9 +2,10 @@
 
 For every data set of ``bench/bench_low_label.py`` (the shared MNIST test images, letter, the
 two ``make_classification`` cases) the exact 10-NN graph is built once per weight
-(``--weights``: ``"gaussian"``, the old default, ``"self_tuned"``, ``"self_tuned_sym"``, or
-a weight under another symmetrization, ``"self_tuned(max)"``) and every propagation learner
-(``--learners``: the five of the low-label table, the reweighted Laplace learners and
+(``--weights``: ``"gaussian"``, the old default, ``"self_tuned"``, ``"self_tuned_sym"``, a
+weight under another symmetrization, ``"self_tuned(max)"``, or a candidate the library does
+not build, ``"self_tuned[c=3](max)"``, ``bench/graph_weight_candidates.py``) and every
+propagation learner (``--learners``: the five of the low-label table, the reweighted Laplace learners and
 VolumeMBO) runs on it at its defaults on the same label draws (``hide_labels`` seeds
 ``--first-draw``.. per class rate, or uniform draws for the make_classification cases, as the
 low-label benchmark draws them); PoissonMBO and VolumeMBO get the true class shares. Runs of
@@ -77,9 +78,13 @@ def fit(name, params, W, X, y_train):
 
 
 def build(X, wname):
-    """The exact 10-NN graph of ``wname``: a weight, or "weight(symmetrize)"."""
+    """The exact 10-NN graph of ``wname``: a weight, or "weight(symmetrize)", or a candidate
+    the library does not build (``bench/graph_weight_candidates.py``: "self_tuned[c=3](max)")."""
+    import graph_weight_candidates
     from fastgssl.graphs import knn_graph
 
+    if graph_weight_candidates.is_candidate(wname):
+        return graph_weight_candidates.build(X, wname, K)
     weight, _, how = wname.partition("(")
     return knn_graph(X, K, weight=weight, symmetrize=how.rstrip(")") or None)
 

@@ -38,9 +38,11 @@ WEIGHT_NOTE
         its training neighbours the same way. Measured with ``"self_tuned"`` (issue 36):
         ``"max"`` takes back most of what the self-tuned graph costs against ``"gaussian"``
         on ``make_classification``'s noisy features (PoissonMBO -0.6 -> -0.1 points,
-        PoissonLearning -0.3 -> -0.1 at n = 8,000, 80 labels) but loses 1.3-1.7 points
-        against the mean on MNIST at one label per class (every learner but PoissonMBO),
-        hence the mean by default.
+        PoissonLearning -0.3 -> -0.1 at n = 8,000, 80 labels), where one-sided neighbour
+        pairs are as often same-class as mutual ones (72 % / 73 %), but keeps only 0.5-0.8
+        of the mean's 1.4-2.4 points over ``"gaussian"`` on MNIST at one label per class
+        (10 draws), where the mean's halving of one-sided pairs (85 % same-class against
+        97 % for mutual ones) filters, hence the mean by default.
     sigma_w : float or None, default=None
         Gaussian bandwidth, a squared distance: exp(-d^2 / (2 sigma_w)). ``None``: the
         graph builder's heuristic; the induction formula uses the value the builder chose
@@ -53,17 +55,19 @@ SELF_TUNED_NOTE = """\
         The default measured best across the low-label benchmark's data sets (issue 36,
         10 label draws per cell, see the benchmarks page): on MNIST 1.3-12.9 points above
         ``"gaussian"`` for the classifiers at 2-10 labels per class (the reweighted
-        ``LabelPropagation`` +2.1 to +2.4 at one), on letter within -0.7 to +0.9 at one
-        label per class and up to +3.7 at 5-10. It loses 0.1-0.6 points on the noisy
-        features of ``make_classification`` (``graph_symmetrize="max"`` takes most of it
-        back) and about a point of test error on low-dimensional, well-sampled data such as
-        2-D blobs, where ``"gaussian"`` is better.
+        ``LabelPropagation`` +2.1 to +2.4 at one), on letter within -0.8 to +0.9 at one
+        label per class, +0.0 to +3.2 at 2 and 5, up to +3.3 at 10. It loses 0.3-0.6 points
+        (paired t -3 to -7) for Poisson learning, PoissonMBO and the Poisson-reweighted
+        ``LabelPropagation`` on the noisy features of ``make_classification``
+        (``graph_symmetrize="max"`` takes most of it back) and about a point of test error
+        on low-dimensional, well-sampled data such as 2-D blobs, where ``"gaussian"`` is
+        better.
 """
 VOLUME_MBO_NOTE = """\
         For VolumeMBO too the self-tuned default measured better than the global-bandwidth
-        Gaussian it had before (issue 36, 10 draws): on MNIST +3.8 points at 5 labels per
-        class (paired t +8.0), -1.4 at one (t -0.5; the temperature noise makes single
-        draws vary), and -0.3 on ``make_classification(8000, 30)`` (t -3.0).
+        Gaussian it had before (issue 36, 10 draws, with the auction assignment): on MNIST
+        +4.1 points at 5 labels per class (paired t +6.5), -0.2 at one (t -0.2), and -0.2
+        on ``make_classification(8000, 30)`` (t -1.3).
 """
 
 
