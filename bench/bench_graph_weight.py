@@ -5,8 +5,8 @@ two ``make_classification`` cases) the exact 10-NN graph is built once per weigh
 (``--weights``: ``"gaussian"``, the old default, ``"self_tuned"``, ``"self_tuned_sym"``, a
 weight under another symmetrization, ``"self_tuned(max)"``, or a candidate the library does
 not build, ``"self_tuned[c=3](max)"``, ``bench/graph_weight_candidates.py``) and every
-propagation learner (``--learners``: the five of the low-label table, the reweighted Laplace learners and
-VolumeMBO) runs on it at its defaults on the same label draws (``hide_labels`` seeds
+propagation learner (``--learners``: the five of the low-label table, the reweighted Laplace
+learners and VolumeMBO) runs on it at its defaults on the same label draws (``hide_labels`` seeds
 ``--first-draw``.. per class rate, or uniform draws for the make_classification cases, as the
 low-label benchmark draws them); PoissonMBO and VolumeMBO get the true class shares. Runs of
 other seeds or weights are joined by ``--merge``. On MNIST also
@@ -81,6 +81,7 @@ def build(X, wname):
     """The exact 10-NN graph of ``wname``: a weight, or "weight(symmetrize)", or a candidate
     the library does not build (``bench/graph_weight_candidates.py``: "self_tuned[c=3](max)")."""
     import graph_weight_candidates
+
     from fastgssl.graphs import knn_graph
 
     if graph_weight_candidates.is_candidate(wname):

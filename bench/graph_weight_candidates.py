@@ -44,8 +44,12 @@ def is_candidate(name):
 def build(X, name, k):
     """The candidate graph ``name`` (see the module docstring) on the exact k-NN lists of X."""
     from fastgssl.graphs._knn import knn_search
-    from fastgssl.graphs._weights import (default_symmetrize, self_tuned_scale,
-                                          self_tuned_weights, symmetrize)
+    from fastgssl.graphs._weights import (
+        default_symmetrize,
+        self_tuned_scale,
+        self_tuned_weights,
+        symmetrize,
+    )
 
     m = SPEC.match(name)
     if not m:
