@@ -22,6 +22,8 @@ From ``asv_bench/``: ``asv machine --yes`` once, then
 import os
 import sys
 
+import numpy as np
+
 
 def environment():
     """Machine load and thread settings as a dict (values are numbers or short strings)."""
@@ -59,3 +61,46 @@ def log_environment(label):
     print(f"[env] {label}: " + " ".join(f"{k}={v}" for k, v in env.items()), file=sys.stderr,
           flush=True)
     return env
+
+
+def noisy_moons(n, n_labels, n_test, draw=0):
+    """Two noisy moons (``make_moons`` noise 0.15 plus a 0.1 Gaussian jitter, both seeded
+    0): ``X, ys`` the first ``n`` points with ``n_labels`` labels, half per class, drawn
+    with seed ``draw`` (the rest ``-1``), and ``Xte, yte`` the next ``n_test`` points."""
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n + n_test, noise=0.15, random_state=0)
+    X = X + 0.1 * np.random.default_rng(0).normal(size=X.shape)
+    X, y, Xte, yte = X[:n], y[:n], X[n:], y[n:]
+    rng = np.random.default_rng(draw)
+    ys = np.full(n, -1)
+    for c in (0, 1):
+        ys[rng.choice(np.flatnonzero(y == c), n_labels // 2, replace=False)] = c
+    return X, ys, Xte, yte
+
+
+class LabelDraws:
+    """Base of the selection benchmarks repeated over label draws (see
+    :func:`over_label_draws`): the one parameter is the search method, ``setup_cache`` runs
+    every search of every draw (up to an hour on a loaded 2-core machine) and ``draws``
+    label draws are taken.  No ``time_*`` / ``track_*`` of its own: asv lists only the
+    subclasses."""
+
+    param_names = ["method"]
+    timeout = 3600
+    draws = 3
+
+
+def over_label_draws(methods, draws, data, run):
+    """``{method: array}`` whose row ``draw`` is ``run(method, X, ys, Xte, yte, folds)`` (a
+    tuple of numbers) on ``data(draw) = (X, ys, Xte, yte)`` and 5 stratified folds seeded
+    by the draw: a selection repeated over label draws, every method on the same draws."""
+    from fastgssl.cv import make_folds
+
+    rows = {m: [] for m in methods}
+    for draw in range(draws):
+        X, ys, Xte, yte = data(draw)
+        folds = make_folds(ys, 5, random_state=draw)
+        for method in methods:
+            rows[method].append(run(method, X, ys, Xte, yte, folds))
+    return {m: np.array(r) for m, r in rows.items()}

@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from . import log_environment
+from . import LabelDraws, log_environment, noisy_moons, over_label_draws
 
 SVM_GRID = {"sigma": [2.5, 10.0, 40.0, 160.0, 640.0],
             "lam": [1e-8, 1e-6, 1e-4, 1e-2, 1.0]}
@@ -100,39 +100,25 @@ class SVMSelection_n600_grid5x5_test2000:
     track_search_seconds.unit = "seconds"
 
 
-class LapSVMSelection_n400_labels40_grid2x3x2_test2000_draws3:
+class LapSVMSelection_n400_labels40_grid2x3x2_test2000_draws3(LabelDraws):
     """LapSVM, 40 labels among 400 points (10-NN graph), 5 folds, 3 label draws: medians."""
 
     params = METHODS
-    param_names = ["method"]
-    timeout = 3600
-    draws = 3
 
     def setup_cache(self):
-        from sklearn.datasets import make_moons
-
-        from fastgssl.cv import make_folds
         from fastgssl.models import LapSVM
 
         warnings.simplefilter("ignore")
         log_environment(type(self).__name__)
-        X, y = make_moons(2400, noise=0.15, random_state=0)
-        X = X + 0.1 * np.random.default_rng(0).normal(size=X.shape)
-        X, y, Xte, yte = X[:400], y[:400], X[400:], y[400:]
-        rows = {m: [] for m in METHODS}
-        for draw in range(self.draws):
-            rng = np.random.default_rng(draw)
-            ys = np.full(400, -1)
-            for c in (0, 1):
-                pick = rng.choice(np.flatnonzero(y == c), 20, replace=False)
-                ys[pick] = c
-            folds = make_folds(ys, 5, random_state=draw)
-            for method in METHODS:
-                s = _search(LapSVM(n_neighbors=10), LAPSVM_GRID, method, folds).fit(X, ys)
-                rows[method].append((
-                    _exact_cv_error(LapSVM(n_neighbors=10), s.best_params_, X, ys, folds),
-                    1.0 - s.score(Xte, yte), s.best_cv_error_, s.search_time_))
-        return {m: np.median(np.array(r), axis=0) for m, r in rows.items()}
+
+        def run(method, X, ys, Xte, yte, folds):
+            s = _search(LapSVM(n_neighbors=10), LAPSVM_GRID, method, folds).fit(X, ys)
+            return (_exact_cv_error(LapSVM(n_neighbors=10), s.best_params_, X, ys, folds),
+                    1.0 - s.score(Xte, yte), s.best_cv_error_, s.search_time_)
+
+        rows = over_label_draws(METHODS, self.draws,
+                                lambda draw: noisy_moons(400, 40, 2000, draw), run)
+        return {m: np.median(r, axis=0) for m, r in rows.items()}
 
     def track_median_exact_inductive_cv_error_of_selected(self, out, method):
         """Exact inductive 5-fold CV error of the selected model (median over draws)."""

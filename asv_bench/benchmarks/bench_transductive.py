@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from . import log_environment
+from . import LabelDraws, log_environment, noisy_moons, over_label_draws
 
 GRID = {"sigma": [0.1, 0.4, 1.6], "gamma_a": [1e-4, 1e-2], "gamma_i": [1e-2, 1.0]}
 METHODS = {
@@ -25,20 +25,6 @@ METHODS = {
     "inductive": {"method": "exact", "protocol": "inductive"},
     "fbif": {"method": "fbif", "n_components": 200},
 }
-
-
-def _data(n=600, n_labels=60, n_test=2000, draw=0):
-    """Two noisy moons (plus 0.1 jitter); ``n_labels`` labels, half per class, per draw."""
-    from sklearn.datasets import make_moons
-
-    X, y = make_moons(n + n_test, noise=0.15, random_state=0)
-    X = X + 0.1 * np.random.default_rng(0).normal(size=X.shape)
-    X, y, Xte, yte = X[:n], y[:n], X[n:], y[n:]
-    rng = np.random.default_rng(draw)
-    ys = np.full(n, -1)
-    for c in (0, 1):
-        ys[rng.choice(np.flatnonzero(y == c), n_labels // 2, replace=False)] = c
-    return X, ys, Xte, yte
 
 
 def _search(method, folds):
@@ -52,34 +38,28 @@ def _search(method, folds):
 def _warm():
     from fastgssl.models import LapSVM
 
-    X, ys, _, _ = _data(n=200, n_labels=20, n_test=0)
+    X, ys, _, _ = noisy_moons(200, 20, 0)
     LapSVM(n_neighbors=10).fit(X, ys)
 
 
-class TransductiveSelection_n600_labels60_grid3x2x2_t5_test2000_draws3:
+class TransductiveSelection_n600_labels60_grid3x2x2_t5_test2000_draws3(LabelDraws):
     """Selection time and held-out error of the selected model, medians over 3 label draws."""
 
     params = list(METHODS)
-    param_names = ["method"]
-    timeout = 3600
-    draws = 3
 
     def setup_cache(self):
-        from fastgssl.cv import make_folds
-
         warnings.simplefilter("ignore")
         log_environment(type(self).__name__)
         _warm()
-        rows = {m: [] for m in METHODS}
-        for draw in range(self.draws):
-            X, ys, Xte, yte = _data(draw=draw)
-            folds = make_folds(ys, 5, random_state=draw)
-            for method in METHODS:
-                s = _search(method, folds).fit(X, ys)
-                rows[method].append((s.search_time_, 1.0 - s.score(Xte, yte)))
-        out = {m: np.median(np.array(r), axis=0) for m, r in rows.items()}
-        out["ratios"] = {m: float(np.median([a[0] / b[0] for a, b in
-                                             zip(rows[m], rows["transductive"])]))
+
+        def run(method, X, ys, Xte, yte, folds):
+            s = _search(method, folds).fit(X, ys)
+            return s.search_time_, 1.0 - s.score(Xte, yte)
+
+        rows = over_label_draws(METHODS, self.draws,
+                                lambda draw: noisy_moons(600, 60, 2000, draw), run)
+        out = {m: np.median(r, axis=0) for m, r in rows.items()}
+        out["ratios"] = {m: float(np.median(rows[m][:, 0] / rows["transductive"][:, 0]))
                          for m in METHODS}
         return out
 
@@ -116,7 +96,7 @@ class TransductiveSelectionTime_n600_labels60_grid3x2x2_t5:
         warnings.simplefilter("ignore")
         log_environment(type(self).__name__)
         _warm()
-        self.X, self.ys, _, _ = _data()
+        self.X, self.ys, _, _ = noisy_moons(600, 60, 2000)
         self.folds = make_folds(self.ys, 5, random_state=0)
 
     def time_search(self, method):

@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 
 from fastgssl._digest import content_digest
+from fastgssl._doc_examples import blobs_example
 from fastgssl._protocol import learner_objective
 from fastgssl._validation import check_random_state, store_init_arguments
 
@@ -95,7 +96,7 @@ def _labeled_mask(y):
 
 
 class ActiveLearner(BaseEstimator):
-    """Graph active learning: the next points to label for a graph-propagation learner.
+    __doc__ = """Graph active learning: the next points to label for a graph-propagation learner.
 
     ``query(X, y)`` fits the learner on the partly labeled ``y`` (``-1``: unlabeled) and
     returns the indices of ``batch_size`` distinct unlabeled points to label next.
@@ -232,17 +233,12 @@ default="model_change"
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_blobs
+""" + blobs_example(1) + """\
     >>> from fastgssl.active import ActiveLearner
     >>> from fastgssl.models import PoissonLearning
-    >>> X, y_true = make_blobs(300, centers=3, random_state=0)
-    >>> y = np.full(300, -1)
-    >>> for c in range(3):
-    ...     y[np.flatnonzero(y_true == c)[0]] = c
     >>> al = ActiveLearner(PoissonLearning(), batch_size=5)   # model change
-    >>> idx = al.query(X, y)
-    >>> idx.shape, bool(np.all(y[idx] == -1)), np.unique(idx).size
+    >>> idx = al.query(X, y_ssl)
+    >>> idx.shape, bool(np.all(y_ssl[idx] == -1)), np.unique(idx).size
     ((5,), True, 5)
     """
 

@@ -44,7 +44,24 @@ __all__ = [
     "knn_graph",
 ]
 
+# The Returns section of the builders' docstrings, written once: a builder's docstring says
+# GRAPH_RETURNS where it goes (see _graph_returns).
+_GRAPH_RETURNS = """\
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        Symmetric, nonnegative, float64, empty diagonal.
+"""
 
+
+def _graph_returns(builder):
+    """Put :data:`_GRAPH_RETURNS` in ``builder``'s docstring (none under ``python -OO``)."""
+    if builder.__doc__:
+        builder.__doc__ = builder.__doc__.replace("    GRAPH_RETURNS\n", _GRAPH_RETURNS)
+    return builder
+
+
+@_graph_returns
 def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize=None,
               n_jobs=None):
     """Symmetric k-nearest-neighbour graph (exact search).
@@ -75,10 +92,7 @@ default="binary"
     n_jobs : int or None, default=None
         Threads of the search kernels (None or -1: all).
 
-    Returns
-    -------
-    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
-        Symmetric, nonnegative, float64, empty diagonal.
+    GRAPH_RETURNS
 
     Notes
     -----
@@ -174,6 +188,7 @@ def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize):
     return W, sigma_w, kth
 
 
+@_graph_returns
 def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
     """Symmetric epsilon-neighbourhood graph: an edge when ``||x_i - x_j|| <= eps``.
 
@@ -188,10 +203,7 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
         Gaussian width, a squared distance (as the kernels' ``sigma``); ``None``: the mean
         squared length of the edges.
 
-    Returns
-    -------
-    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
-        Symmetric, nonnegative, float64, empty diagonal.
+    GRAPH_RETURNS
 
     Warns
     -----

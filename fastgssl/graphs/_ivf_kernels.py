@@ -14,11 +14,10 @@ import numpy as np
 from numba import njit, prange
 
 from ._knn_kernels import (
-    _CHUNK,
     _count_below,
     _dense_sqdist,
     _insert_sorted,
-    _push_chunk,
+    _push_row,
     _sift_down,
 )
 
@@ -51,24 +50,16 @@ def _select_gathered(part, q_ids, r_offset, heap_d, heap_i, roots):
     bound.  Serial and GIL-free.
     """
     nq, nr = part.shape
-    size = heap_d.shape[1]
-    n_full = nr - nr % _CHUNK
     for a in range(nq):
         q = q_ids[a]
         row = part[a]
         threshold = roots[q]
         skip = q - r_offset
         if skip >= nr:
-            skip = nr - nr - 1  # (-1 not as a constant: one compilation of _push_chunk)
+            skip = nr - nr - 1  # (-1 not as a constant: one compilation of _push_row)
         if not _count_below(row, threshold):  # lists are short: test the row first
             continue
-        b0 = nr - nr
-        while b0 < nr:
-            b1 = b0 + _CHUNK if b0 < n_full else nr
-            if _count_below(row[b0:b1], threshold):
-                threshold = _push_chunk(row, b0, b1, threshold, heap_d[q], heap_i[q],
-                                        r_offset, skip, size)
-            b0 = b1
+        threshold = _push_row(row, threshold, heap_d[q], heap_i[q], r_offset, skip)
         if threshold < roots[q]:  # (another thread may have lowered it meanwhile)
             roots[q] = threshold
 

@@ -29,14 +29,12 @@ plus a column pass (:func:`._knn_kernels._count_below_each` per chunk).
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 from numba import njit
 
 from .._blas_symbols import external as _external
-from ._ivf_kernels import _merge_heaps, _select_gathered
-from ._ivf_search import _HEAP_BUDGET, _run
+from ._ivf_kernels import _select_gathered
+from ._ivf_search import _heap_tasks
 from ._knn_kernels import _CHUNK, _count_below, _count_below_each, _sift_down
 
 _xsgemm = _external("cython_blas", "sgemm", 13)
@@ -282,28 +280,14 @@ def _search_pairs(A, B, starts, ptr, queries, kc, threads):
                       for T in range(n_lists)] for own in (True, False)], dtype=np.float64)
     tasks = [(T, True) for T in np.argsort(-cost[0], kind="stable")]
     tasks += [(T, False) for T in np.argsort(-cost[1], kind="stable") if cost[1, T] > 0]
-    heap_bytes = n * kc * 8
-    workers = int(max(1, min(threads, len(tasks), _HEAP_BUDGET // max(heap_bytes, 1))))
-    lock = threading.Lock()
-    nxt = [0]
-    roots = np.full(n, np.inf, dtype=np.float32)  # shared bound, see _select_gathered
 
-    def work(_):
-        hd = np.full((n, kc), np.inf, dtype=np.float32)
-        hi = np.full((n, kc), -1, dtype=np.int32)
-        own_bufs = _buffers(width, int(sizes.max()))
-        while True:
-            with lock:
-                t = nxt[0]
-                nxt[0] += 1
-            if t >= len(tasks):
-                return hd, hi
-            T, own = tasks[t]
-            _list_task(int(T), own, A, B, starts, ptr, queries, list_of, hd, hi, roots,
-                       own_bufs, False)
+    def scratch():
+        return _buffers(width, int(sizes.max()))
 
-    heaps = _run(range(workers), work, workers)
-    hd, hi = heaps[0]
-    for od, oi in heaps[1:]:
-        _merge_heaps(hd, hi, od, oi)
+    def search(task, hd, hi, roots, bufs):
+        T, own = task
+        _list_task(int(T), own, A, B, starts, ptr, queries, list_of, hd, hi, roots, bufs,
+                   False)
+
+    hd, hi = _heap_tasks(tasks, n, kc, threads, scratch, search)
     return hd, hi, float(cost.sum())

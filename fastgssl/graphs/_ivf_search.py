@@ -152,7 +152,7 @@ def _search_lists(A, B, starts, ptr, queries, kc, threads):
     worker threads take them in turn and merge into their own heaps (a query is in the
     batches of several lists, which different threads may search at once) under one shared
     bound per query, and the heaps are merged at the end."""
-    from ._ivf_kernels import _gather_rows, _merge_heaps, _select_gathered
+    from ._ivf_kernels import _gather_rows, _select_gathered
 
     n, width = A.shape
     sizes = np.diff(starts)
@@ -169,33 +169,55 @@ def _search_lists(A, B, starts, ptr, queries, kc, threads):
     for part in (first, rest):
         cost = np.array([(e - s) * sizes[L] for L, s, e in part], dtype=np.float64)
         tasks.extend(part[t] for t in np.argsort(-cost, kind="stable"))
+
+    def scratch():
+        return (np.empty((1024, width), dtype=np.float32),
+                np.empty(_BLOCK_CELLS, dtype=np.float32))
+
+    def search(task, hd, hi, roots, bufs):
+        L, s0, s1 = task
+        qbuf, flat = bufs
+        ids = queries[s0:s1]
+        m = s1 - s0
+        Aq = qbuf[:m]
+        _gather_rows(A, ids, Aq)
+        for r0 in range(int(starts[L]), int(starts[L + 1]), _REF_BLOCK):
+            r1 = min(int(starts[L + 1]), r0 + _REF_BLOCK)
+            part = flat[:m * (r1 - r0)].reshape(m, r1 - r0)
+            np.matmul(Aq, B[r0:r1].T, out=part)
+            _select_gathered(part, ids, r0, hd, hi, roots)
+
+    return _heap_tasks(tasks, n, kc, threads, scratch, search)
+
+
+def _heap_tasks(tasks, n, kc, threads, scratch, search):
+    """Run ``search(task, heap_d, heap_i, roots, bufs)`` for every task, in order, on worker
+    threads that take the next task in turn, and return the merged ``(heap_d, heap_i)``.
+
+    Each worker owns (n, kc) max-heaps (float32 distances, int32 ids; ``inf`` / ``-1``
+    empty) and the buffers ``scratch()`` makes; ``roots`` (float32, ``inf`` at first) is
+    one bound per point shared by all workers (see ``_ivf_kernels._select_gathered``).
+    The workers are as many as ``threads`` and the tasks allow, and no more than
+    ``_HEAP_BUDGET`` bytes of heaps hold; the workers' heaps are merged at the end."""
+    from ._ivf_kernels import _merge_heaps
+
     heap_bytes = n * kc * 8
     workers = int(max(1, min(threads, len(tasks), _HEAP_BUDGET // max(heap_bytes, 1))))
     lock = threading.Lock()
     nxt = [0]
-    roots = np.full(n, np.inf, dtype=np.float32)  # shared bound, see _select_gathered
+    roots = np.full(n, np.inf, dtype=np.float32)
 
     def work(_):
         hd = np.full((n, kc), np.inf, dtype=np.float32)
         hi = np.full((n, kc), -1, dtype=np.int32)
-        qbuf = np.empty((1024, width), dtype=np.float32)
-        flat = np.empty(_BLOCK_CELLS, dtype=np.float32)
+        bufs = scratch()
         while True:
             with lock:
                 t = nxt[0]
                 nxt[0] += 1
             if t >= len(tasks):
                 return hd, hi
-            L, s0, s1 = tasks[t]
-            ids = queries[s0:s1]
-            m = s1 - s0
-            Aq = qbuf[:m]
-            _gather_rows(A, ids, Aq)
-            for r0 in range(int(starts[L]), int(starts[L + 1]), _REF_BLOCK):
-                r1 = min(int(starts[L + 1]), r0 + _REF_BLOCK)
-                part = flat[:m * (r1 - r0)].reshape(m, r1 - r0)
-                np.matmul(Aq, B[r0:r1].T, out=part)
-                _select_gathered(part, ids, r0, hd, hi, roots)
+            search(tasks[t], hd, hi, roots, bufs)
 
     heaps = _run(range(workers), work, workers)
     hd, hi = heaps[0]

@@ -98,6 +98,25 @@ def _push_chunk(row, b0, b1, threshold, hd, hi, r_offset, skip, size):
 
 
 @njit(cache=True, nogil=True)
+def _push_row(row, threshold, hd, hi, r_offset, skip):
+    """Push the entries of ``row`` below the running ``threshold`` (column ``skip`` aside;
+    -1: none) into the max-heap ``hd`` / ``hi`` (reference ids offset by ``r_offset``),
+    ``_CHUNK`` entries at a time: a chunk is walked (:func:`_push_chunk`) only when the
+    vectorized :func:`_count_below` finds an entry below the threshold.  Returns the final
+    threshold (the heap's root, or the smaller bound given)."""
+    nr = row.shape[0]
+    size = hd.shape[0]
+    n_full = nr - nr % _CHUNK
+    b0 = nr - nr
+    while b0 < nr:
+        b1 = b0 + _CHUNK if b0 < n_full else nr
+        if _count_below(row[b0:b1], threshold):
+            threshold = _push_chunk(row, b0, b1, threshold, hd, hi, r_offset, skip, size)
+        b0 = b1
+    return threshold
+
+
+@njit(cache=True, nogil=True)
 def _select_block(part, q_offset, r_offset, exclude_self, heap_d, heap_i):
     """Merge one block of approximate squared distances into the per-query max-heaps.
 
@@ -114,21 +133,10 @@ def _select_block(part, q_offset, r_offset, exclude_self, heap_d, heap_i):
     Serial and GIL-free: the driver runs one call per worker thread on disjoint heaps.
     """
     nq, nr = part.shape
-    size = heap_d.shape[1]
-    n_full = nr - nr % _CHUNK
     for a in range(nq):
-        hd = heap_d[a]
-        hi = heap_i[a]
-        row = part[a]
-        threshold = hd[0]
-        # (-1 and 0 not as constants: a constant argument compiles a callee once per value)
+        # (-1 not as a constant: a constant argument compiles a callee once per value)
         skip = q_offset + a - r_offset if exclude_self else nr - nr - 1
-        b0 = nr - nr
-        while b0 < nr:
-            b1 = b0 + _CHUNK if b0 < n_full else nr
-            if _count_below(row[b0:b1], threshold):
-                threshold = _push_chunk(row, b0, b1, threshold, hd, hi, r_offset, skip, size)
-            b0 = b1
+        _push_row(part[a], heap_d[a, 0], heap_d[a], heap_i[a], r_offset, skip)
 
 
 @njit(cache=True, nogil=True, inline="never")

@@ -53,35 +53,33 @@ def square_d2(y, f, p):
 
 # --- Huber-smoothed hinge -----------------------------------------------------------------
 @_jit
-def huber_hinge_value(y, f, p):
-    h = p[0]
+def _huber_hinge(order, y, f, h):
+    """The Huber hinge's ``ell`` (``order`` 0), ``ell'`` (1) or ``ell''`` (2) of half-width
+    ``h``, one case analysis of the margin ``z = y f`` for the three."""
     z = y * f
     if z > 1.0 + h:
         return 0.0
     if z < 1.0 - h:
-        return 1.0 - z
+        return 1.0 - z if order == 0 else (-y if order == 1 else 0.0)
     t = 1.0 + h - z
-    return t * t / (4.0 * h)
+    if order == 0:
+        return t * t / (4.0 * h)
+    return -y * t / (2.0 * h) if order == 1 else y * y / (2.0 * h)
+
+
+@_jit
+def huber_hinge_value(y, f, p):
+    return _huber_hinge(0, y, f, p[0])
 
 
 @_jit
 def huber_hinge_d1(y, f, p):
-    h = p[0]
-    z = y * f
-    if z > 1.0 + h:
-        return 0.0
-    if z < 1.0 - h:
-        return -y
-    return -y * (1.0 + h - z) / (2.0 * h)
+    return _huber_hinge(1, y, f, p[0])
 
 
 @_jit
 def huber_hinge_d2(y, f, p):
-    h = p[0]
-    z = y * f
-    if z > 1.0 + h or z < 1.0 - h:
-        return 0.0
-    return y * y / (2.0 * h)
+    return _huber_hinge(2, y, f, p[0])
 
 
 # --- squared hinge ------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._components import labeled_components
+from fastgssl._doc_examples import blobs_example
 from fastgssl._validation import store_init_arguments
 from fastgssl.models._balance import check_class_priors, prior_weighted
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
@@ -320,13 +321,8 @@ class PoissonLearning(_PoissonBase):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_blobs
+""" + blobs_example(1) + """\
     >>> from fastgssl.models import PoissonLearning
-    >>> X, y = make_blobs(300, centers=3, random_state=0)
-    >>> y_ssl = np.full(300, -1)
-    >>> for c in range(3):
-    ...     y_ssl[np.flatnonzero(y == c)[0]] = c
     >>> model = PoissonLearning(n_neighbors=10).fit(X, y_ssl)
     >>> float(np.mean(model.transduction_ == y)) > 0.9
     True

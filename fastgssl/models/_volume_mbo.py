@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from fastgssl._doc_examples import blobs_example
 from fastgssl._validation import check_random_state, store_init_arguments
 from fastgssl.models._auction import auction_assignment
 from fastgssl.models._balance import check_class_priors
@@ -306,13 +307,8 @@ class VolumeMBO(_PropagationClassifier):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_blobs
+""" + blobs_example(2) + """\
     >>> from fastgssl.models import VolumeMBO
-    >>> X, y = make_blobs(300, centers=3, random_state=0)
-    >>> y_ssl = np.full(300, -1)
-    >>> for c in range(3):
-    ...     y_ssl[np.flatnonzero(y == c)[:2]] = c
     >>> model = VolumeMBO(class_priors=[1/3, 1/3, 1/3], n_neighbors=20,
     ...                   random_state=0).fit(X, y_ssl)
     >>> float(np.mean(model.transduction_ == y)) > 0.85
