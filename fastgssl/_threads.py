@@ -96,6 +96,34 @@ def _own_load():
     return _own["load"]
 
 
+def _runnable_others():
+    """Tasks of other processes runnable right now (Linux), or None where unknown.
+
+    ``/proc/loadavg``'s fourth field counts the tasks running or waiting for a core at the
+    moment of the read, this process's running threads among them (the reading thread at
+    least), which ``/proc/self/task/*/stat`` lists by state.  Unlike the 1-minute average it
+    does not remember a process that has finished: a job started right after another on an
+    idle machine would otherwise see the finished job's load for about a minute and take one
+    thread.  It is a sample, so a job that computes in bursts can be missed between them;
+    :func:`_load_based_threads` takes the smaller of the two estimates of other jobs' load.
+    """
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            running = int(f.read().split()[3].split("/")[0])
+        own = 0
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/stat", encoding="ascii") as f:
+                    stat = f.read()
+            except OSError:  # the thread ended while listed
+                continue
+            if stat[stat.rindex(")") + 2:].startswith("R"):
+                own += 1
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0, running - max(own, 1))
+
+
 def _env_threads(limit):
     """Thread count set by ``FASTGSSL_NUM_THREADS`` (None if unset or ``auto``)."""
     raw = os.environ.get(ENV_VAR, "").strip().lower()
@@ -127,6 +155,9 @@ def _load_based_threads(limit):
     if not math.isfinite(load) or load < 0:
         return limit
     others = max(0.0, load - _own_load())
+    now = _runnable_others()
+    if now is not None:  # the average remembers finished jobs for a minute; the sample not
+        others = min(others, float(now))
     busy = max(0, math.ceil(others - _LOAD_SLACK))
     return max(1, min(limit, _available_cores() - busy))
 
@@ -142,13 +173,15 @@ def default_numba_threads():
        Windows, or fails);
     3. otherwise the cores free of other jobs: the 1-minute load average minus this
        process's own share (its CPU use averaged the same way) is the load of other jobs;
-       up to 0.3 of it is ignored and every started unit above takes one core away from the
-       cores this process may use (``os.sched_getaffinity``); the result is clamped to
-       ``[1, NUMBA_NUM_THREADS]``.  The decision is kept for 2 seconds.
+       on Linux, no more than the other processes' tasks runnable at that moment
+       (``/proc/loadavg`` less this process's running threads), so a job that has finished
+       does not count; up to 0.3 of it is ignored and every started unit above takes one
+       core away from the cores this process may use (``os.sched_getaffinity``); the result
+       is clamped to ``[1, NUMBA_NUM_THREADS]``.  The decision is kept for 2 seconds.
 
     On 2 idle cores this gives 2 threads; with more than 0.3 of load from other jobs, 1.
-    Being a 1-minute average the load lags: after other jobs end, the pool grows back within
-    about a minute.
+    Being a 1-minute average the load lags when jobs start (the pool shrinks within about a
+    minute); the runnable count removes the lag when they end.
     """
     global _cached
     limit = numba.config.NUMBA_NUM_THREADS

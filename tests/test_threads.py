@@ -34,6 +34,7 @@ def _machine(monkeypatch, *, load, cores=8, limit=8, own=0.0):
     monkeypatch.setattr(_threads, "_available_cores", lambda: cores)
     monkeypatch.setattr(_threads, "_own_load", lambda: own)
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load), raising=False)
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: None)
 
 
 @pytest.mark.parametrize("load, expected", [
@@ -60,6 +61,42 @@ def test_own_load_is_not_counted_as_other_jobs(monkeypatch):
     _threads._clear_cache()
     _machine(monkeypatch, load=4.0, cores=2, limit=2, own=1.9)   # two other busy jobs
     assert default_numba_threads() == 1
+
+
+def test_finished_jobs_do_not_count(monkeypatch):
+    # load 2.0 left by a job that has ended: nothing else runnable now, the whole pool
+    _machine(monkeypatch, load=2.0, cores=2, limit=2)
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: 0)
+    assert default_numba_threads() == 2
+    _threads._clear_cache()
+    # two busy jobs running now: the average decides (the smaller of the two estimates)
+    _machine(monkeypatch, load=2.0, cores=2, limit=2)
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: 2)
+    assert default_numba_threads() == 1
+    _threads._clear_cache()
+    # jobs just started (the average has not seen them yet): the average still decides
+    _machine(monkeypatch, load=0.1, cores=2, limit=2)
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: 3)
+    assert default_numba_threads() == 2
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="Linux /proc only")
+def test_runnable_others_sees_busy_processes():
+    import subprocess
+    import sys
+    import time
+
+    before = _threads._runnable_others()
+    assert before is not None and before >= 0
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        time.sleep(0.5)
+        seen = max(_threads._runnable_others() for _ in range(20))
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert seen >= 2
 
 
 def test_capped_by_pool_and_affinity(monkeypatch):
@@ -138,6 +175,7 @@ def test_env_override_invalid(monkeypatch, value):
 @pytest.mark.parametrize("n_jobs", [1, LIMIT, -1, 10_000, np.int64(1)])
 def test_explicit_n_jobs_ignores_load_and_env(monkeypatch, n_jobs):
     monkeypatch.setattr(os, "getloadavg", lambda: (1e3, 1e3, 1e3), raising=False)
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: 1000)
     monkeypatch.setenv(_threads.ENV_VAR, "1")
     expected = LIMIT if n_jobs == -1 else min(int(n_jobs), LIMIT)
     with numba_threads(n_jobs) as used:
@@ -153,6 +191,7 @@ def test_negative_n_jobs():
 def test_none_uses_the_default_and_restores(monkeypatch):
     before = numba.get_num_threads()
     monkeypatch.setattr(os, "getloadavg", lambda: (1e3, 1e3, 1e3), raising=False)
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: 1000)
     with numba_threads(None) as used:
         assert used == 1
         assert numba.get_num_threads() == 1
@@ -183,6 +222,7 @@ def test_knn_search_reports_the_default(monkeypatch):
 
     X = np.random.default_rng(0).normal(size=(60, 3))
     monkeypatch.setattr(os, "getloadavg", lambda: (1e3, 1e3, 1e3), raising=False)
+    monkeypatch.setattr(_threads, "_runnable_others", lambda: 1000)
     *_, stats = knn_search(X, 3, return_stats=True)
     assert stats["n_threads"] == 1
     *_, stats = knn_search(X, 3, n_jobs=-1, return_stats=True)
