@@ -107,6 +107,8 @@ def _select_columns(part, q_ids, c_offset, col_thr, heap_d, heap_i):
     size = heap_d.shape[1]
     for a in range(nq):
         row = part[a]
+        if not _count_below_each(row, col_thr[:nr]):  # most rows: one vectorized pass
+            continue
         qa = q_ids[a]
         for b0 in range(0, nr, _CHUNK):
             b1 = min(nr, b0 + _CHUNK)
