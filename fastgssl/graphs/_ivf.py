@@ -59,7 +59,13 @@ from ._ivf_search import (
     _nearest_centroids,
 )
 from ._knn import _U32, _gemm_operands, _search_dtype, numba_threads
-from ._nndescent import check_min_recall, knn_recall
+from ._nndescent import (
+    check_min_recall,
+    draw_recall_sample,
+    exact_sample_lists,
+    knn_recall,
+    recall_against,
+)
 from ._weights import check_symmetrize, check_weight
 
 __all__ = ["IVFGraph", "default_n_lists"]
@@ -244,13 +250,17 @@ class IVFGraph(_GraphBuilder):
                seed if seed is None or isinstance(seed, (int, np.integer)) else id(seed))
 
         def search(n_neighbors):
-            return self._search(X, n_neighbors, n_lists, n_probe, target, sq_spread)
+            return self._search(X, n_neighbors, n_lists, n_probe, target, sq_spread,
+                                recall_sample)
 
         # inside reuse_neighbors (a grid over k): one search at the largest k
         found = shared_self_search(X_given, k, key, search)
         out_i, out_d, info = search(k) if found is None else found
 
         def recall():
+            exact = info.get("recall_exact")
+            if exact is not None and exact[1].shape[1] == k:  # found while tuning n_probe
+                return recall_against(X, out_i, *exact)
             return knn_recall(X, out_i, sample_size=recall_sample,
                               random_state=self.random_state)
 
@@ -292,9 +302,12 @@ class IVFGraph(_GraphBuilder):
             )
         return W
 
-    def _search(self, X, k, n_lists, n_probe, target, sq_spread):
+    def _search(self, X, k, n_lists, n_probe, target, sq_spread, recall_points):
         """The lists of every point: ``(indices, sq_distances, info)`` (see the module
-        docstring for the stages)."""
+        docstring for the stages).  When ``n_probe`` is tuned, the exact lists of the
+        ``recall_points`` points :func:`knn_recall` would check come from the tuning's
+        exact search (one search of both samples: the reference operands are built once)
+        and go to ``info["recall_exact"]``."""
         from ._ivf_kernels import _invert_probes, _refine_lists, _scan_probed
         from ._ivf_pairs import _search_pairs
 
@@ -303,6 +316,7 @@ class IVFGraph(_GraphBuilder):
         kmeans_rng, tune_rng = (np.random.RandomState(s) for s in
                                 rng.randint(0, 2**31 - 1, size=2))
         times = {}
+        exact = {}
         clock = time.perf_counter
         with numba_threads(self.n_jobs) as threads, small_blas(0.0):
             t0 = clock()
@@ -313,9 +327,12 @@ class IVFGraph(_GraphBuilder):
             times["kmeans"] = clock() - t0
             t0 = clock()
             if n_probe is None:
+                neighbors = None
+                if recall_points and n_lists_ > 1:
+                    neighbors = self._tuning_and_recall_lists(X, recall_points, exact)
                 n_probe_ = (n_lists_ if n_lists_ == 1 else
                             _choose_n_probe(X, A, Cop, k, target, tune_rng, threads,
-                                            self.n_jobs))
+                                            self.n_jobs, neighbors=neighbors))
             else:
                 n_probe_ = min(n_probe, n_lists_)
             times["tune"] = clock() - t0
@@ -364,8 +381,24 @@ class IVFGraph(_GraphBuilder):
             times["refine"] = clock() - t0
         info = {"n_lists": int(n_lists_), "n_probe": int(n_probe_), "times": times,
                 "scan_fraction": scanned / max(float(n) * n, 1.0), "n_empty": n_empty,
-                "largest": int(counts.max()), "n_full": int(n_full)}
+                "largest": int(counts.max()), "n_full": int(n_full),
+                "recall_exact": exact.get("recall")}
         return out_i, out_d, info
+
+    def _tuning_and_recall_lists(self, X, recall_points, exact):
+        """``neighbors(sample, k)`` for :func:`._ivf_search._choose_n_probe`: one exact
+        search of the tuning sample together with the points :func:`knn_recall` draws
+        (``random_state``); the latter's lists are kept in ``exact["recall"]``."""
+        rec = draw_recall_sample(X.shape[0], recall_points, self.random_state)
+
+        def neighbors(sample, k):
+            both, where = np.unique(np.concatenate((sample, rec)), return_inverse=True)
+            idx, sq = exact_sample_lists(X, both, k, self.n_jobs)
+            at = where[sample.size:]
+            exact["recall"] = (rec, idx[at], sq[at])
+            return idx[where[:sample.size]]
+
+        return neighbors
 
     def _warn_lists(self, n, n_lists, n_empty, largest, n_full, k):
         """Warnings about the lists: empty ones, one holding most points, tiny probes."""

@@ -104,18 +104,6 @@ def _kmeans(A, n_lists, rng, threads):
     return C, _centroid_operand(C), int(n_lists - keep.sum())
 
 
-def _exact_sample_neighbors(X, sample, k, n_jobs):
-    """Exact k nearest neighbours of the sampled points among all points, self removed."""
-    from ._knn import knn_search
-
-    idx, _ = knn_search(X[sample], k + 1, X, n_jobs=n_jobs)
-    is_self = idx == sample[:, None]
-    drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
-    keep = np.ones_like(is_self)
-    keep[np.arange(sample.size), drop] = False
-    return idx[keep].reshape(sample.size, k)
-
-
 def _choose_n_probe(X, A, Cop, k, target, rng, threads, n_jobs, neighbors=None):
     """Smallest ``n_probe`` whose recall on a sample of points reaches ``target``.
 
@@ -130,7 +118,9 @@ def _choose_n_probe(X, A, Cop, k, target, rng, threads, n_jobs, neighbors=None):
     m = min(n, _TUNE_SAMPLE)
     sample = np.sort(rng.choice(n, m, replace=False))
     if neighbors is None:
-        nbrs = _exact_sample_neighbors(X, sample, k, n_jobs)
+        from ._nndescent import exact_sample_lists
+
+        nbrs = exact_sample_lists(X, sample, k, n_jobs)[0]
     else:
         nbrs = neighbors(sample, k)
     nbr_lists = np.empty(nbrs.size, dtype=np.int64)

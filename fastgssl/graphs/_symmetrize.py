@@ -13,8 +13,8 @@ against 0.3).
 
 from __future__ import annotations
 
-import numpy as np
 import numba
+import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
