@@ -320,8 +320,7 @@ class IVFGraph(_GraphBuilder):
         clock = time.perf_counter
         with numba_threads(self.n_jobs) as threads, small_blas(0.0):
             t0 = clock()
-            A, B, q_norms, r_norms, unit2 = _gemm_operands(X, X, sq_spread)
-            del B
+            A, _, q_norms, r_norms, unit2 = _gemm_operands(X, X, sq_spread, references=False)
             C, Cop, n_empty = _kmeans(A, n_lists, kmeans_rng, threads)
             n_lists_ = C.shape[0]
             times["kmeans"] = clock() - t0
@@ -363,14 +362,12 @@ class IVFGraph(_GraphBuilder):
             # the candidates re-ranked in float64 in list order (near rows, near in memory)
             # and certified as in the exact search, written back in the original order
             Xp = X[perm]
-            worst = heap_d[:, 0].astype(np.float64) * unit2
             delta = 8.0 * (d + 9) * _U32 * (q_norms[perm] + r_norms.max()) * unit2
-            del heap_d
             out_i = np.full((n, k), -1, dtype=np.int64)
             out_d = np.full((n, k), np.inf)
             failed = np.zeros(n, dtype=np.bool_)
-            _refine_lists(Xp, perm, heap_i, worst, delta, k, out_i, out_d, failed)
-            del Xp, heap_i
+            _refine_lists(Xp, perm, heap_i, heap_d, unit2, delta, k, out_i, out_d, failed)
+            del Xp, heap_i, heap_d
             rows = np.flatnonzero(failed)
             n_full = 0
             if rows.size:

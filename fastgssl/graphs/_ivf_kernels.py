@@ -286,29 +286,47 @@ def _best_candidates(X, p, cand_row, ids, best_d, best_i):
 
 
 @njit(cache=True, parallel=True)
-def _refine_lists(Xp, perm, cand, worst, delta, k, out_i, out_d, failed):
+def _refine_lists(Xp, perm, cand, cand_d, unit2, delta, k, out_i, out_d, failed):
     """Exact distances of the candidates, lexicographic sort and certificate, in list order.
 
     ``Xp`` holds the rows in list order (``Xp[p] = X[perm[p]]``), ``cand[p]`` the
     candidate positions of position ``p`` (so the rows read are near each other in
-    memory).  Distances are the float64 sums of ``(x_l - y_l)^2`` of the exact search
+    memory) and ``cand_d[p]`` their float32 squared distances from the search (a max-heap:
+    ``cand_d[p, 0]`` the largest; times ``unit2`` in the data's units, within ``delta[p]``
+    of the exact ones).  A candidate whose float32 distance exceeds the ``k``-th smallest
+    by more than ``2 delta[p]`` is exactly farther than the exact ``k``-th of the others,
+    so only the rest are refined (about ``k`` rows read instead of ``k_c``).  Distances are
+    the float64 sums of ``(x_l - y_l)^2`` of the exact search
     (:func:`._knn_kernels._refine_dense`), sorted by ``(distance, original index)``; the
-    certificate is that of the exact search, ``worst[p] - delta[p] > d_k``.  Results go to
-    row ``perm[p]`` of ``out_i`` / ``out_d`` (original indices); uncertified rows are
-    marked in ``failed``.
+    certificate is that of the exact search, ``cand_d[p, 0] unit2 - delta[p] > d_k``.
+    Results go to row ``perm[p]`` of ``out_i`` / ``out_d`` (original indices); uncertified
+    rows are marked in ``failed``.
     """
     n = Xp.shape[0]
     kc = cand.shape[1]
-    for p in prange(n):
+    step = 4096  # rows per task: one set of scratch rows each
+    for t in prange((n + step - 1) // step):
         best_d = np.empty(kc)
         best_i = np.empty(kc, dtype=np.int64)
-        count = _best_candidates(Xp, p, cand[p], perm, best_d, best_i)
-        a = perm[p]
-        for c in range(k):
-            out_i[a, c] = best_i[c]
-            out_d[a, c] = best_d[c]
-        if not (count >= k and worst[p] - delta[p] > best_d[k - 1]):
-            failed[a] = True
+        near = np.empty(kc, dtype=cand.dtype)
+        low = np.empty(kc, dtype=np.float64)
+        for p in range(t * step, min(n, (t + 1) * step)):
+            # the k-th smallest float32 distance (inf when fewer than k candidates)
+            n_low = 0
+            for c in range(kc):
+                n_low = _insert_sorted(low, best_i, n_low, k, np.float64(cand_d[p, c]),
+                                       np.int64(c))
+            limit = low[k - 1] * unit2 + 2.0 * delta[p] if n_low >= k else np.inf
+            for c in range(kc):
+                near[c] = cand[p, c] if cand_d[p, c] * unit2 <= limit else -1
+            count = _best_candidates(Xp, p, near, perm, best_d, best_i)
+            a = perm[p]
+            for c in range(k):
+                out_i[a, c] = best_i[c]
+                out_d[a, c] = best_d[c]
+            worst = cand_d[p, 0] * unit2
+            if not (count >= k and worst - delta[p] > best_d[k - 1]):
+                failed[a] = True
 
 
 @njit(cache=True, nogil=True)
