@@ -186,16 +186,19 @@ def symmetrize(A, how):
     ``"max"``: W = max(A, A^T) (an edge if either point lists the other);
     ``"mean"``: W = (A + A^T) / 2 (one-sided edges keep half their weight);
     ``"mutual"``: W = min(A, A^T) (only mutual neighbours).
-
-    Float64 CSR with sorted rows, no diagonal, no stored zeros
-    (:func:`._symmetrize.symmetrize_csr`, equal to scipy's ``A.maximum(A.T)`` etc.).
     """
-    if how not in SYMMETRIZE:
+    if how == "max":
+        W = A.maximum(A.T)
+    elif how == "mean":
+        W = (A + A.T) * 0.5
+    elif how == "mutual":
+        W = A.minimum(A.T)
+    else:
         raise ValueError(f"symmetrize must be one of {list(SYMMETRIZE)}, got {how!r}.")
-    # (compiled merge, imported here: this module is loaded without Numba elsewhere)
-    from ._symmetrize import symmetrize_csr
-
-    return symmetrize_csr(A, how)
+    W = drop_diagonal(sp.csr_matrix(W, dtype=np.float64))
+    W.eliminate_zeros()
+    W.sort_indices()
+    return W
 
 
 def drop_diagonal(W):
