@@ -175,11 +175,12 @@ def _nearest_lists(part, probe, labels):
 
 
 @njit(cache=True, nogil=True)
-def _invert_probes(probe, n_lists):
+def _invert_probes(probe, n_lists, order):
     """Per-list query lists from per-point probe lists.
 
-    ``probe[p]`` holds the lists probed by the point at position ``p`` of the list order.
-    Returns ``(ptr, queries)``: the positions probing list ``L`` are
+    ``probe[order[p]]`` holds the lists probed by the point at position ``p`` of the list
+    order (``order``: the permutation into list order, so that the probe lists need not be
+    copied into it).  Returns ``(ptr, queries)``: the positions probing list ``L`` are
     ``queries[ptr[L]:ptr[L + 1]]``, ascending (so the members of one list, which probe
     alike, are neighbours in every batch).
     """
@@ -193,11 +194,33 @@ def _invert_probes(probe, n_lists):
     fill = ptr[:-1].copy()
     queries = np.empty(n * n_probe, dtype=np.int32)
     for p in range(n):
+        row = probe[order[p]]
         for r in range(n_probe):
-            L = probe[p, r]
+            L = row[r]
             queries[fill[L]] = p
             fill[L] += 1
     return ptr, queries
+
+
+@njit(cache=True, parallel=True)
+def _list_order_operands(A, perm):
+    """The search's operands in list order: ``A[perm]`` (rows ``[x', ||x'||^2, 1]``) and
+    the reference rows ``[-2 x', 1, ||x'||^2]`` of the same points (one parallel pass)."""
+    n, w = A.shape
+    d = w - 2
+    Ap = np.empty_like(A)
+    Bp = np.empty_like(A)
+    two = np.float32(-2.0)
+    for p in prange(n):
+        src = A[perm[p]]
+        for c in range(d):
+            Ap[p, c] = src[c]
+            Bp[p, c] = src[c] * two
+        Ap[p, d] = src[d]
+        Ap[p, d + 1] = src[d + 1]
+        Bp[p, d] = 1.0
+        Bp[p, d + 1] = src[d]
+    return Ap, Bp
 
 
 @njit(cache=True, nogil=True)
