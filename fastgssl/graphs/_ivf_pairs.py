@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from .._blas_symbols import external as _external
-from ._ivf_kernels import _select_gathered
+from ._ivf_kernels import _push_below, _select_gathered
 from ._ivf_search import _heap_tasks
 from ._knn_kernels import _CHUNK, _count_below, _count_below_each, _sift_down
 
@@ -75,25 +75,17 @@ def _select_refs(part, q_ids, r_ids, heap_d, heap_i, roots):
     """:func:`._ivf_kernels._select_gathered` for gathered references: column ``b`` is the
     point ``r_ids[b]`` (never a row's own point here)."""
     nq, nr = part.shape
-    size = heap_d.shape[1]
+    vals = np.empty(nr, dtype=part.dtype)
+    idx = np.empty(nr, dtype=np.int64)
     for a in range(nq):
         q = q_ids[a]
         row = part[a]
         threshold = roots[q]
         if not _count_below(row, threshold):
             continue
-        hd = heap_d[q]
-        hi = heap_i[q]
-        for b0 in range(0, nr, _CHUNK):
-            b1 = min(nr, b0 + _CHUNK)
-            if _count_below(row[b0:b1], threshold):
-                for b in range(b0, b1):
-                    v = row[b]
-                    if v < threshold:
-                        hd[0] = v
-                        hi[0] = r_ids[b]
-                        _sift_down(hd, hi, 0, size)
-                        threshold = hd[0]
+        # (0 and -1 not as constants: one compilation of the callee for all its callers)
+        threshold = _push_below(row, threshold, heap_d[q], heap_i[q], nr - nr, r_ids,
+                                nr - nr - 1, vals, idx)
         if threshold < roots[q]:
             roots[q] = threshold
 
