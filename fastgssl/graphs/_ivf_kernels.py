@@ -49,12 +49,15 @@ def _compact_below(row, threshold, vals, idx):
 def _push_below(row, threshold, hd, hi, r_offset, r_ids, skip, vals, idx):
     """Push the entries of ``row`` below the running ``threshold`` (column ``skip`` aside;
     -1: none) into the max-heap ``hd`` / ``hi`` (column ``b`` is the point ``r_offset + b``,
-    or ``r_ids[b]`` when ``r_ids`` is not empty), in column order, as
-    :func:`._knn_kernels._push_row` does (the same heap, entry for entry): the entries
-    below the starting threshold are first compacted (:func:`_compact_below`; a row that
-    passes the row test holds a few dozen of its hundreds), then walked.  Returns the
-    final threshold."""
+    or ``r_ids[b]`` when ``r_ids`` is not empty), in column order.  The starting threshold
+    is a bound shared by the threads (:func:`_select_gathered`) and stays one: the running
+    threshold is the smaller of it and the heap's root, so a thread whose own heap of the
+    point is not yet full (its root is ``inf``) pushes only entries below the bound, not the
+    rest of the row.  The entries below the starting threshold are first compacted
+    (:func:`_compact_below`; a row that passes the row test holds a few dozen of its
+    hundreds), then walked.  Returns the final threshold."""
     size = hd.shape[0]
+    bound = threshold
     for t in range(_compact_below(row, threshold, vals, idx)):
         v = vals[t]
         b = idx[t]
@@ -62,7 +65,9 @@ def _push_below(row, threshold, hd, hi, r_offset, r_ids, skip, vals, idx):
             hd[0] = v
             hi[0] = r_ids[b] if r_ids.shape[0] else r_offset + b
             _sift_down(hd, hi, 0, size)
-            threshold = hd[0]
+            # the heap's root, or the shared bound while this thread's heap is not full
+            # (its root is inf then: every later entry would be pushed)
+            threshold = min(hd[0], bound)
     return threshold
 
 

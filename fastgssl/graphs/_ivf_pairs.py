@@ -91,10 +91,12 @@ def _select_refs(part, q_ids, r_ids, heap_d, heap_i, roots):
 
 
 @njit(cache=True, nogil=True)
-def _select_columns(part, q_ids, c_offset, col_thr, heap_d, heap_i):
+def _select_columns(part, q_ids, c_offset, col_thr, heap_d, heap_i, roots):
     """Column pass of a shared block: ``part[a, b]`` is a candidate of point ``c_offset +
     b`` (reference id ``q_ids[a]``) when below ``col_thr[b]`` (its heap's bound; ``-inf``
-    for a column that does not probe the rows' list), which follows the heap's root."""
+    for a column that does not probe the rows' list), which follows the heap's root, or the
+    shared bound ``roots`` of the column's point while this thread's heap of it is not
+    full."""
     nq, nr = part.shape
     size = heap_d.shape[1]
     for a in range(nq):
@@ -113,7 +115,8 @@ def _select_columns(part, q_ids, c_offset, col_thr, heap_d, heap_i):
                         hd[0] = v
                         hi[0] = qa
                         _sift_down(hd, hi, 0, size)
-                        col_thr[b] = hd[0]
+                        # (the shared bound while this thread's heap is not full)
+                        col_thr[b] = min(hd[0], roots[c_offset + b])
 
 
 @njit(cache=True, nogil=True)
@@ -214,7 +217,8 @@ def _list_task(T, own, A, B, starts, ptr, queries, list_of, heap_d, heap_i, root
                     pos = queries[t]
                     if b0 <= pos < b1:
                         ct[pos - b0] = roots[pos]
-                _select_columns(part[a0 - r0:a1 - r0], rows[a0:a1], b0, ct, heap_d, heap_i)
+                _select_columns(part[a0 - r0:a1 - r0], rows[a0:a1], b0, ct, heap_d, heap_i,
+                                roots)
                 for t in range(u, v):
                     pos = queries[t]
                     if b0 <= pos < b1:
