@@ -231,7 +231,8 @@ class _PoissonBase(_PropagationClassifier):
     }
 
     def __init__(self, class_priors=None, *, graph="knn", n_neighbors=10,
-                 graph_weight="self_tuned", graph_symmetrize=None, sigma_w=None,
+                 graph_weight="self_tuned", graph_symmetrize="max", sigma_w=None,
+                 self_tuned_constant=3.0,
                  unlabeled_policy="auto", solver="auto", rtol=1e-6, n_jobs=None):
         store_init_arguments(self, locals())
 
@@ -440,7 +441,8 @@ class PoissonMBO(_PoissonBase):
 
     def __init__(self, class_priors=None, *, n_mbo_iter=20, n_diffusion_steps=40,
                  fidelity=1.0, graph="knn", n_neighbors=10, graph_weight="self_tuned",
-                 graph_symmetrize=None, sigma_w=None, unlabeled_policy="auto",
+                 graph_symmetrize="max", sigma_w=None, self_tuned_constant=3.0,
+                 unlabeled_policy="auto",
                  solver="auto", rtol=1e-6, n_jobs=None):
         store_init_arguments(self, locals())
 
