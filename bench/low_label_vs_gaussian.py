@@ -2,7 +2,8 @@
 
 Reads the JSON of ``bench/bench_low_label.py`` (each fastgssl learner on its own default graph)
 and the Gaussian cells that ``bench/bench_graph_weight.py`` measured on the same data, label
-draws and seeds (``docs/scripts/graph_weight_{mnist,classification,letter}_round3.json``), and
+draws and seeds (``docs/scripts/graph_weight_{mnist,classification,letter}_round3.json``, and
+``graph_weight_mnist_round2.json`` for the reweighted learners on MNIST), and
 prints, per learner and cell, the mean paired difference in points and its paired t; on MNIST
 also PoissonMBO on its own graph against graphlearning's ``poisson_mbo`` on graphlearning's graph
 (the issue's first goal). A cell is compared on the draws both files hold (the first n).
@@ -36,14 +37,19 @@ def paired(a, b):
 
 
 def gaussian_cells(case):
-    data = json.loads((DOCS / f"graph_weight_{ROUND3[case]}_round3.json").read_text())
+    """The Gaussian cells of the third round, and for learners it did not run on the case
+    (the reweighted ones on MNIST, 1 and 5 labels per class) the second round's."""
     out = {}
-    for key, learners in data.items():
-        if key != case and not key.startswith(case + " ("):
+    for rnd in ("round2", "round3"):  # the third round's cells win
+        path = DOCS / f"graph_weight_{ROUND3[case]}_{rnd}.json"
+        if not path.exists():
             continue
-        for name, weights in learners.items():
-            if "gaussian" in weights:
-                out[name] = weights["gaussian"]
+        for key, learners in json.loads(path.read_text()).items():
+            if key != case and not key.startswith(case + " ("):
+                continue
+            for name, weights in learners.items():
+                if "gaussian" in weights:
+                    out[name] = weights["gaussian"]
     return out
 
 
