@@ -7,9 +7,13 @@ over the definitions.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fastgssl.graphs import KNNGraph, epsilon_graph, knn_graph, knn_search
 from fastgssl.models import (
@@ -426,3 +430,23 @@ def test_the_constant_is_part_of_the_graph_key_and_of_the_search():
                         protocol=search.protocol_).score
         assert scores[i] == pytest.approx(ref, abs=1e-12)
     assert len(set(np.round(scores, 12))) > 1  # the graphs differ: so do the scores
+
+
+@given(seed=st.integers(0, 10_000), constant=st.floats(0.05, 20.0),
+       weight=st.sampled_from(SELF_TUNED), how=st.sampled_from(["max", "mean", "mutual"]),
+       k=st.integers(1, 6))
+def test_constant_weights_and_induction_rows_match_the_definition(seed, constant, weight,
+                                                                  how, k):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(25, 3)) * rng.uniform(0.1, 3.0, size=(25, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # mutual graphs may isolate vertices
+        W = knn_graph(X, k, weight=weight, symmetrize=how, self_tuned_constant=constant)
+    np.testing.assert_allclose(W.toarray(), _slow_self_tuned(X, k, weight, constant, how),
+                               rtol=1e-12, atol=1e-300)
+    idx, sq = knn_search(X, k)
+    kth = sq[:, -1]
+    K = kernel_weights(sq, weight, query_scale=kth, ref_scale=kth[idx], symmetrize=how,
+                       constant=constant)
+    np.testing.assert_allclose(K, W[np.arange(25)[:, None], idx].toarray(), rtol=1e-12,
+                               atol=1e-300)
