@@ -1,5 +1,9 @@
 """Join runs of ``bench/bench_low_label.py`` into one JSON (issue 36, fourth round).
 
+Unlike ``bench/low_label_merge.py`` (rates of one commit, the first run's ``meta``) it joins
+runs of different cases and commits (the fourth round's runs span commits that changed tests
+and docs only) and keeps every run's ``meta``.
+
 A case measured in several runs (letter, one run per rate) gets the union of their columns
 and cells; each case keeps the ``meta`` of its runs under ``runs_meta`` (command, commit, date,
 load at start and end, thread variables); the top-level ``meta`` names the commits and the
