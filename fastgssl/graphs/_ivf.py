@@ -66,7 +66,12 @@ from ._nndescent import (
     knn_recall,
     recall_against,
 )
-from ._weights import check_symmetrize, check_weight
+from ._weights import (
+    DEFAULT_SELF_TUNED_CONSTANT,
+    check_self_tuned_constant,
+    check_symmetrize,
+    check_weight,
+)
 
 __all__ = ["IVFGraph", "default_n_lists"]
 
@@ -91,7 +96,7 @@ class IVFGraph(_GraphBuilder):
     ----------
     n_neighbors : int, default=10
         ``k`` neighbours per point (self excluded), ``1 <= k < n``.
-    weight, sigma_w, symmetrize
+    weight, sigma_w, symmetrize, self_tuned_constant
         As in :func:`fastgssl.graphs.knn_graph` (applied by the same code).
     n_lists : int or None, default=None
         Number of k-means lists, ``1 <= n_lists <= n``; ``None``:
@@ -187,12 +192,14 @@ class IVFGraph(_GraphBuilder):
 
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  n_lists=None, n_probe=None, target_recall=None, recall_sample=1000,
-                 min_recall=0.9, random_state=None, n_jobs=None, client=None):
+                 min_recall=0.9, random_state=None, n_jobs=None, client=None,
+                 self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
         store_init_arguments(self, locals())
 
     def _check_params(self, n):
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
+        check_self_tuned_constant(self.self_tuned_constant, self.weight)
         check_symmetrize(self.symmetrize, self.weight)  # None: the weight's own
         if self.n_lists is None:
             n_lists = default_n_lists(n)
@@ -282,7 +289,8 @@ class IVFGraph(_GraphBuilder):
         t0 = clock()
         W, _, self.kth_sq_distances_ = knn_adjacency(out_i, out_d, weight=self.weight,
                                                      sigma_w=sigma_w,
-                                                     symmetrize=self.symmetrize)
+                                                     symmetrize=self.symmetrize,
+                                                     self_tuned_constant=self.self_tuned_constant)
         times["weights"] = clock() - t0
         t0 = clock()
         if recall_sample:

@@ -26,7 +26,12 @@ from fastgssl.exceptions import LowRecallWarning
 from ._builders import _GraphBuilder, knn_adjacency
 from ._knn import _search_dtype, knn_search, numba_threads
 from ._knn_kernels import pair_sqdist
-from ._weights import check_symmetrize, check_weight
+from ._weights import (
+    DEFAULT_SELF_TUNED_CONSTANT,
+    check_self_tuned_constant,
+    check_symmetrize,
+    check_weight,
+)
 
 
 def check_min_recall(min_recall):
@@ -120,7 +125,7 @@ class NNDescentGraph(_GraphBuilder):
     ----------
     n_neighbors : int, default=10
         ``k`` neighbours per point (self excluded).
-    weight, sigma_w, symmetrize
+    weight, sigma_w, symmetrize, self_tuned_constant
         As in :func:`fastgssl.graphs.knn_graph`.
     search_neighbors : int or None, default=None
         Size of the NN-descent lists (larger: higher recall, slower); ``None`` uses
@@ -165,7 +170,7 @@ class NNDescentGraph(_GraphBuilder):
 
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  search_neighbors=None, recall_sample=500, min_recall=0.9, random_state=None,
-                 n_jobs=None):
+                 n_jobs=None, self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
         store_init_arguments(self, locals())
 
     def __call__(self, X):
@@ -185,6 +190,7 @@ class NNDescentGraph(_GraphBuilder):
         n = X.shape[0]
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
+        constant = check_self_tuned_constant(self.self_tuned_constant, self.weight)
         how = check_symmetrize(self.symmetrize, self.weight)
         if self.search_neighbors is None:
             m = max(2 * k, 30)
@@ -212,7 +218,8 @@ class NNDescentGraph(_GraphBuilder):
                                   np.where(idx < 0, 0, idx).ravel()).reshape(n, k)
         self.neighbors_ = np.where(missing, -1, idx)
         W, _, self.kth_sq_distances_ = knn_adjacency(
-            self.neighbors_, diff_sq, weight=self.weight, sigma_w=sigma_w, symmetrize=how)
+            self.neighbors_, diff_sq, weight=self.weight, sigma_w=sigma_w, symmetrize=how,
+            self_tuned_constant=constant)
         if recall_sample:
             self.recall_ = knn_recall(X, self.neighbors_,
                                       sample_size=recall_sample,
