@@ -43,11 +43,12 @@ def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KB on Linux
 
 
-def child(config, n, seed, builder_name="ivf", target_recall=0.92, graph_only=False):
+def child(config, n, seed, builder_name="ivf", target_recall=0.92, graph_only=False,
+          recall_check=0):
     import warnings
 
     from fastgssl.datasets import hide_labels, make_gaussian_mixture
-    from fastgssl.graphs import IVFGraph, NNDescentGraph
+    from fastgssl.graphs import IVFGraph, NNDescentGraph, knn_recall
     from fastgssl.models import LocalGlobalConsistency, PoissonLearning
 
     d = 50 if config == "d50" else 15
@@ -88,6 +89,12 @@ def child(config, n, seed, builder_name="ivf", target_recall=0.92, graph_only=Fa
                                f"pairs {100 * builder.scan_fraction_:.2f} %")
     out["graph_warnings"] = [str(w.message)[:120] for w in caught]
     out["graph_peak_mb"] = peak_mb()
+    if recall_check:  # a larger, independent check, after the timed build
+        t0 = time.perf_counter()
+        out["recall_check"] = knn_recall(X, builder.neighbors_, sample_size=recall_check,
+                                         random_state=seed + 1)
+        out["recall_check_points"] = recall_check
+        out["recall_check_s"] = round(time.perf_counter() - t0, 1)
     del builder
 
     unl = y_train == -1
@@ -121,11 +128,13 @@ def main():
     parser.add_argument("--builder", choices=["ivf", "nndescent"], default="ivf")
     parser.add_argument("--target-recall", type=float, default=0.92)
     parser.add_argument("--graph-only", action="store_true", help="no learner fits")
+    parser.add_argument("--recall-check", type=int, default=0,
+                        help="recall@k on this many other points, after the timed build")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.config, args.n, args.seed, args.builder, args.target_recall,
-              args.graph_only)
+              args.graph_only, args.recall_check)
         return
     from fastgssl._threads import thread_settings
 
@@ -139,7 +148,8 @@ def main():
         proc = subprocess.run([sys.executable, __file__, "--child", "--config", config,
                                "--n", str(args.n), "--seed", str(args.seed),
                                "--builder", args.builder, "--target-recall",
-                               str(args.target_recall)]
+                               str(args.target_recall), "--recall-check",
+                               str(args.recall_check)]
                               + (["--graph-only"] if args.graph_only else []),
                               capture_output=True, text=True)
         wall = time.perf_counter() - t0
@@ -158,6 +168,9 @@ def main():
               f"{r.get('graph_detail', '')}")
         if r.get("graph_stages"):
             print(f"    stages (s): {r['graph_stages']}")
+        if r.get("recall_check") is not None:
+            print(f"    recall@{K} {r['recall_check']:.4f} on {r['recall_check_points']} other "
+                  f"points (knn_recall after the timed build, {r['recall_check_s']} s)")
         for w in r["graph_warnings"]:
             print(f"    warning: {w}")
         for m in fits:
