@@ -321,6 +321,7 @@ class IVFGraph(_GraphBuilder):
             _list_order_operands,
             _refine_lists,
             _scan_probed,
+            _take_rows,
         )
         from ._ivf_pairs import _search_pairs
 
@@ -369,7 +370,7 @@ class IVFGraph(_GraphBuilder):
             t0 = clock()
             # the candidates re-ranked in float64 in list order (near rows, near in memory)
             # and certified as in the exact search, written back in the original order
-            Xp = X[perm]
+            Xp = _take_rows(X, perm)
             delta = 8.0 * (d + 9) * _U32 * (q_norms[perm] + r_norms.max()) * unit2
             out_i = np.full((n, k), -1, dtype=np.int64)
             out_d = np.full((n, k), np.inf)

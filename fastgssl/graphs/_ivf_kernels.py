@@ -247,6 +247,19 @@ def _invert_probes(probe, n_lists, order):
 
 
 @njit(cache=True, parallel=True)
+def _take_rows(X, perm):
+    """``X[perm]`` in parallel (the refinement's copy of the data in list order)."""
+    n, d = perm.shape[0], X.shape[1]
+    out = np.empty((n, d), dtype=X.dtype)
+    for p in prange(n):
+        src = X[perm[p]]
+        dst = out[p]
+        for c in range(d):
+            dst[c] = src[c]
+    return out
+
+
+@njit(cache=True, parallel=True)
 def _list_order_operands(A, perm):
     """The search's operands in list order: ``A[perm]`` (rows ``[x', ||x'||^2, 1]``) and
     the reference rows ``[-2 x', 1, ||x'||^2]`` of the same points (one parallel pass)."""
