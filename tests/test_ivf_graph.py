@@ -81,6 +81,18 @@ def test_recall_equals_a_brute_force_count():
                                             abs=1e-12)
 
 
+@pytest.mark.parametrize("recall_sample", [300, 2000])
+def test_recall_with_a_tuned_n_probe_equals_a_brute_force_count(recall_sample):
+    # with target_recall, the recall sample's exact lists come from the tuning's search
+    X = _blobs(n=1200, d=12, centres=3, seed=3)
+    builder = IVFGraph(n_neighbors=8, n_lists=40, target_recall=0.7, random_state=7,
+                       recall_sample=recall_sample, min_recall=None)
+    builder(X)
+    assert builder.recall_ < 0.99
+    assert builder.recall_ == pytest.approx(
+        _brute_recall(X, builder.neighbors_, recall_sample, 7), abs=1e-12)
+
+
 @pytest.mark.filterwarnings("ignore:IVFGraph. 1 points found fewer")
 def test_lists_are_exact_within_the_probes_and_improve_with_more_probes():
     X = _blobs(n=800, d=10, centres=4, seed=4)

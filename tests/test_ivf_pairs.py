@@ -52,7 +52,7 @@ def _operands(X, n_lists, p, seed=0):
     perm = np.argsort(labels, kind="stable")
     counts = np.bincount(labels, minlength=C.shape[0])
     starts = np.concatenate(([0], np.cumsum(counts)))
-    ptr, queries = _invert_probes(probe[perm], C.shape[0])
+    ptr, queries = _invert_probes(probe, C.shape[0], perm)
     A = A[perm]
     B = np.empty_like(A)
     B[:, :d] = A[:, :d] * np.float32(-2.0)

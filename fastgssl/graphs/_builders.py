@@ -4,7 +4,8 @@ Every builder returns a symmetric, nonnegative ``scipy.sparse.csr_matrix`` (floa
 indices) with an empty diagonal, the input of :mod:`fastgssl.regularizers`.  The graphs are
 those of the source papers (the design notes): kNN or epsilon neighbourhoods with 0-1 or heat
 kernel weights ``exp(-||x_i - x_j||^2 / (2 sigma_w))``, and on kNN graphs the self-tuned
-weights ``exp(-4 ||x_i - x_j||^2 / d_k(x_i)^2)`` of graphlearning (:mod:`._weights`).
+weights ``exp(-c ||x_i - x_j||^2 / d_k(x_i)^2)`` of graphlearning (c = 4, its constant, by
+default; :mod:`._weights`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from fastgssl._validation import (
 )
 
 from ._weights import (
+    DEFAULT_SELF_TUNED_CONSTANT,
+    check_self_tuned_constant,
     check_symmetrize,
     check_weight,
     default_sigma_w,
@@ -63,7 +66,7 @@ def _graph_returns(builder):
 
 @_graph_returns
 def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize=None,
-              n_jobs=None):
+              n_jobs=None, self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
     """Symmetric k-nearest-neighbour graph (exact search).
 
     Parameters
@@ -76,9 +79,10 @@ def knn_graph(X, n_neighbors, *, weight="binary", sigma_w=None, symmetrize=None,
     weight : {"binary", "gaussian", "distance", "self_tuned", "self_tuned_sym"}, \
 default="binary"
         Edge weight: 1; ``exp(-||x_i - x_j||^2 / (2 sigma_w))``; ``||x_i - x_j||``;
-        ``exp(-4 ||x_i - x_j||^2 / d_k(x_i)^2)`` with ``d_k(x_i)`` the distance from
-        ``x_i`` to its k-th neighbour (graphlearning's default, locally scaled); or
-        ``exp(-4 ||x_i - x_j||^2 / (d_k(x_i) d_k(x_j)))`` (graphlearning's ``symgaussian``).
+        ``exp(-c ||x_i - x_j||^2 / d_k(x_i)^2)`` with ``d_k(x_i)`` the distance from
+        ``x_i`` to its k-th neighbour (graphlearning's default, locally scaled, at c = 4);
+        or ``exp(-c ||x_i - x_j||^2 / (d_k(x_i) d_k(x_j)))`` (graphlearning's
+        ``symgaussian`` at c = 4); c is ``self_tuned_constant``.
     sigma_w : float or None, default=None
         Gaussian bandwidth in the papers' convention: it divides the *squared* distance and
         is itself **not** squared.  ``None``: the mean squared distance from each point to
@@ -91,6 +95,11 @@ default="binary"
         others (``"self_tuned_sym"`` is symmetric already: the union of the edges).
     n_jobs : int or None, default=None
         Threads of the search kernels (None or -1: all).
+    self_tuned_constant : float > 0, default=4.0
+        The constant c of the self-tuned weights (graphlearning's 4 by default). Along one
+        list the first neighbour then outweighs the k-th by exp(c (1 - d_1^2 / d_k^2)); a
+        smaller c gives flatter weights. A value other than 4 with a weight that is not
+        self-tuned is an error.
 
     GRAPH_RETURNS
 
@@ -102,8 +111,8 @@ default="binary"
     BLAS plus an ``O(n k d)`` exact refinement, or ``O(n log n)`` through a kd-tree when
     ``d <= 5``; memory ``O(n k)``.
 
-    ``weight="self_tuned"`` with the default symmetrization equals graphlearning's
-    ``gl.weightmatrix.knn(X, k)`` on the same neighbour lists, to round-off.
+    ``weight="self_tuned"`` with the default constant and symmetrization equals
+    graphlearning's ``gl.weightmatrix.knn(X, k)`` on the same neighbour lists, to round-off.
 
     Examples
     --------
@@ -119,19 +128,22 @@ default="binary"
     >>> round(float(W[1, 2]), 4)  # x_2 lists x_1 (d_1(x_2) = 2), not the reverse: e^-4 / 2
     0.0092
     """
-    return _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs)[0]
+    return _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs,
+                      self_tuned_constant)[0]
 
 
-def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs):
+def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs,
+               constant=DEFAULT_SELF_TUNED_CONSTANT):
     """:func:`knn_graph` and the squared k-th neighbour distances ``d_k(x_i)^2``."""
     from ._knn import knn_search
 
     sigma_w = check_weight(weight, sigma_w)
+    constant = check_self_tuned_constant(constant, weight)
     symmetrize = check_symmetrize(symmetrize, weight)
     idx, sq = knn_search(X, n_neighbors, n_jobs=n_jobs)
     n = idx.shape[0]
     W, sigma_w, kth = knn_adjacency(idx, sq, weight=weight, sigma_w=sigma_w,
-                                    symmetrize=symmetrize)
+                                    symmetrize=symmetrize, self_tuned_constant=constant)
     n_iso = isolated_count(W)
     if n_iso:
         # mutual kNN drops one-sided edges; Gaussian weights can underflow to 0 for a tiny
@@ -151,7 +163,8 @@ def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs):
     return W, kth
 
 
-def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize):
+def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize,
+                  self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
     """Weighted, symmetrized graph of neighbour lists: the one place where every kNN builder
     (exact, NN-descent, inverted file) turns its lists into ``W``.
 
@@ -161,7 +174,7 @@ def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize):
         Neighbours of every point, nearest first, ``-1`` for a missing entry.
     sq_distances : ndarray of shape (n_samples, k), float64
         Their exact squared distances (ignored where ``indices`` is ``-1``).
-    weight, sigma_w, symmetrize
+    weight, sigma_w, symmetrize, self_tuned_constant
         As in :func:`knn_graph` (``weight`` and ``sigma_w`` already checked by
         :func:`fastgssl.graphs._weights.check_weight`; ``symmetrize`` None takes the
         weight's own).
@@ -179,8 +192,9 @@ def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize):
     n, k = indices.shape
     missing = indices < 0
     idx = np.where(missing, 0, indices)
-    data, sigma_w, kth = knn_edge_weights(idx, sq_distances, weight, sigma_w,
-                                          missing=missing if missing.any() else None)
+    data, sigma_w, kth = knn_edge_weights(
+        idx, sq_distances, weight, sigma_w, missing=missing if missing.any() else None,
+        constant=check_self_tuned_constant(self_tuned_constant, weight))
     A = sp.csr_matrix((data.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
     A.eliminate_zeros()
     W = symmetrize_directed(A, check_symmetrize(symmetrize, weight))
@@ -319,7 +333,7 @@ class KNNGraph(_GraphBuilder):
 
     Parameters
     ----------
-    n_neighbors, weight, sigma_w, symmetrize, n_jobs
+    n_neighbors, weight, sigma_w, symmetrize, n_jobs, self_tuned_constant
         As in :func:`knn_graph`.
 
     Attributes
@@ -339,12 +353,13 @@ class KNNGraph(_GraphBuilder):
     """
 
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
-                 n_jobs=None):
+                 n_jobs=None, self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
         store_init_arguments(self, locals())
 
     def __call__(self, X):
         W, self.kth_sq_distances_ = _knn_graph(X, self.n_neighbors, self.weight,
-                                               self.sigma_w, self.symmetrize, self.n_jobs)
+                                               self.sigma_w, self.symmetrize, self.n_jobs,
+                                               self.self_tuned_constant)
         return W
 
 

@@ -59,8 +59,19 @@ from ._ivf_search import (
     _nearest_centroids,
 )
 from ._knn import _U32, _gemm_operands, _search_dtype, numba_threads
-from ._nndescent import check_min_recall, knn_recall
-from ._weights import check_symmetrize, check_weight
+from ._nndescent import (
+    check_min_recall,
+    draw_recall_sample,
+    exact_sample_lists,
+    knn_recall,
+    recall_against,
+)
+from ._weights import (
+    DEFAULT_SELF_TUNED_CONSTANT,
+    check_self_tuned_constant,
+    check_symmetrize,
+    check_weight,
+)
 
 __all__ = ["IVFGraph", "default_n_lists"]
 
@@ -85,7 +96,7 @@ class IVFGraph(_GraphBuilder):
     ----------
     n_neighbors : int, default=10
         ``k`` neighbours per point (self excluded), ``1 <= k < n``.
-    weight, sigma_w, symmetrize
+    weight, sigma_w, symmetrize, self_tuned_constant
         As in :func:`fastgssl.graphs.knn_graph` (applied by the same code).
     n_lists : int or None, default=None
         Number of k-means lists, ``1 <= n_lists <= n``; ``None``:
@@ -181,12 +192,14 @@ class IVFGraph(_GraphBuilder):
 
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  n_lists=None, n_probe=None, target_recall=None, recall_sample=1000,
-                 min_recall=0.9, random_state=None, n_jobs=None, client=None):
+                 min_recall=0.9, random_state=None, n_jobs=None, client=None,
+                 self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
         store_init_arguments(self, locals())
 
     def _check_params(self, n):
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
+        check_self_tuned_constant(self.self_tuned_constant, self.weight)
         check_symmetrize(self.symmetrize, self.weight)  # None: the weight's own
         if self.n_lists is None:
             n_lists = default_n_lists(n)
@@ -244,13 +257,17 @@ class IVFGraph(_GraphBuilder):
                seed if seed is None or isinstance(seed, (int, np.integer)) else id(seed))
 
         def search(n_neighbors):
-            return self._search(X, n_neighbors, n_lists, n_probe, target, sq_spread)
+            return self._search(X, n_neighbors, n_lists, n_probe, target, sq_spread,
+                                recall_sample)
 
         # inside reuse_neighbors (a grid over k): one search at the largest k
         found = shared_self_search(X_given, k, key, search)
         out_i, out_d, info = search(k) if found is None else found
 
         def recall():
+            exact = info.get("recall_exact")
+            if exact is not None and exact[1].shape[1] == k:  # found while tuning n_probe
+                return recall_against(X, out_i, *exact)
             return knn_recall(X, out_i, sample_size=recall_sample,
                               random_state=self.random_state)
 
@@ -272,7 +289,8 @@ class IVFGraph(_GraphBuilder):
         t0 = clock()
         W, _, self.kth_sq_distances_ = knn_adjacency(out_i, out_d, weight=self.weight,
                                                      sigma_w=sigma_w,
-                                                     symmetrize=self.symmetrize)
+                                                     symmetrize=self.symmetrize,
+                                                     self_tuned_constant=self.self_tuned_constant)
         times["weights"] = clock() - t0
         t0 = clock()
         if recall_sample:
@@ -292,10 +310,18 @@ class IVFGraph(_GraphBuilder):
             )
         return W
 
-    def _search(self, X, k, n_lists, n_probe, target, sq_spread):
+    def _search(self, X, k, n_lists, n_probe, target, sq_spread, recall_points):
         """The lists of every point: ``(indices, sq_distances, info)`` (see the module
-        docstring for the stages)."""
-        from ._ivf_kernels import _invert_probes, _refine_lists, _scan_probed
+        docstring for the stages).  When ``n_probe`` is tuned, the exact lists of the
+        ``recall_points`` points :func:`knn_recall` would check come from the tuning's
+        exact search (one search of both samples: the reference operands are built once)
+        and go to ``info["recall_exact"]``."""
+        from ._ivf_kernels import (
+            _invert_probes,
+            _list_order_operands,
+            _refine_lists,
+            _scan_probed,
+        )
         from ._ivf_pairs import _search_pairs
 
         n, d = X.shape
@@ -303,19 +329,22 @@ class IVFGraph(_GraphBuilder):
         kmeans_rng, tune_rng = (np.random.RandomState(s) for s in
                                 rng.randint(0, 2**31 - 1, size=2))
         times = {}
+        exact = {}
         clock = time.perf_counter
         with numba_threads(self.n_jobs) as threads, small_blas(0.0):
             t0 = clock()
-            A, B, q_norms, r_norms, unit2 = _gemm_operands(X, X, sq_spread)
-            del B
+            A, _, q_norms, r_norms, unit2 = _gemm_operands(X, X, sq_spread, references=False)
             C, Cop, n_empty = _kmeans(A, n_lists, kmeans_rng, threads)
             n_lists_ = C.shape[0]
             times["kmeans"] = clock() - t0
             t0 = clock()
             if n_probe is None:
+                neighbors = None
+                if recall_points and n_lists_ > 1:
+                    neighbors = self._tuning_and_recall_lists(X, recall_points, exact)
                 n_probe_ = (n_lists_ if n_lists_ == 1 else
                             _choose_n_probe(X, A, Cop, k, target, tune_rng, threads,
-                                            self.n_jobs))
+                                            self.n_jobs, neighbors=neighbors))
             else:
                 n_probe_ = min(n_probe, n_lists_)
             times["tune"] = clock() - t0
@@ -328,13 +357,8 @@ class IVFGraph(_GraphBuilder):
             starts = np.concatenate(([0], np.cumsum(counts)))
             times["assign"] = clock() - t0
             t0 = clock()
-            probe = probe[perm]
-            ptr, queries = _invert_probes(probe, n_lists_)
-            A = A[perm]
-            B = np.empty_like(A)
-            B[:, :d] = A[:, :d] * np.float32(-2.0)
-            B[:, d] = 1.0
-            B[:, d + 1] = A[:, d]
+            ptr, queries = _invert_probes(probe, n_lists_, perm)
+            A, B = _list_order_operands(A, perm)
             # candidates beyond k for the certificate's margin: fewer than the exact search's
             # max(8, k) (each one costs heap pushes in every probed list; measured at 2x10^5
             # x 50: 11 % less CPU time with k + 4 than with 2 k, the same lists)
@@ -346,26 +370,37 @@ class IVFGraph(_GraphBuilder):
             # the candidates re-ranked in float64 in list order (near rows, near in memory)
             # and certified as in the exact search, written back in the original order
             Xp = X[perm]
-            worst = heap_d[:, 0].astype(np.float64) * unit2
             delta = 8.0 * (d + 9) * _U32 * (q_norms[perm] + r_norms.max()) * unit2
-            del heap_d
             out_i = np.full((n, k), -1, dtype=np.int64)
             out_d = np.full((n, k), np.inf)
             failed = np.zeros(n, dtype=np.bool_)
-            _refine_lists(Xp, perm, heap_i, worst, delta, k, out_i, out_d, failed)
-            del Xp, heap_i
+            _refine_lists(Xp, perm, heap_i, heap_d, unit2, delta, k, out_i, out_d, failed)
+            del Xp, heap_i, heap_d
             rows = np.flatnonzero(failed)
             n_full = 0
             if rows.size:
-                pos = np.empty(n, dtype=np.int64)
-                pos[perm] = np.arange(n)
-                n_full = _scan_probed(X, rows, probe[pos[rows]], starts, perm, k, out_i,
-                                      out_d)
+                n_full = _scan_probed(X, rows, probe[rows], starts, perm, k, out_i, out_d)
             times["refine"] = clock() - t0
         info = {"n_lists": int(n_lists_), "n_probe": int(n_probe_), "times": times,
                 "scan_fraction": scanned / max(float(n) * n, 1.0), "n_empty": n_empty,
-                "largest": int(counts.max()), "n_full": int(n_full)}
+                "largest": int(counts.max()), "n_full": int(n_full),
+                "recall_exact": exact.get("recall")}
         return out_i, out_d, info
+
+    def _tuning_and_recall_lists(self, X, recall_points, exact):
+        """``neighbors(sample, k)`` for :func:`._ivf_search._choose_n_probe`: one exact
+        search of the tuning sample together with the points :func:`knn_recall` draws
+        (``random_state``); the latter's lists are kept in ``exact["recall"]``."""
+        rec = draw_recall_sample(X.shape[0], recall_points, self.random_state)
+
+        def neighbors(sample, k):
+            both, where = np.unique(np.concatenate((sample, rec)), return_inverse=True)
+            idx, sq = exact_sample_lists(X, both, k, self.n_jobs)
+            at = where[sample.size:]
+            exact["recall"] = (rec, idx[at], sq[at])
+            return idx[where[:sample.size]]
+
+        return neighbors
 
     def _warn_lists(self, n, n_lists, n_empty, largest, n_full, k):
         """Warnings about the lists: empty ones, one holding most points, tiny probes."""

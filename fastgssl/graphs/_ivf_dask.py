@@ -256,7 +256,7 @@ def _group_search(lists, n_lists, k, kc, unit2, rmax, *pieces):
     Bt[:, :d] = At[:m, :d] * np.float32(-2.0)
     Bt[:, d] = 1.0
     Bt[:, d + 1] = At[:m, d]
-    ptr, queries = _invert_probes(probe_l, n_l + 1)
+    ptr, queries = _invert_probes(probe_l, n_l + 1, np.arange(probe_l.shape[0]))
     with small_blas(0.0):
         heap_d, heap_i = _search_lists(At, Bt, starts, ptr, queries, kc, 1)
     scanned = float(np.dot(np.diff(ptr).astype(np.float64), counts))

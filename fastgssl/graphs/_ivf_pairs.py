@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from .._blas_symbols import external as _external
-from ._ivf_kernels import _select_gathered
+from ._ivf_kernels import _push_below, _select_gathered
 from ._ivf_search import _heap_tasks
 from ._knn_kernels import _CHUNK, _count_below, _count_below_each, _sift_down
 
@@ -75,38 +75,34 @@ def _select_refs(part, q_ids, r_ids, heap_d, heap_i, roots):
     """:func:`._ivf_kernels._select_gathered` for gathered references: column ``b`` is the
     point ``r_ids[b]`` (never a row's own point here)."""
     nq, nr = part.shape
-    size = heap_d.shape[1]
+    vals = np.empty(nr, dtype=part.dtype)
+    idx = np.empty(nr, dtype=np.int64)
     for a in range(nq):
         q = q_ids[a]
         row = part[a]
         threshold = roots[q]
         if not _count_below(row, threshold):
             continue
-        hd = heap_d[q]
-        hi = heap_i[q]
-        for b0 in range(0, nr, _CHUNK):
-            b1 = min(nr, b0 + _CHUNK)
-            if _count_below(row[b0:b1], threshold):
-                for b in range(b0, b1):
-                    v = row[b]
-                    if v < threshold:
-                        hd[0] = v
-                        hi[0] = r_ids[b]
-                        _sift_down(hd, hi, 0, size)
-                        threshold = hd[0]
+        # (0 and -1 not as constants: one compilation of the callee for all its callers)
+        threshold = _push_below(row, threshold, heap_d[q], heap_i[q], nr - nr, r_ids,
+                                nr - nr - 1, vals, idx)
         if threshold < roots[q]:
             roots[q] = threshold
 
 
 @njit(cache=True, nogil=True)
-def _select_columns(part, q_ids, c_offset, col_thr, heap_d, heap_i):
+def _select_columns(part, q_ids, c_offset, col_thr, heap_d, heap_i, roots):
     """Column pass of a shared block: ``part[a, b]`` is a candidate of point ``c_offset +
     b`` (reference id ``q_ids[a]``) when below ``col_thr[b]`` (its heap's bound; ``-inf``
-    for a column that does not probe the rows' list), which follows the heap's root."""
+    for a column that does not probe the rows' list), which follows the heap's root, or the
+    shared bound ``roots`` of the column's point while this thread's heap of it is not
+    full."""
     nq, nr = part.shape
     size = heap_d.shape[1]
     for a in range(nq):
         row = part[a]
+        if not _count_below_each(row, col_thr[:nr]):  # most rows: one vectorized pass
+            continue
         qa = q_ids[a]
         for b0 in range(0, nr, _CHUNK):
             b1 = min(nr, b0 + _CHUNK)
@@ -119,7 +115,8 @@ def _select_columns(part, q_ids, c_offset, col_thr, heap_d, heap_i):
                         hd[0] = v
                         hi[0] = qa
                         _sift_down(hd, hi, 0, size)
-                        col_thr[b] = hd[0]
+                        # (the shared bound while this thread's heap is not full)
+                        col_thr[b] = min(hd[0], roots[c_offset + b])
 
 
 @njit(cache=True, nogil=True)
@@ -220,7 +217,8 @@ def _list_task(T, own, A, B, starts, ptr, queries, list_of, heap_d, heap_i, root
                     pos = queries[t]
                     if b0 <= pos < b1:
                         ct[pos - b0] = roots[pos]
-                _select_columns(part[a0 - r0:a1 - r0], rows[a0:a1], b0, ct, heap_d, heap_i)
+                _select_columns(part[a0 - r0:a1 - r0], rows[a0:a1], b0, ct, heap_d, heap_i,
+                                roots)
                 for t in range(u, v):
                     pos = queries[t]
                     if b0 <= pos < b1:

@@ -213,7 +213,7 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     return cand_i, cand_worst, delta
 
 
-def _gemm_operands(Xq, Xr, sq_spread):
+def _gemm_operands(Xq, Xr, sq_spread, references=True):
     """Float32 operands of the augmented product, built in row chunks (no n x d float64).
 
     With ``c`` the mean of the reference rows and ``s`` a power of two that brings every
@@ -224,7 +224,9 @@ def _gemm_operands(Xq, Xr, sq_spread):
 
     so that one GEMM ``A B^T`` gives ``||x'||^2 + ||y'||^2 - 2 <x', y'>``, the squared
     distance of the scaled rows (symmetric when ``Xq is Xr``, which the self-search uses).
-    Returns ``(A, B, q_norms, r_norms, s^2)``, the norms in float64 of the rounded rows.
+    Returns ``(A, B, q_norms, r_norms, s^2)``, the norms in float64 of the rounded rows
+    (``B`` is None with ``references=False`` when ``Xq is Xr``: a caller that reorders the
+    rows first builds it from ``A``).
     """
     same = Xq is Xr
     nr, d = Xr.shape
@@ -255,7 +257,9 @@ def _gemm_operands(Xq, Xr, sq_spread):
         return out, norms
 
     A, q_norms = augmented(Xq, True)
-    if same:
+    if same and not references:
+        B, r_norms = None, q_norms
+    elif same:
         B = np.empty_like(A)
         B[:, :d] = A[:, :d] * np.float32(-2.0)
         B[:, d] = 1.0

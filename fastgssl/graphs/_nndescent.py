@@ -24,9 +24,14 @@ from fastgssl._validation import (
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
-from ._knn import numba_threads
+from ._knn import _search_dtype, knn_search, numba_threads
 from ._knn_kernels import pair_sqdist
-from ._weights import check_symmetrize, check_weight
+from ._weights import (
+    DEFAULT_SELF_TUNED_CONSTANT,
+    check_self_tuned_constant,
+    check_symmetrize,
+    check_weight,
+)
 
 
 def check_min_recall(min_recall):
@@ -57,8 +62,6 @@ def knn_recall(X, indices, *, sample_size=1000, random_state=None):
         Mean over sampled points of ``|approx(i) & exact(i)| / k``.  Exact ties at the
         k-th distance count as hits (any tied point is a correct k-th neighbour).
     """
-    from ._knn import _search_dtype, knn_search
-
     X = check_X(X, "X", dtype=_search_dtype(X))
     try:
         indices = np.asarray(indices)
@@ -73,18 +76,39 @@ def knn_recall(X, indices, *, sample_size=1000, random_state=None):
     if indices.dtype.kind not in "iu":
         raise TypeError(f"indices must be an integer array, got dtype {indices.dtype}.")
     n, k = indices.shape
+    sample = draw_recall_sample(n, sample_size, random_state)
+    exact, exact_sq = exact_sample_lists(X, sample, k)
+    return recall_against(X, indices, sample, exact, exact_sq)
+
+
+def draw_recall_sample(n, sample_size, random_state):
+    """The points :func:`knn_recall` checks: ``min(sample_size, n)`` of ``range(n)``
+    without repetition, ascending, drawn with ``random_state``."""
     rng = check_random_state(random_state)
     m = min(int(sample_size), n)
-    sample = np.sort(rng.choice(n, m, replace=False))
-    exact_idx, exact_sq = knn_search(X[sample], k + 1, X)
-    # the exact k-th distance of each sampled point, self left out (or, when k + 1 equal
-    # points precede it, the (k + 1)-th entry dropped), and its exact list
+    return np.sort(rng.choice(n, m, replace=False))
+
+
+def exact_sample_lists(X, sample, k, n_jobs=None):
+    """Exact ``k`` nearest neighbours of the points ``sample`` among all rows of ``X``,
+    self left out (or, when ``k + 1`` equal points precede it, the ``(k + 1)``-th entry
+    dropped): ``(indices, sq_distances)`` of shape ``(len(sample), k)``, nearest first."""
+    m = sample.size
+    exact_idx, exact_sq = knn_search(X[sample], k + 1, X, n_jobs=n_jobs)
     is_self = exact_idx == sample[:, None]
     drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
     keep = np.ones_like(is_self)
     keep[np.arange(m), drop] = False
-    exact = exact_idx[keep].reshape(m, k)
-    kth = exact_sq[keep].reshape(m, k)[:, k - 1]
+    return exact_idx[keep].reshape(m, k), exact_sq[keep].reshape(m, k)
+
+
+def recall_against(X, indices, sample, exact, exact_sq):
+    """Recall@k of ``indices`` on the points ``sample`` given their exact lists
+    (:func:`exact_sample_lists`): an entry is a hit if it is in the exact list or no
+    farther than the exact ``k``-th neighbour (ties)."""
+    n, k = indices.shape
+    m = sample.size
+    kth = exact_sq[:, k - 1]
     approx = indices[sample].astype(np.int64)
     valid = (approx >= 0) & (approx < n) & (approx != sample[:, None])
     # exact float64 sums of (x_il - x_jl)^2, dense or CSR alike, in one parallel pass
@@ -101,7 +125,7 @@ class NNDescentGraph(_GraphBuilder):
     ----------
     n_neighbors : int, default=10
         ``k`` neighbours per point (self excluded).
-    weight, sigma_w, symmetrize
+    weight, sigma_w, symmetrize, self_tuned_constant
         As in :func:`fastgssl.graphs.knn_graph`.
     search_neighbors : int or None, default=None
         Size of the NN-descent lists (larger: higher recall, slower); ``None`` uses
@@ -146,7 +170,7 @@ class NNDescentGraph(_GraphBuilder):
 
     def __init__(self, n_neighbors=10, weight="binary", sigma_w=None, symmetrize=None,
                  search_neighbors=None, recall_sample=500, min_recall=0.9, random_state=None,
-                 n_jobs=None):
+                 n_jobs=None, self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
         store_init_arguments(self, locals())
 
     def __call__(self, X):
@@ -166,6 +190,7 @@ class NNDescentGraph(_GraphBuilder):
         n = X.shape[0]
         k = check_n_neighbors(self.n_neighbors, n)
         sigma_w = check_weight(self.weight, self.sigma_w)
+        constant = check_self_tuned_constant(self.self_tuned_constant, self.weight)
         how = check_symmetrize(self.symmetrize, self.weight)
         if self.search_neighbors is None:
             m = max(2 * k, 30)
@@ -193,7 +218,8 @@ class NNDescentGraph(_GraphBuilder):
                                   np.where(idx < 0, 0, idx).ravel()).reshape(n, k)
         self.neighbors_ = np.where(missing, -1, idx)
         W, _, self.kth_sq_distances_ = knn_adjacency(
-            self.neighbors_, diff_sq, weight=self.weight, sigma_w=sigma_w, symmetrize=how)
+            self.neighbors_, diff_sq, weight=self.weight, sigma_w=sigma_w, symmetrize=how,
+            self_tuned_constant=constant)
         if recall_sample:
             self.recall_ = knn_recall(X, self.neighbors_,
                                       sample_size=recall_sample,

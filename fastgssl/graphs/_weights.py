@@ -6,13 +6,19 @@ Weights (the source papers' convention, the design notes): with ``d_ij = ||x_i -
 * ``"gaussian"``: w_ij = exp(-d_ij^2 / (2 sigma_w))   (``sigma_w``: a squared distance, as
   the kernels' ``sigma``);
 * ``"distance"``: w_ij = d_ij (edges between exact duplicates get weight 0 and vanish);
-* ``"self_tuned"``: w_ij = exp(-4 d_ij^2 / d_k(x_i)^2), with ``d_k(x_i)`` the distance from
-  x_i to its k-th nearest neighbour (self excluded); kNN graphs only, symmetrized by the mean
-  (W + W^T) / 2 by default. This is graphlearning's default ``gl.weightmatrix.knn`` weight
-  (Calder et al., the Poisson learning paper's graphs), a locally scaled bandwidth in the
-  spirit of Zelnik-Manor & Perona (2004), *Self-tuning spectral clustering*;
-* ``"self_tuned_sym"``: w_ij = exp(-4 d_ij^2 / (d_k(x_i) d_k(x_j))) (graphlearning's
-  ``symgaussian``): already symmetric, so symmetrized by the union of the edges (``"max"``).
+* ``"self_tuned"``: w_ij = exp(-c d_ij^2 / d_k(x_i)^2), with ``d_k(x_i)`` the distance from
+  x_i to its k-th nearest neighbour (self excluded) and c the ``self_tuned_constant`` (4 by
+  default); kNN graphs only, symmetrized by the mean (W + W^T) / 2 by default. With c = 4 this
+  is graphlearning's default ``gl.weightmatrix.knn`` weight (Calder et al., the Poisson
+  learning paper's graphs), a locally scaled bandwidth in the spirit of Zelnik-Manor & Perona
+  (2004), *Self-tuning spectral clustering*;
+* ``"self_tuned_sym"``: w_ij = exp(-c d_ij^2 / (d_k(x_i) d_k(x_j))) (with c = 4
+  graphlearning's ``symgaussian``): already symmetric, so symmetrized by the union of the
+  edges (``"max"``).
+
+Along one list the constant sets the ratio of the first neighbour's weight to the k-th's,
+exp(c (1 - d_1^2 / d_k^2)): a larger c trusts the nearest neighbours more (the propagation
+learners default to c = 3 joined by ``"max"``, chosen by measurement, issue 36).
 
 A point whose k-th neighbour is at distance 0 (k exact duplicates) has ``d_k = 0``: its
 weights are the limit, 1 to its duplicates and 0 to anything farther (graphlearning's 0 / 0
@@ -33,6 +39,8 @@ WEIGHTS = ("binary", "gaussian", "distance", "self_tuned", "self_tuned_sym")
 # weights that need neighbour lists: the scale d_k(x_i) is the k-th neighbour's distance
 SELF_TUNED = ("self_tuned", "self_tuned_sym")
 SYMMETRIZE = ("max", "mean", "mutual")
+# the constant c of the self-tuned weights in the builders: graphlearning's
+DEFAULT_SELF_TUNED_CONSTANT = 4.0
 
 
 def check_weight(weight, sigma_w, *, knn=True):
@@ -54,6 +62,24 @@ def check_weight(weight, sigma_w, *, knn=True):
         return None
     sigma_w = check_positive(sigma_w, "sigma_w")
     return sigma_w
+
+
+def check_self_tuned_constant(constant, weight, *, default=DEFAULT_SELF_TUNED_CONSTANT,
+                              name="self_tuned_constant", weight_name="weight"):
+    """``constant`` (the c of exp(-c d^2 / d_k^2)) as a finite float > 0.
+
+    A value other than ``default`` with a weight that is not self-tuned cannot apply and is
+    refused (as ``sigma_w`` with a self-tuned weight is by the learners), naming the fix.
+    """
+    constant = check_positive(constant, name)
+    if weight not in SELF_TUNED and constant != float(default):
+        raise ValueError(
+            f"{name}={constant:g} is the constant c of the self-tuned weights "
+            f"exp(-c d^2 / d_k^2), but {weight_name}={weight!r} does not use it; pass "
+            f"{weight_name}='self_tuned' (or 'self_tuned_sym') with it, or leave {name} at "
+            f"its default {float(default):g}."
+        )
+    return constant
 
 
 def default_symmetrize(weight):
@@ -109,8 +135,9 @@ def kth_sq_distances(sq_distances, missing=None):
     return np.maximum(sq.max(axis=1), 0.0)
 
 
-def self_tuned_weights(sq_distances, scale, *, shift=False):
-    """The self-tuned weights ``exp(-4 d^2 / scale)`` elementwise.
+def self_tuned_weights(sq_distances, scale, *, shift=False,
+                       constant=DEFAULT_SELF_TUNED_CONSTANT):
+    """The self-tuned weights ``exp(-c d^2 / scale)`` elementwise, c = ``constant``.
 
     ``scale`` (broadcast against ``sq_distances``, rows = points i) is ``d_k(x_i)^2`` or
     ``d_k(x_i) d_k(x_j)`` (:func:`self_tuned_scale`). At ``scale = 0`` the limit: 1 where
@@ -125,7 +152,7 @@ def self_tuned_weights(sq_distances, scale, *, shift=False):
     if shift and ratio.size and ratio.shape[-1]:
         low = ratio.min(axis=-1, keepdims=True)
         ratio = ratio - np.where(np.isfinite(low), low, 0.0)
-    return np.exp(-4.0 * ratio)
+    return np.exp(-float(constant) * ratio)
 
 
 def self_tuned_scale(kth_sq, neighbor_kth_sq=None):
@@ -137,7 +164,8 @@ def self_tuned_scale(kth_sq, neighbor_kth_sq=None):
     return np.sqrt(kth_sq)[:, None] * np.sqrt(np.asarray(neighbor_kth_sq, dtype=np.float64))
 
 
-def knn_edge_weights(indices, sq_distances, weight, sigma_w=None, *, missing=None):
+def knn_edge_weights(indices, sq_distances, weight, sigma_w=None, *, missing=None,
+                     constant=DEFAULT_SELF_TUNED_CONSTANT):
     """Directed weights of kNN lists: ``A[i, t]`` is the weight of the edge
     ``i -> indices[i, t]``.
 
@@ -153,6 +181,8 @@ def knn_edge_weights(indices, sq_distances, weight, sigma_w=None, *, missing=Non
         Gaussian bandwidth; ``None``: :func:`default_sigma_w` over the listed edges.
     missing : ndarray of bool, shape (n, k), optional
         Entries that hold no neighbour (approximate builders); their weight is 0.
+    constant : float
+        c of the self-tuned weights exp(-c d^2 / d_k^2) (checked by the caller).
 
     Returns
     -------
@@ -170,10 +200,10 @@ def knn_edge_weights(indices, sq_distances, weight, sigma_w=None, *, missing=Non
     if weight == "gaussian" and sigma_w is None:
         sigma_w = default_sigma_w(sq[present])
     if weight == "self_tuned":
-        w = self_tuned_weights(sq, self_tuned_scale(kth))
+        w = self_tuned_weights(sq, self_tuned_scale(kth), constant=constant)
     elif weight == "self_tuned_sym":
         idx = np.where(present, np.asarray(indices, dtype=np.int64), 0)
-        w = self_tuned_weights(sq, self_tuned_scale(kth, kth[idx]))
+        w = self_tuned_weights(sq, self_tuned_scale(kth, kth[idx]), constant=constant)
     else:
         w = edge_weights(sq, weight, sigma_w)
     w = np.where(present, w, 0.0)

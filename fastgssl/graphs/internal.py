@@ -7,18 +7,22 @@ training pairs. They may change without a deprecation cycle; the front door
 """
 
 from fastgssl.graphs._weights import (
+    DEFAULT_SELF_TUNED_CONSTANT,
     SELF_TUNED,
     SYMMETRIZE,
     WEIGHTS,
+    check_self_tuned_constant,
     default_symmetrize,
     self_tuned_scale,
     self_tuned_weights,
 )
 
 __all__ = [
+    "DEFAULT_SELF_TUNED_CONSTANT",
     "SELF_TUNED",
     "SYMMETRIZE",
     "WEIGHTS",
+    "check_self_tuned_constant",
     "default_symmetrize",
     "self_tuned_scale",
     "self_tuned_weights",

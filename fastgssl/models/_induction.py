@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fastgssl.graphs.internal import (
+    DEFAULT_SELF_TUNED_CONSTANT,
     SELF_TUNED,
     WEIGHTS,
     default_symmetrize,
@@ -55,7 +56,7 @@ __all__ = [
 ]
 
 def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_scale=None,
-                   ref_scale=None, symmetrize=None):
+                   ref_scale=None, symmetrize=None, constant=DEFAULT_SELF_TUNED_CONSTANT):
     """Kernel values K(x, x_j) of the graph from squared distances.
 
     Parameters
@@ -81,6 +82,8 @@ def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_sca
     symmetrize : {"max", "mean", "mutual"} or None
         How the kNN graph joined its two directed weights (None: the weight's own,
         :func:`fastgssl.graphs.knn_graph`); the query is weighed the same way (Notes).
+    constant : float
+        c of the self-tuned weights (the graph's ``self_tuned_constant``).
 
     Returns
     -------
@@ -94,10 +97,10 @@ def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_sca
     0. A query x is weighed against a training point x_j in the same way: its outward weight
     a(x, x_j) is always present (x_j is among the k nearest training points of x), the
     inward weight a(x_j, x) when x would be among the k nearest neighbours of x_j,
-    d <= d_k(x_j). The directed weights are exp(-4 d^2 / d_k(x)^2) outward and
-    exp(-4 d^2 / d_k(x_j)^2) inward for ``"self_tuned"``, exp(-4 d^2 / (d_k(x) d_k(x_j)))
-    both ways for ``"self_tuned_sym"``, and the symmetric weight itself for the others (so
-    that ``"max"``, their default, needs no scale). On a training point queried against
+    d <= d_k(x_j). The directed weights are exp(-c d^2 / d_k(x)^2) outward and
+    exp(-c d^2 / d_k(x_j)^2) inward for ``"self_tuned"``, exp(-c d^2 / (d_k(x) d_k(x_j)))
+    both ways for ``"self_tuned_sym"`` (c = ``constant``), and the symmetric weight itself
+    for the others (so that ``"max"`` needs no scale for them). On a training point queried against
     the others (itself left out) this reproduces its row of W over its k nearest neighbours
     (away from ties).
     """
@@ -114,10 +117,10 @@ def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_sca
         qs = np.asarray(query_scale, dtype=np.float64)
         rs = np.asarray(ref_scale, dtype=np.float64)
     if weight == "self_tuned":
-        out = self_tuned_weights(d2, self_tuned_scale(qs))
-        inward = self_tuned_weights(d2, rs)
+        out = self_tuned_weights(d2, self_tuned_scale(qs), constant=constant)
+        inward = self_tuned_weights(d2, rs, constant=constant)
     elif weight == "self_tuned_sym":
-        out = self_tuned_weights(d2, self_tuned_scale(qs, rs), shift=shift)
+        out = self_tuned_weights(d2, self_tuned_scale(qs, rs), shift=shift, constant=constant)
         inward = out
     else:
         out = inward = _symmetric_weights(d2, weight, sigma_w, shift)

@@ -171,7 +171,8 @@ class LabelPropagation(_PropagationClassifier):
                               **REWEIGHTING_CONSTRAINTS}
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
-                 graph_symmetrize=None, sigma_w=None, n_landmarks=None, drop_rr=False,
+                 graph_symmetrize="max", sigma_w=None, self_tuned_constant=3.0,
+                 n_landmarks=None, drop_rr=False,
                  n_subsets=1, unlabeled_policy="auto", class_mass_normalization=False,
                  solver="auto", rtol=1e-6, random_state=None, n_jobs=None, reweighting=None,
                  reweighting_params=None):
@@ -251,7 +252,8 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
     _parameter_constraints = {**_GraphPropagation._parameter_constraints, **_LAM}
 
     def __init__(self, lam=np.inf, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
-                 graph_symmetrize=None, sigma_w=None, n_landmarks=None, drop_rr=False,
+                 graph_symmetrize="max", sigma_w=None, self_tuned_constant=3.0,
+                 n_landmarks=None, drop_rr=False,
                  n_subsets=1, unlabeled_policy="uniform", solver="auto", rtol=1e-6,
                  random_state=None, n_jobs=None):
         store_init_arguments(self, locals())
@@ -322,7 +324,8 @@ class LocalGlobalConsistency(_PropagationClassifier):
                               "alpha": [Interval(Real, 0, 1, closed="neither")]}
 
     def __init__(self, alpha=0.99, *, graph="knn", n_neighbors=10, graph_weight="self_tuned",
-                 graph_symmetrize=None, sigma_w=None, n_landmarks=None, drop_rr=False,
+                 graph_symmetrize="max", sigma_w=None, self_tuned_constant=3.0,
+                 n_landmarks=None, drop_rr=False,
                  n_subsets=1, unlabeled_policy="auto", class_mass_normalization=False,
                  solver="auto", rtol=1e-6, random_state=None, n_jobs=None):
         store_init_arguments(self, locals())

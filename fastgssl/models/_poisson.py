@@ -231,7 +231,8 @@ class _PoissonBase(_PropagationClassifier):
     }
 
     def __init__(self, class_priors=None, *, graph="knn", n_neighbors=10,
-                 graph_weight="self_tuned", graph_symmetrize=None, sigma_w=None,
+                 graph_weight="self_tuned", graph_symmetrize="max", sigma_w=None,
+                 self_tuned_constant=3.0,
                  unlabeled_policy="auto", solver="auto", rtol=1e-6, n_jobs=None):
         store_init_arguments(self, locals())
 
@@ -408,12 +409,14 @@ class PoissonMBO(_PoissonBase):
 
     The diffusion of one outer iteration lasts N_s dt = N_s / max_i d_i, so how far it
     smooths depends on the spread of the degrees, hence on the weights. The defaults (the
-    paper's T = 20, N_s = 40) fit locally scaled weights (``graph_weight="self_tuned"``,
-    the default, or ``"self_tuned_sym"``: graphlearning's graphs), whose degrees spread
-    widely. On nearly uniform weights (one global Gaussian bandwidth: MNIST weights
-    0.24-0.98, mean degree 0.31 of the largest, against weights 0.009-0.59 and 0.21 for
-    the self-tuned graph) the same N_s over-smooths: on MNIST with the true priors it lost
-    1.6-1.7 points to graphlearning's ``poisson_mbo`` at 5-10 labels per class, and
+    paper's T = 20, N_s = 40) fit locally scaled weights (graphlearning's graph,
+    ``self_tuned_constant=4, graph_symmetrize="mean"``: MNIST weights 0.009-0.59, mean
+    degree 0.21 of the largest; the default graph, c = 3 joined by the max: 0.05-0.68 and
+    0.35, on which PoissonMBO stays within 0.34 points of graphlearning's ``poisson_mbo``
+    on graphlearning's graph, issue 36). On the global-bandwidth Gaussian graph (MNIST
+    weights 0.24-0.98, mean degree 0.31 of the largest) the same N_s over-smooths: on
+    MNIST with the true priors it lost 1.6-1.7 points to graphlearning's ``poisson_mbo``
+    at 5-10 labels per class, and
     ``n_diffusion_steps=10`` on that graph recovered them (0.896 / 0.924 against 0.876 /
     0.908; 160 steps: 0.823 / 0.855), a fidelity of 10 only a third of that (issue 36,
     ``bench/bench_graph_weight.py --mbo-variants``). With a hand-made graph of near-uniform
@@ -440,7 +443,8 @@ class PoissonMBO(_PoissonBase):
 
     def __init__(self, class_priors=None, *, n_mbo_iter=20, n_diffusion_steps=40,
                  fidelity=1.0, graph="knn", n_neighbors=10, graph_weight="self_tuned",
-                 graph_symmetrize=None, sigma_w=None, unlabeled_policy="auto",
+                 graph_symmetrize="max", sigma_w=None, self_tuned_constant=3.0,
+                 unlabeled_policy="auto",
                  solver="auto", rtol=1e-6, n_jobs=None):
         store_init_arguments(self, locals())
 

@@ -34,7 +34,13 @@ from fastgssl._validation import (
 )
 from fastgssl.exceptions import UnlabeledComponentWarning
 from fastgssl.graphs import knn_search, resolve_graph
-from fastgssl.graphs.internal import SELF_TUNED, SYMMETRIZE, default_symmetrize
+from fastgssl.graphs.internal import (
+    DEFAULT_SELF_TUNED_CONSTANT,
+    SELF_TUNED,
+    SYMMETRIZE,
+    check_self_tuned_constant,
+    default_symmetrize,
+)
 from fastgssl.models._balance import check_class_shares, class_mass_normalize
 from fastgssl.models._induction import WEIGHTS, induction_operator, kernel_weights
 from fastgssl.models._propagation_cv import _PropagationCV
@@ -68,6 +74,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         "graph_weight": [StrOptions(set(WEIGHTS))],
         "graph_symmetrize": [StrOptions(set(SYMMETRIZE)), None],
         "sigma_w": [Interval(Real, 0, None, closed="neither"), None],
+        "self_tuned_constant": [Interval(Real, 0, None, closed="neither")],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
         "drop_rr": ["boolean"],
         "n_subsets": [Interval(Integral, 1, None, closed="left")],
@@ -106,6 +113,10 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 f"k-th neighbour; pass graph_weight='gaussian' with sigma_w, or leave sigma_w "
                 f"None."
             )
+        check_self_tuned_constant(
+            self.self_tuned_constant, self.graph_weight, weight_name="graph_weight",
+            default=inspect.signature(type(self).__init__).parameters[
+                "self_tuned_constant"].default)
 
     def _policies(self):
         return POLICIES
@@ -130,8 +141,8 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
     # -- graph -----------------------------------------------------------------------------
 
     def _build_graph(self, X):
-        """Return (W, coordinates or None, (weight, sigma, scale, symmetrize) of the
-        induction kernel).
+        """Return (W, coordinates or None, (weight, sigma, scale, symmetrize, constant) of
+        the induction kernel).
 
         ``scale`` is ``d_k(x_i)^2`` of the training points when the kernel needs it (the
         self-tuned weights, a symmetrization other than ``"max"``: from the builder when it
@@ -141,22 +152,32 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         weight = self.graph_weight
         how = self.graph_symmetrize
         n = X.shape[0]
+        constant = float(self.self_tuned_constant)
         params = {
             "n_neighbors": self.n_neighbors,
             "weight": self.graph_weight,
             "sigma_w": self.sigma_w,
             "symmetrize": how,
             "n_jobs": self.n_jobs,
+            # offered with the self-tuned weights only (the builders refuse it elsewhere)
+            "self_tuned_constant": constant if weight in SELF_TUNED else None,
         }
         coords = X
         if isinstance(graph, str) and graph == "precomputed":
             W = resolve_graph(X, None, n_samples=n, name="X (graph='precomputed')")
-            return W, None, (weight, None, None, how)
+            return W, None, (weight, None, None, how, constant)
         own = inspect.signature(type(self).__init__).parameters
         W, builder = resolve_graph(graph, X, builder_params=params, return_builder=True,
                                    defaults={"n_neighbors": own["n_neighbors"].default,
                                              "weight": own["graph_weight"].default,
-                                             "symmetrize": own["graph_symmetrize"].default})
+                                             "symmetrize": own["graph_symmetrize"].default,
+                                             "self_tuned_constant":
+                                                 own["self_tuned_constant"].default})
+        if getattr(builder, "weight", None) in WEIGHTS:
+            # the constant of the graph built: a builder that names its weight but not the
+            # constant (a plugin) has the self-tuned weights' own, graphlearning's 4
+            constant = float(getattr(builder, "self_tuned_constant",
+                                     DEFAULT_SELF_TUNED_CONSTANT))
         sigma = self.sigma_w
         k = self.n_neighbors
         if callable(graph) and not isinstance(graph, str) and not sp.issparse(graph):
@@ -176,7 +197,8 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             sigma = _infer_gaussian_sigma(W, coords)
             if sigma is None:
                 sigma = 1.0
-        return W, coords, (weight, None if sigma is None else float(sigma), scale, how)
+        return W, coords, (weight, None if sigma is None else float(sigma), scale, how,
+                           constant)
 
     @staticmethod
     def _builder_scale(builder, X):
@@ -226,8 +248,9 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             check_n_neighbors(self.n_neighbors, n)
         else:  # only the induction formula uses it, capped at the number of training points
             check_n_neighbors(self.n_neighbors, np.iinfo(np.int64).max)
-        W, coords, (weight, sigma, scale, how) = self._build_graph(X)
+        W, coords, (weight, sigma, scale, how, constant) = self._build_graph(X)
         self._weight_induction = weight
+        self._constant_induction = constant
         self._sigma_induction = sigma
         self._scale_induction = scale
         self._symmetrize_induction = how
@@ -361,7 +384,9 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             rs = scale[ind if ref is None else ref[ind]]
         return kernel_weights(d2, self._weight_induction, self._sigma_induction, shift=shift,
                               query_scale=qs, ref_scale=rs,
-                              symmetrize=getattr(self, "_symmetrize_induction", None))
+                              symmetrize=getattr(self, "_symmetrize_induction", None),
+                              constant=getattr(self, "_constant_induction",
+                                               DEFAULT_SELF_TUNED_CONSTANT))
 
     def _solve_subsets(self, W, coords, labeled, Y):
         n = W.shape[0]

@@ -84,9 +84,11 @@ class _PropagationCV:
         if self._precomputed():
             return GraphPart(key=("precomputed",), build_graph=lambda X: X,
                              with_graph=lambda W: clone(self))
-        # a given matrix by its entries: each candidate of a search holds a copy of it
+        # a given matrix by its entries: each candidate of a search holds a copy of it; the
+        # self-tuned constant changes the weights, so it is part of the key
         key = (sharing_key("builder", graph, self.n_neighbors, self.graph_weight,
-                           self.graph_symmetrize, self.sigma_w)
+                           self.graph_symmetrize, self.sigma_w,
+                           float(self.self_tuned_constant))
                if isinstance(graph, str) else sharing_key("given", graph))
 
         def build_graph(X):

@@ -11,38 +11,38 @@ _GRAPH_PARAMS = """\
     graph : str, callable or sparse matrix, default="knn"
         A graph builder registered in the ``fastgssl.graphs`` group (``"knn"``, ``"epsilon"``,
         ``"nndescent"``, a plugin name), built with ``n_neighbors``, ``graph_weight``,
-        ``graph_symmetrize`` and ``sigma_w``; ``"precomputed"`` (``X`` is then the (n, n)
-        affinity matrix and ``predict`` takes affinities of new points to the training
-        points); a callable ``X -> W`` such as a configured builder
+        ``graph_symmetrize``, ``sigma_w`` and ``self_tuned_constant``; ``"precomputed"``
+        (``X`` is then the (n, n) affinity matrix and ``predict`` takes affinities of new
+        points to the training points); a callable ``X -> W`` such as a configured builder
         ``fastgssl.graphs.EpsilonGraph(eps=0.5, weight="gaussian")`` (its ``weight`` /
-        ``sigma_w`` / ``symmetrize`` then define the induction kernel); or a symmetric
-        nonnegative (n, n) sparse matrix W over the rows of ``X``.
+        ``sigma_w`` / ``symmetrize`` / ``self_tuned_constant`` then define the induction
+        kernel); or a symmetric nonnegative (n, n) sparse matrix W over the rows of ``X``.
     n_neighbors : int, default=10
         k of the kNN graph, and the number of training (or subset) neighbours the induction
         formula uses for a new point.
     graph_weight : {"binary", "gaussian", "distance", "self_tuned", "self_tuned_sym"}, \
 default=WEIGHT_DEFAULT
         Edge weight of the graph and kernel of the induction formula: 1,
-        exp(-||x - x'||^2 / (2 sigma_w)), the distance, graphlearning's self-tuned
-        exp(-4 ||x_i - x_j||^2 / d_k(x_i)^2) (d_k: distance to the k-th neighbour; the graph
-        is the mean of the two directions), or its symmetric form
-        exp(-4 ||x_i - x_j||^2 / (d_k(x_i) d_k(x_j))) (see :func:`fastgssl.graphs.knn_graph`).
+        exp(-||x - x'||^2 / (2 sigma_w)), the distance, the self-tuned
+        exp(-c ||x_i - x_j||^2 / d_k(x_i)^2) (d_k: distance to the k-th neighbour, c:
+        ``self_tuned_constant``; graphlearning's weight at c = 4), or its symmetric form
+        exp(-c ||x_i - x_j||^2 / (d_k(x_i) d_k(x_j))) (see :func:`fastgssl.graphs.knn_graph`).
         A new point is weighed with its own d_k, from its k nearest training points.
 WEIGHT_NOTE
-    graph_symmetrize : {"max", "mean", "mutual"} or None, default=None
+    graph_symmetrize : {"max", "mean", "mutual"} or None, default="max"
         How the kNN graph joins the weights of its two directions (an absent direction
         counts 0): the larger (``"max"``, the union of the neighbour lists), the mean
-        (graphlearning's (W + W^T) / 2), or the smaller (``"mutual"``: mutual neighbours
-        only); None: the weight's own, ``"mean"`` for ``"self_tuned"``, ``"max"`` for the
-        others (:func:`fastgssl.graphs.knn_graph`). ``predict`` weighs a new point against
-        its training neighbours the same way. Measured with ``"self_tuned"`` (issue 36):
-        ``"max"`` takes back most of what the self-tuned graph costs against ``"gaussian"``
-        on ``make_classification``'s noisy features (PoissonMBO -0.6 -> -0.1 points,
-        PoissonLearning -0.3 -> -0.1 at n = 8,000, 80 labels), where one-sided neighbour
-        pairs are as often same-class as mutual ones (72 % / 73 %), but keeps only 0.5-0.8
-        of the mean's 1.4-2.4 points over ``"gaussian"`` on MNIST at one label per class
-        (10 draws), where the mean's halving of one-sided pairs (85 % same-class against
-        97 % for mutual ones) filters, hence the mean by default.
+        (graphlearning's (W + W^T) / 2, which halves one-sided pairs), or the smaller
+        (``"mutual"``: mutual neighbours only); None: the weight's own, ``"mean"`` for
+        ``"self_tuned"``, ``"max"`` for the others (:func:`fastgssl.graphs.knn_graph`).
+        ``predict`` weighs a new point against its training neighbours the same way.
+    self_tuned_constant : float > 0, default=3.0
+        The constant c of the self-tuned weights, exp(-c d^2 / d_k(x_i)^2) (and
+        exp(-c d^2 / (d_k(x_i) d_k(x_j))) for ``"self_tuned_sym"``): along one list the
+        first neighbour outweighs the k-th by exp(c (1 - d_1^2 / d_k^2)), so a smaller c
+        gives flatter weights. Only the self-tuned weights use it (another value with
+        another weight is an error). graphlearning's graph (``gl.weightmatrix.knn``) is
+        ``graph_weight="self_tuned", self_tuned_constant=4, graph_symmetrize="mean"``.
     sigma_w : float or None, default=None
         Gaussian bandwidth, a squared distance: exp(-d^2 / (2 sigma_w)). ``None``: the
         graph builder's heuristic; the induction formula uses the value the builder chose
@@ -52,22 +52,28 @@ WEIGHT_NOTE
 
 # why each default, measured on the low-label benchmark (issue 36, the benchmarks page)
 SELF_TUNED_NOTE = """\
-        The default measured best across the low-label benchmark's data sets (issue 36,
-        10 label draws per cell, see the benchmarks page): on MNIST 1.3-12.9 points above
-        ``"gaussian"`` for the classifiers at 2-10 labels per class (the reweighted
-        ``LabelPropagation`` +2.1 to +2.4 at one), on letter within -0.8 to +0.9 at one
-        label per class, +0.0 to +3.2 at 2 and 5, up to +3.3 at 10. It loses 0.3-0.6 points
-        (paired t -3 to -7) for Poisson learning, PoissonMBO and the Poisson-reweighted
-        ``LabelPropagation`` on the noisy features of ``make_classification``
-        (``graph_symmetrize="max"`` takes most of it back) and about a point of test error
-        on low-dimensional, well-sampled data such as 2-D blobs, where ``"gaussian"`` is
-        better.
+        The default graph, ``"self_tuned"`` with c = 3 joined by ``"max"``, is the one
+        graph measured on the low-label benchmark on which no propagation learner is
+        significantly worse than on the global-bandwidth ``"gaussian"`` graph, the default
+        before issue 36 (10 label draws per cell, paired t; the benchmarks page, "Third
+        round"): on ``make_classification`` (8,000 and 20,000 points, 30 features) -0.1 to
+        +0.6 points (every negative t above -1), on letter at 1-10 labels per class -0.4
+        (t -1.4) to +3.5, on MNIST +0.2 to +1.5 for Poisson learning, PoissonMBO, the
+        class-mass-normalized ``LabelPropagation`` and LocalGlobalConsistency at 1-10
+        labels (plain ``LabelPropagation`` -4.4 at one label, t -1.2, +2.1 to +12.0 at
+        2-10), and PoissonMBO stays within 0.34 points of graphlearning's ``poisson_mbo`` on
+        graphlearning's graph there (t >= -0.64). graphlearning's graph (c = 4, the mean)
+        gains 1.3-2.5 points more on MNIST for these learners but is significantly worse
+        than ``"gaussian"`` in five cells (0.3-0.8 points, t -1.9 to -7.2: Poisson
+        learning, PoissonMBO and the Poisson-reweighted ``LabelPropagation`` on
+        ``make_classification``'s noisy features, whose one-sided neighbour pairs are as
+        often same-class as mutual ones, 72 % / 73 %, so that halving them and the sharper
+        constant filter nothing; LocalGlobalConsistency on letter at one label).
 """
 VOLUME_MBO_NOTE = """\
-        For VolumeMBO too the self-tuned default measured better than the global-bandwidth
-        Gaussian it had before (issue 36, 10 draws, with the auction assignment): on MNIST
-        +4.1 points at 5 labels per class (paired t +6.5), -0.2 at one (t -0.2), and -0.2
-        on ``make_classification(8000, 30)`` (t -1.3).
+        For VolumeMBO (with the auction assignment) the default graph measured +1.2 / +3.4
+        points over ``"gaussian"`` on MNIST at 1 / 5 labels per class and +0.1 (t +0.6) on
+        ``make_classification(8000, 30)`` (issue 36, 10 draws).
 """
 
 

@@ -326,7 +326,8 @@ class VolumeMBO(_PropagationClassifier):
 
     def __init__(self, class_priors=None, *, temperature=0.1, volume_constraint=0.5,
                  max_iter=100, assignment="auction", graph="knn", n_neighbors=10,
-                 graph_weight="self_tuned", graph_symmetrize=None, sigma_w=None,
+                 graph_weight="self_tuned", graph_symmetrize="max", sigma_w=None,
+                 self_tuned_constant=3.0,
                  unlabeled_policy="auto",
                  random_state=None, n_jobs=None):
         store_init_arguments(self, locals())
