@@ -8,6 +8,10 @@
 - cv.rst / plot_cv_surface: exact 5-fold CV of ``SVM()`` over the example's bottom-left
   corner (``sigma`` 10-40, ``lam`` 1e-8 - 1e-6) on the breast-cancer data, where t-FBIF
   reads 0;
+- cv.rst: the collapse without the intercept: plain 10-fold t-FBIF (``verify=None``) of
+  ``SVM(fit_intercept=False)`` and of ``SVM()`` over seed 001's 31 x 16 grid on heart,
+  split 0 of its protocol (``bench/bench_model_selection.py``'s ``load`` / ``split`` /
+  ``grid_for``): how many candidates read 0, the argmin and its test error;
 - learners.rst: one ten-class ``SVM()`` fit on the first 1,000 digits (all labeled,
   features / 16), one-vs-one against one-vs-rest: median wall and CPU seconds of
   ``--repeats`` fits after a warm-up fit (compilation excluded).
@@ -23,6 +27,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import time
 import warnings
 
@@ -69,6 +74,29 @@ def cv_surface_corner():
                 fbif=[float(v) for v in fbif.cv_results_["mean_cv_error"]])
 
 
+def fbif_collapse_heart():
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "bench"))
+    from bench_model_selection import grid_for, load, split
+
+    X, y, task = load("heart")
+    X_tr, X_te, y_tr, y_te = split(X, y, 0, task)[:4]
+    grid = grid_for(task, False)
+    out = {}
+    for name, intercept in (("no_intercept", False), ("intercept", True)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OptimisticCriterionWarning)
+            s = GridSearchCV(SVM(fit_intercept=intercept), grid, cv=10, method="fbif",
+                             verify=None, random_state=0).fit(X_tr, y_tr)
+        err = np.asarray(s.cv_results_["mean_cv_error"])
+        zeros = [p for p, v in zip(s.cv_results_["params"], err) if v == 0.0]
+        out[name] = dict(candidates=len(err), at_zero=len(zeros), min=float(err.min()),
+                         zero_sigma_max=max((p["sigma"] for p in zeros), default=None),
+                         best_params=s.best_params_,
+                         test_error=float(np.mean(s.predict(X_te) != y_te)))
+    return out
+
+
 def ovo_ovr(repeats):
     X, y = load_digits(return_X_y=True)
     X, y = X[:1000] / 16.0, y[:1000]
@@ -102,6 +130,8 @@ def main():
     print("quickstart:", res["quickstart"], flush=True)
     res["cv_surface_corner"] = cv_surface_corner()
     print("cv surface corner:", res["cv_surface_corner"], flush=True)
+    res["fbif_collapse_heart"] = fbif_collapse_heart()
+    print("t-FBIF on heart, split 0:", res["fbif_collapse_heart"], flush=True)
     res["ovo_ovr_digits1000"] = ovo_ovr(args.repeats)
     o = res["ovo_ovr_digits1000"]
     print(f"SVM fit on 1,000 digits: ovo {o['ovo']['wall_median']:.3f} s "
