@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 
 from fastgssl._geometry import check_distance_scale
-from fastgssl.graphs._ivf_kernels import _invert_probes, _nearest_lists
+from fastgssl.graphs._ivf_kernels import (
+    _invert_probes,
+    _list_order_operands,
+    _nearest_lists,
+)
 from fastgssl.graphs._ivf_pairs import _search_pairs
 from fastgssl.graphs._ivf_search import (
     _kmeans,
@@ -53,11 +57,7 @@ def _operands(X, n_lists, p, seed=0):
     counts = np.bincount(labels, minlength=C.shape[0])
     starts = np.concatenate(([0], np.cumsum(counts)))
     ptr, queries = _invert_probes(probe, C.shape[0], perm)
-    A = A[perm]
-    B = np.empty_like(A)
-    B[:, :d] = A[:, :d] * np.float32(-2.0)
-    B[:, d] = 1.0
-    B[:, d + 1] = A[:, d]
+    A, B = _list_order_operands(A, perm)
     return A, B, starts, ptr, queries
 
 

@@ -63,7 +63,7 @@ from ._ivf_search import (
     _nearest_centroids,
     _search_lists,
 )
-from ._knn import _U32
+from ._knn import _U32, reference_rows
 
 __all__ = ["dask_ivf_search", "is_dask_array"]
 
@@ -252,10 +252,7 @@ def _group_search(lists, n_lists, k, kc, unit2, rmax, *pieces):
     orig, At, Xt, norms = orig[rows], A[rows], Xr[rows], norms[rows]
     d = At.shape[1] - 2
     m = members.size
-    Bt = np.empty((m, d + 2), dtype=np.float32)
-    Bt[:, :d] = At[:m, :d] * np.float32(-2.0)
-    Bt[:, d] = 1.0
-    Bt[:, d + 1] = At[:m, d]
+    Bt = reference_rows(At[:m])
     ptr, queries = _invert_probes(probe_l, n_l + 1, np.arange(probe_l.shape[0]))
     with small_blas(0.0):
         heap_d, heap_i = _search_lists(At, Bt, starts, ptr, queries, kc, 1)

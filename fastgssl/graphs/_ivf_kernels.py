@@ -262,7 +262,8 @@ def _take_rows(X, perm):
 @njit(cache=True, parallel=True)
 def _list_order_operands(A, perm):
     """The search's operands in list order: ``A[perm]`` (rows ``[x', ||x'||^2, 1]``) and
-    the reference rows ``[-2 x', 1, ||x'||^2]`` of the same points (one parallel pass)."""
+    the reference rows ``[-2 x', 1, ||x'||^2]`` of the same points: ``_knn.reference_rows``
+    of ``A[perm]``, fused with the gather in one parallel pass."""
     n, w = A.shape
     d = w - 2
     Ap = np.empty_like(A)

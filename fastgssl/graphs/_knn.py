@@ -260,14 +260,21 @@ def _gemm_operands(Xq, Xr, sq_spread, references=True):
     if same and not references:
         B, r_norms = None, q_norms
     elif same:
-        B = np.empty_like(A)
-        B[:, :d] = A[:, :d] * np.float32(-2.0)
-        B[:, d] = 1.0
-        B[:, d + 1] = A[:, d]
-        r_norms = q_norms
+        B, r_norms = reference_rows(A), q_norms
     else:
         B, r_norms = augmented(Xr, False)
     return A, B, q_norms, r_norms, unit * unit
+
+
+def reference_rows(A):
+    """The reference operand ``[-2 x', 1, ||x'||^2]`` of the points whose query rows are
+    ``A = [x', ||x'||^2, 1]`` (:func:`_gemm_operands`; exact: a power-of-two scaling)."""
+    d = A.shape[1] - 2
+    B = np.empty_like(A)
+    B[:, :d] = A[:, :d] * np.float32(-2.0)
+    B[:, d] = 1.0
+    B[:, d + 1] = A[:, d]
+    return B
 
 
 def _symmetric_tasks(n_blocks):
