@@ -34,8 +34,8 @@ from ._weights import (
     edge_weights,
     isolated_count,
     knn_edge_weights,
+    symmetrize_lists,
 )
-from ._weights import symmetrize as symmetrize_directed
 
 __all__ = [
     "EpsilonGraph",
@@ -189,16 +189,12 @@ def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize,
     kth_sq : ndarray of shape (n_samples,)
         ``d_k(x_i)^2``, the scale of the self-tuned weights (new points need their own).
     """
-    n, k = indices.shape
     missing = indices < 0
     idx = np.where(missing, 0, indices)
     data, sigma_w, kth = knn_edge_weights(
         idx, sq_distances, weight, sigma_w, missing=missing if missing.any() else None,
         constant=check_self_tuned_constant(self_tuned_constant, weight))
-    A = sp.csr_matrix((data.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
-    A.eliminate_zeros()
-    W = symmetrize_directed(A, check_symmetrize(symmetrize, weight))
-    W.eliminate_zeros()
+    W = symmetrize_lists(idx, data, check_symmetrize(symmetrize, weight))
     return W, sigma_w, kth
 
 
