@@ -236,7 +236,7 @@ def _group_search(lists, n_lists, k, kc, unit2, rmax, *pieces):
     """One group's search (stage 6 of the module docstring): ``(indices of its rows in X,
     their k nearest among the group's probed lists, squared distances, pairs formed, CPU
     seconds of the task's thread)``."""
-    from ._ivf_kernels import _invert_probes, _refine_task, _scan_task
+    from ._ivf_kernels import _invert_probes_here, _refine_task, _scan_task
 
     cpu0 = time.thread_time()
     orig, member, labels, probe, A, norms, Xr = (np.concatenate(p) for p in zip(*pieces))
@@ -253,7 +253,7 @@ def _group_search(lists, n_lists, k, kc, unit2, rmax, *pieces):
     d = At.shape[1] - 2
     m = members.size
     Bt = reference_rows(At[:m])
-    ptr, queries = _invert_probes(probe_l, n_l + 1, np.arange(probe_l.shape[0]))
+    ptr, queries = _invert_probes_here(probe_l, n_l + 1, np.arange(probe_l.shape[0]))
     with small_blas(0.0):
         heap_d, heap_i = _search_lists(At, Bt, starts, ptr, queries, kc, 1)
     scanned = float(np.dot(np.diff(ptr).astype(np.float64), counts))

@@ -218,7 +218,48 @@ def _nearest_lists(part, probe, labels):
                 got += 1
 
 
+# position ranges of the parallel inversion of the probe lists (a few per thread)
+_INVERT_CHUNKS = 8
+
+
 @njit(cache=True, nogil=True)
+def _count_probes(probe, order, lo, hi, counts):
+    """``counts[L]`` += the number of positions ``lo <= p < hi`` probing list ``L``."""
+    for p in range(lo, hi):
+        row = probe[order[p]]
+        for r in range(row.shape[0]):
+            counts[row[r]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _probe_offsets(counts):
+    """``(ptr, fill)`` of the counts per range and list: list ``L`` holds
+    ``queries[ptr[L]:ptr[L + 1]]``, range ``c`` writes its part from ``fill[c, L]``."""
+    n_chunks, n_lists = counts.shape
+    ptr = np.zeros(n_lists + 1, dtype=np.int64)
+    fill = np.empty((n_chunks, n_lists), dtype=np.int64)
+    for L in range(n_lists):
+        at = ptr[L]
+        for c in range(n_chunks):
+            fill[c, L] = at
+            at += counts[c, L]
+        ptr[L + 1] = at
+    return ptr, fill
+
+
+@njit(cache=True, nogil=True)
+def _fill_probes(probe, order, lo, hi, fill, queries):
+    """Write the positions ``lo <= p < hi`` into the query lists of the lists they probe
+    (``fill[L]``: the next slot of list ``L``; ascending positions stay ascending)."""
+    for p in range(lo, hi):
+        row = probe[order[p]]
+        for r in range(row.shape[0]):
+            L = row[r]
+            queries[fill[L]] = p
+            fill[L] += 1
+
+
+@njit(cache=True, parallel=True)
 def _invert_probes(probe, n_lists, order):
     """Per-list query lists from per-point probe lists.
 
@@ -226,23 +267,30 @@ def _invert_probes(probe, n_lists, order):
     order (``order``: the permutation into list order, so that the probe lists need not be
     copied into it).  Returns ``(ptr, queries)``: the positions probing list ``L`` are
     ``queries[ptr[L]:ptr[L + 1]]``, ascending (so the members of one list, which probe
-    alike, are neighbours in every batch).
+    alike, are neighbours in every batch).  A counting sort in parallel over
+    ``_INVERT_CHUNKS`` ranges of positions: counts per range and list, then every range
+    fills its own slots (measured at ``10^6`` points and 66 probes: 0.6 s on one thread).
     """
-    n, n_probe = probe.shape
-    ptr = np.zeros(n_lists + 1, dtype=np.int64)
-    for p in range(n):
-        for r in range(n_probe):
-            ptr[probe[p, r] + 1] += 1
-    for L in range(n_lists):
-        ptr[L + 1] += ptr[L]
-    fill = ptr[:-1].copy()
-    queries = np.empty(n * n_probe, dtype=np.int32)
-    for p in range(n):
-        row = probe[order[p]]
-        for r in range(n_probe):
-            L = row[r]
-            queries[fill[L]] = p
-            fill[L] += 1
+    n = probe.shape[0]
+    n_chunks = min(_INVERT_CHUNKS, max(1, n))
+    step = (n + n_chunks - 1) // n_chunks
+    counts = np.zeros((n_chunks, n_lists), dtype=np.int64)
+    for c in prange(n_chunks):
+        _count_probes(probe, order, c * step, min(n, (c + 1) * step), counts[c])
+    ptr, fill = _probe_offsets(counts)
+    queries = np.empty(n * probe.shape[1], dtype=np.int32)
+    for c in prange(n_chunks):
+        _fill_probes(probe, order, c * step, min(n, (c + 1) * step), fill[c], queries)
+    return ptr, queries
+
+
+def _invert_probes_here(probe, n_lists, order):
+    """:func:`_invert_probes` in the calling thread (a Dask task: no Numba thread pool)."""
+    counts = np.zeros((1, n_lists), dtype=np.int64)
+    _count_probes(probe, order, 0, probe.shape[0], counts[0])
+    ptr, fill = _probe_offsets(counts)
+    queries = np.empty(probe.size, dtype=np.int32)
+    _fill_probes(probe, order, 0, probe.shape[0], fill[0], queries)
     return ptr, queries
 
 

@@ -59,10 +59,14 @@ def _nearest_centroids(A, Cop, p, threads, labels, probe=None):
     m = Cop.shape[0]
     qb = int(max(16, min(512, _BLOCK_CELLS // m)))
     CopT = Cop.T
+    local = threading.local()  # one product buffer per worker thread
 
     def work(q0):
         q1 = min(n, q0 + qb)
-        part = np.matmul(A[q0:q1], CopT)
+        buf = getattr(local, "buf", None)
+        if buf is None:
+            buf = local.buf = np.empty((qb, m), dtype=np.float32)
+        part = np.matmul(A[q0:q1], CopT, out=buf[:q1 - q0])
         out = probe[q0:q1] if probe is not None else np.empty((q1 - q0, 1), dtype=np.int32)
         _nearest_lists(part, out, labels[q0:q1])
 
