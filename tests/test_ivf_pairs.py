@@ -14,6 +14,7 @@ from fastgssl.graphs._ivf_kernels import (
 )
 from fastgssl.graphs._ivf_pairs import _search_pairs
 from fastgssl.graphs._ivf_search import (
+    _centroid_order,
     _kmeans,
     _nearest_centroids,
     _search_lists,
@@ -39,10 +40,15 @@ def test_nearest_lists_equal_a_lexicographic_sort(seed, m, p):
         part[0] = 3.0
     probe = np.empty((200, p), dtype=np.int32)
     labels = np.empty(200, dtype=np.int64)
-    _nearest_lists(part, probe, labels)
+    _nearest_lists(part, probe, labels, np.empty(0, dtype=np.int32))
     first, ref = _reference_probes(part, p)
     np.testing.assert_array_equal(labels, first)
     np.testing.assert_array_equal(np.sort(probe, axis=1), ref)
+    # the same lists under other names (the spatial order of the search's lists)
+    names = rng.permutation(m).astype(np.int32)
+    _nearest_lists(part, probe, labels, names)
+    np.testing.assert_array_equal(labels, names[first])
+    np.testing.assert_array_equal(np.sort(probe, axis=1), np.sort(names[ref], axis=1))
 
 
 def _operands(X, n_lists, p, seed=0):
@@ -88,3 +94,20 @@ def test_pairs_search_keeps_the_candidates_of_the_one_way_search(n_lists, p, thr
         probes[queries[ptr[L]:ptr[L + 1]], L] = True
     rows, cols = np.nonzero(i2 >= 0)
     assert probes[rows, list_of[i2[rows, cols]]].all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_centroid_order_names_subtrees_contiguously(seed):
+    """The lists' spatial names: a permutation, and on points along a line every aligned
+    block of 2^j names (a subtree of the median splits) is an interval of the line."""
+    rng = np.random.default_rng(seed)
+    x = rng.permutation(64).astype(float)
+    C = np.column_stack([x, 1e-3 * rng.normal(size=64)])
+    names = _centroid_order(C)
+    np.testing.assert_array_equal(np.sort(names), np.arange(64))
+    rank_by_name = x[np.argsort(names)]
+    for size in (32, 16, 8, 4):
+        for b in range(0, 64, size):
+            block = np.sort(rank_by_name[b:b + size])
+            assert block[-1] - block[0] == size - 1
+    assert _centroid_order(np.zeros((5, 3))).tolist() == list(range(5))

@@ -55,6 +55,7 @@ from fastgssl.exceptions import LowRecallWarning
 from ._builders import _GraphBuilder, knn_adjacency
 from ._ivf_search import (
     _choose_n_probe,
+    _centroid_order,
     _kmeans,
     _nearest_centroids,
 )
@@ -352,7 +353,8 @@ class IVFGraph(_GraphBuilder):
             t0 = clock()
             labels = np.empty(n, dtype=np.int64)
             probe = np.empty((n, n_probe_), dtype=np.int32)
-            _nearest_centroids(A, Cop, n_probe_, threads, labels=labels, probe=probe)
+            _nearest_centroids(A, Cop, n_probe_, threads, labels=labels, probe=probe,
+                               names=_centroid_order(C))
             perm = np.argsort(labels, kind="stable")
             counts = np.bincount(labels, minlength=n_lists_)
             starts = np.concatenate(([0], np.cumsum(counts)))

@@ -153,10 +153,11 @@ def _kth_value(vals, kth):
 
 
 @njit(cache=True, nogil=True)
-def _nearest_lists(part, probe, labels):
+def _nearest_lists(part, probe, labels, names):
     """Per row of ``part`` (approximate squared distances to every centroid): the nearest
     centroid (``labels``, the first of equal ones) and the ``p = probe.shape[1]`` nearest
-    (``probe``, unordered; equal distances by index).
+    (``probe``, unordered; equal distances by index), as columns of ``part`` or, when
+    ``names`` is not empty, as ``names[column]``.
 
     Selection with few branches: a cut ``t`` from the first 64 entries of the row (the
     centroids are in random order: the sample's ``2 p / n_lists`` quantile, a little above
@@ -182,9 +183,13 @@ def _nearest_lists(part, probe, labels):
                 if v < low:
                     low = v
                     best = b
-            labels[a] = best
             for b in range(p):
                 probe[a, b] = best if p == 1 else b
+            if names.shape[0]:
+                best = names[best]
+                for b in range(p):
+                    probe[a, b] = names[probe[a, b]]
+            labels[a] = best
             continue
         cut = _kth_value(row[:n_samp], r)
         c = 0
@@ -203,7 +208,7 @@ def _nearest_lists(part, probe, labels):
         for t in range(1, c):
             if vals[t] < vals[best]:
                 best = t
-        labels[a] = idx[best]
+        labels[a] = names[idx[best]] if names.shape[0] else idx[best]
         kth = _kth_value(vals[:c], p - 1)
         got = 0
         for t in range(c):
@@ -216,6 +221,9 @@ def _nearest_lists(part, probe, labels):
             if vals[t] == kth:
                 probe[a, got] = idx[t]
                 got += 1
+        if names.shape[0]:
+            for t in range(p):
+                probe[a, t] = names[probe[a, t]]
 
 
 # position ranges of the parallel inversion of the probe lists (a few per thread)

@@ -49,12 +49,15 @@ def _centroid_operand(C):
     return out
 
 
-def _nearest_centroids(A, Cop, p, threads, labels, probe=None):
+def _nearest_centroids(A, Cop, p, threads, labels, probe=None, names=None):
     """The nearest centroid of every row of ``A`` (to ``labels``) and its ``p`` nearest
     (to ``probe``, unordered): blocks of one GEMM of the augmented rows against the
-    centroid operand, each row then selected by :func:`._ivf_kernels._nearest_lists`."""
+    centroid operand, each row then selected by :func:`._ivf_kernels._nearest_lists`.
+    Centroid ``j`` is called ``names[j]`` when ``names`` is given (the rows of ``Cop``
+    stay in k-means' random order, which the selection's sampled cut needs)."""
     from ._ivf_kernels import _nearest_lists
 
+    names = np.empty(0, dtype=np.int32) if names is None else names.astype(np.int32)
     n = A.shape[0]
     m = Cop.shape[0]
     qb = int(max(16, min(512, _BLOCK_CELLS // m)))
@@ -68,9 +71,40 @@ def _nearest_centroids(A, Cop, p, threads, labels, probe=None):
             buf = local.buf = np.empty((qb, m), dtype=np.float32)
         part = np.matmul(A[q0:q1], CopT, out=buf[:q1 - q0])
         out = probe[q0:q1] if probe is not None else np.empty((q1 - q0, 1), dtype=np.int32)
-        _nearest_lists(part, out, labels[q0:q1])
+        _nearest_lists(part, out, labels[q0:q1], names)
 
     _run(range(0, n, qb), work, threads)
+
+
+def _centroid_order(C):
+    """Names of the lists in a spatial order: ``names[j]`` is the place of centroid ``j``
+    in the depth-first order of recursive median splits along each subset's principal
+    axis (a few power iterations from the subset's point farthest from its mean), so that
+    lists whose centroids are near get near names, and their members near positions in
+    the list order of the search.  A point's probed lists then lie in a few stretches of
+    memory: measured at ``10^6 x 50`` (2,000 lists, 66 probes), the float64 refinement
+    1.6 s against 2.1-2.3 s and the search about 0.8 s less."""
+    C = np.asarray(C, dtype=np.float64)
+    m = C.shape[0]
+    names = np.empty(m, dtype=np.int32)
+    at = 0
+    stack = [np.arange(m)]
+    while stack:
+        ids = stack.pop()
+        if ids.size <= 2:
+            names[ids] = np.arange(at, at + ids.size)
+            at += ids.size
+            continue
+        P = C[ids] - C[ids].mean(axis=0)
+        v = P[np.argmax(np.einsum("ij,ij->i", P, P))].copy()
+        for _ in range(8):
+            v = P.T @ (P @ v)
+            v /= max(np.linalg.norm(v), np.finfo(float).tiny)
+        by = ids[np.argsort(P @ v, kind="stable")]
+        half = ids.size // 2
+        stack.append(by[half:])
+        stack.append(by[:half])  # (popped first: the lower half takes the lower names)
+    return names
 
 
 def _kmeans(A, n_lists, rng, threads):
