@@ -242,9 +242,10 @@ def symmetrize_lists(indices, weights, how):
     columns of a row add, as in a CSR matrix); the result equals ``symmetrize(A, how)``
     entry for entry (the same float64 operations: ``max(a, b)``, ``(a + b) * 0.5``,
     ``min(a, b)`` with ``0`` for the missing side), in canonical CSR form: sorted indices,
-    no diagonal, no stored zeros.  The transpose is one counting pass; the rows are merged
-    in parallel (two passes: sizes, then entries).  Measured on the kNN lists of ``10^6``
-    points (k = 10, two threads): 0.3 s against 1.8 s for the sparse-matrix route.
+    no diagonal, no stored zeros.  The transpose is a parallel counting sort; the rows are
+    merged in parallel (two passes: sizes, then entries).  Measured on random lists of
+    ``10^6`` points (k = 10, two threads): 0.7 s against 1.5 s for the sparse-matrix route
+    (1.0 s against 1.8 s in the inverted-file graph's weights stage).
     """
     idx = np.ascontiguousarray(indices, dtype=np.int64)
     w = np.ascontiguousarray(weights, dtype=np.float64)
@@ -269,29 +270,44 @@ def symmetrize_lists(indices, weights, how):
     return W
 
 
-@njit(cache=True)
+# row ranges of the parallel transpose (the counts take n int64 per range)
+_TRANSPOSE_CHUNKS = 4
+
+
+@njit(cache=True, parallel=True)
 def _transpose_lists(idx, w):
     """Rows of the transpose of the list graph: ``tind[tptr[j]:tptr[j + 1]]`` the rows
     ``i`` (ascending, repeated as often as ``j`` is listed) with ``w[i, t] != 0`` and
-    ``idx[i, t] == j``, their weights in ``tdat``."""
+    ``idx[i, t] == j``, their weights in ``tdat``.  A counting sort in parallel over
+    ``_TRANSPOSE_CHUNKS`` ranges of rows (each fills its own slots, in row order)."""
     n, k = idx.shape
+    n_chunks = min(_TRANSPOSE_CHUNKS, max(1, n))
+    step = (n + n_chunks - 1) // n_chunks
+    counts = np.zeros((n_chunks, n), dtype=np.int64)
+    for c in prange(n_chunks):
+        for i in range(c * step, min(n, (c + 1) * step)):
+            for t in range(k):
+                if w[i, t] != 0.0:
+                    counts[c, idx[i, t]] += 1
     tptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):
-        for t in range(k):
-            if w[i, t] != 0.0:
-                tptr[idx[i, t] + 1] += 1
-    for j in range(n):
-        tptr[j + 1] += tptr[j]
-    pos = tptr[:n].copy()
+    for j in range(n):  # counts[c, j] becomes range c's first slot in row j
+        at = tptr[j]
+        for c in range(n_chunks):
+            got = counts[c, j]
+            counts[c, j] = at
+            at += got
+        tptr[j + 1] = at
     tind = np.empty(tptr[n], dtype=np.int64)
     tdat = np.empty(tptr[n], dtype=np.float64)
-    for i in range(n):
-        for t in range(k):
-            if w[i, t] != 0.0:
-                j = idx[i, t]
-                tind[pos[j]] = i
-                tdat[pos[j]] = w[i, t]
-                pos[j] += 1
+    for c in prange(n_chunks):
+        pos = counts[c]
+        for i in range(c * step, min(n, (c + 1) * step)):
+            for t in range(k):
+                if w[i, t] != 0.0:
+                    j = idx[i, t]
+                    tind[pos[j]] = i
+                    tdat[pos[j]] = w[i, t]
+                    pos[j] += 1
     return tptr, tind, tdat
 
 
