@@ -7,9 +7,11 @@ the exact search's filter / refine / certify steps of :mod:`fastgssl.graphs._knn
 1. *Operands.* The rows are centred and scaled by a power of two and rounded once to
    float32, augmented as ``A = [x', ||x'||^2, 1]`` and ``B = [-2 x', 1, ||x'||^2]``, so that
    one GEMM ``A B^T`` gives approximate squared distances (the exact search's operands).
-2. *Lists.* Lloyd's k-means (5 iterations) with ``n_lists`` centroids on a random sample
+2. *Lists.* Lloyd's k-means (3 iterations) with ``n_lists`` centroids on a random sample
    of ``max(16384, 30 n_lists)`` rows (float32 GEMM assignment, float64 means); a list that
-   empties is re-seeded with a point of a large list (the split of faiss' k-means).
+   empties is re-seeded with a point of a large list (the split of faiss' k-means).  The
+   lists are named in a spatial order (recursive median splits of the centroids along
+   principal axes), so that near lists are near in the list order of the rows.
 3. *Probes.* Every point ``q`` gets its own probe set ``P(q)``: its ``n_probe`` nearest
    centroids (GEMM blocks of all rows against the centroids, each row then selected by a
    sampled cut and a quickselect of the few entries below it); its nearest one is its
