@@ -56,8 +56,8 @@ from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
 from ._ivf_search import (
-    _choose_n_probe,
     _centroid_order,
+    _choose_n_probe,
     _kmeans,
     _nearest_centroids,
 )
