@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fastgssl._geometry import check_distance_scale
+from fastgssl._threads import numba_threads
 from fastgssl._validation import (
     check_no_complex,
     check_positive,
@@ -143,7 +144,8 @@ def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs,
     idx, sq = knn_search(X, n_neighbors, n_jobs=n_jobs)
     n = idx.shape[0]
     W, sigma_w, kth = knn_adjacency(idx, sq, weight=weight, sigma_w=sigma_w,
-                                    symmetrize=symmetrize, self_tuned_constant=constant)
+                                    symmetrize=symmetrize, self_tuned_constant=constant,
+                                    n_jobs=n_jobs)
     n_iso = isolated_count(W)
     if n_iso:
         # mutual kNN drops one-sided edges; Gaussian weights can underflow to 0 for a tiny
@@ -164,7 +166,7 @@ def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs,
 
 
 def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize,
-                  self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
+                  self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT, n_jobs=None):
     """Weighted, symmetrized graph of neighbour lists: the one place where every kNN builder
     (exact, NN-descent, inverted file) turns its lists into ``W``.
 
@@ -174,10 +176,10 @@ def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize,
         Neighbours of every point, nearest first, ``-1`` for a missing entry.
     sq_distances : ndarray of shape (n_samples, k), float64
         Their exact squared distances (ignored where ``indices`` is ``-1``).
-    weight, sigma_w, symmetrize, self_tuned_constant
+    weight, sigma_w, symmetrize, self_tuned_constant, n_jobs
         As in :func:`knn_graph` (``weight`` and ``sigma_w`` already checked by
         :func:`fastgssl.graphs._weights.check_weight`; ``symmetrize`` None takes the
-        weight's own).
+        weight's own; ``n_jobs``: the threads of the compiled symmetrization).
 
     Returns
     -------
@@ -194,7 +196,8 @@ def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize,
     data, sigma_w, kth = knn_edge_weights(
         idx, sq_distances, weight, sigma_w, missing=missing if missing.any() else None,
         constant=check_self_tuned_constant(self_tuned_constant, weight))
-    W = symmetrize_lists(idx, data, check_symmetrize(symmetrize, weight))
+    with numba_threads(n_jobs):
+        W = symmetrize_lists(idx, data, check_symmetrize(symmetrize, weight))
     return W, sigma_w, kth
 
 

@@ -293,7 +293,8 @@ class IVFGraph(_GraphBuilder):
         W, _, self.kth_sq_distances_ = knn_adjacency(out_i, out_d, weight=self.weight,
                                                      sigma_w=sigma_w,
                                                      symmetrize=self.symmetrize,
-                                                     self_tuned_constant=self.self_tuned_constant)
+                                                     self_tuned_constant=self.self_tuned_constant,
+                                                     n_jobs=self.n_jobs)
         times["weights"] = clock() - t0
         t0 = clock()
         if recall_sample:

@@ -219,7 +219,7 @@ class NNDescentGraph(_GraphBuilder):
         self.neighbors_ = np.where(missing, -1, idx)
         W, _, self.kth_sq_distances_ = knn_adjacency(
             self.neighbors_, diff_sq, weight=self.weight, sigma_w=sigma_w, symmetrize=how,
-            self_tuned_constant=constant)
+            self_tuned_constant=constant, n_jobs=self.n_jobs)
         if recall_sample:
             self.recall_ = knn_recall(X, self.neighbors_,
                                       sample_size=recall_sample,
