@@ -185,45 +185,51 @@ def _nearest_lists(part, probe, labels, names):
                     best = b
             for b in range(p):
                 probe[a, b] = best if p == 1 else b
-            if names.shape[0]:
-                best = names[best]
-                for b in range(p):
-                    probe[a, b] = names[probe[a, b]]
-            labels[a] = best
-            continue
-        cut = _kth_value(row[:n_samp], r)
-        c = 0
-        for b in range(m):  # branch-free compaction of the entries <= cut
-            v = row[b]
-            vals[c] = v
-            idx[c] = b
-            c += v <= cut
-        if c < p:  # the cut was too low: every entry is a candidate
-            for b in range(m):
-                vals[b] = row[b]
-                idx[b] = b
-            c = m
-        # the nearest centroid is a candidate (it is <= cut): the first of the smallest
-        best = 0
-        for t in range(1, c):
-            if vals[t] < vals[best]:
-                best = t
-        labels[a] = names[idx[best]] if names.shape[0] else idx[best]
-        kth = _kth_value(vals[:c], p - 1)
-        got = 0
-        for t in range(c):
-            if vals[t] < kth:
-                probe[a, got] = idx[t]
-                got += 1
-        for t in range(c):
-            if got >= p:
-                break
-            if vals[t] == kth:
-                probe[a, got] = idx[t]
-                got += 1
+        else:
+            best = _nearest_of_row(row, probe[a], vals, idx, n_samp, r)
         if names.shape[0]:
+            best = names[best]
             for t in range(p):
                 probe[a, t] = names[probe[a, t]]
+        labels[a] = best
+
+
+@njit(cache=True, nogil=True)
+def _nearest_of_row(row, out, vals, idx, n_samp, r):
+    """The selection of :func:`_nearest_lists` for one row with ``1 < p < m``: the ``p =
+    out.shape[0]`` smallest columns into ``out``; returns the first smallest column."""
+    m = row.shape[0]
+    p = out.shape[0]
+    cut = _kth_value(row[:n_samp], r)
+    c = 0
+    for b in range(m):  # branch-free compaction of the entries <= cut
+        v = row[b]
+        vals[c] = v
+        idx[c] = b
+        c += v <= cut
+    if c < p:  # the cut was too low: every entry is a candidate
+        for b in range(m):
+            vals[b] = row[b]
+            idx[b] = b
+        c = m
+    # the nearest centroid is a candidate (it is <= cut): the first of the smallest
+    best = 0
+    for t in range(1, c):
+        if vals[t] < vals[best]:
+            best = t
+    kth = _kth_value(vals[:c], p - 1)
+    got = 0
+    for t in range(c):
+        if vals[t] < kth:
+            out[got] = idx[t]
+            got += 1
+    for t in range(c):
+        if got >= p:
+            break
+        if vals[t] == kth:
+            out[got] = idx[t]
+            got += 1
+    return idx[best]
 
 
 # position ranges of the parallel inversion of the probe lists (a few per thread)
