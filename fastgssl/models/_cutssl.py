@@ -1,0 +1,456 @@
+"""CutSSL: graph cut with class-size constraints, relaxed and solved by an ADMM homotopy.
+
+Implements Holtz, Chen, Wan, Cheng & Mishne (2024), *Continuous partitioning for graph-based
+semi-supervised learning* (NeurIPS), with the corrections of DESIGN 3.13. Notation: n points
+of the labeled components, l labeled with one-hot rows F, M = n - l unlabeled, d the degrees
+(D = diag d), L = D - W, b = W_ul F (M x k) and m = n pi - F^T 1 the class sizes of the
+unlabeled points (pi the class priors; rounded to integers summing to M). CutSSL solves
+
+    min_X  1/2 tr(X^T (L - s D)_uu X) - tr(X^T b)
+    s.t.   X >= 0,  X 1_k = 1_M,  1_M^T X = m^T
+
+for s along a schedule (the paper's s = 0, 0.1). At s = 0 the problem is a convex QP (the
+Laplace learning energy with the class sizes imposed); a larger s makes it concave along the
+directions that split a row, which pushes the minimizers to 0/1 labelings (the paper's
+exactness result: once (L - sD)_ii + (L - sD)_jj < 2 (L - sD)_ij for every unlabeled pair,
+every local minimum is a labeling).
+
+- **Start** (exact, k + 1 solves of L_uu, SPD on the labeled components):
+  h = L_uu^-1 1, c = 1^T h, nu = (b^T h - m) / c, X0 = L_uu^-1 b - h nu^T, the minimum of the
+  s = 0 problem without X >= 0. Its rows sum to 1 and its columns to m. (The released code
+  solves P L_uu P z = P b, which lacks the term -L_uu 1 m^T / M: DESIGN 3.13.)
+- **ADMM** for each s, with H = (L - sD)_uu + rho I, y the nonnegative copy and lambda the
+  scaled multiplier, R = rho (y - lambda) + b:
+
+      X = H^-1 (R - 1 mu1^T - mu2 1^T)     (the X-step, equality constraints exact)
+      y = max(X + lambda, 0);   lambda <- lambda + X - y
+
+  The multipliers of the X-step solve its two constraints exactly: with h = H^-1 1,
+  c = 1^T h, a = H 1 (h^T a = M), and the free direction (mu1 + t, mu2 - t) fixed by
+  1^T mu1 = 0, mu2 = (R 1_k - a) / k and mu1 = (R^T h - (h^T mu2) 1_k - m) / c. The released
+  code alternates the two formulas once per iteration (Gauss-Seidel); both have the same fixed
+  points. One (k + 1)-column solve with H per iteration (block Jacobi-PCG warm-started from
+  the last iterate; H is well conditioned: its spectrum lies in [rho + lambda_min, rho + 2
+  d_max]), one setup per s.
+- **H must be positive definite**, which holds iff s < sigma_min, the least eigenvalue of the
+  pencil (L_uu + rho I, D_uu). Sufficient and free: the Gershgorin margins
+  rho - s d_i + d_i^l > 0 (d_i^l: the weight from i to the labeled points). When a margin is
+  not positive the pencil's sigma_min is computed (Lanczos on D^-1/2 (L_uu + rho I) D^-1/2)
+  and s is lowered to 0.9 sigma_min with a :class:`CutSSLWarning` naming s and the bound.
+- **Decision**: the last y (rows on the simplex, ``scores_``) rounded to a labeling whose
+  class sizes are m exactly (the transportation problem max sum_i y_{i, c(i)}, solved to its
+  optimum by :func:`fastgssl.models.exact_size_assignment`).
+
+References
+----------
+Holtz, C., Chen, P., Wan, Z., Cheng, C.-K. & Mishne, G. (2024). Continuous partitioning for
+graph-based semi-supervised learning. NeurIPS 37.
+Boyd, S. et al. (2011). Distributed optimization and statistical learning via the
+alternating direction method of multipliers. Found. Trends Mach. Learn. 3(1).
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import eigsh
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from fastgssl._components import labeled_components
+from fastgssl._doc_examples import blobs_example
+from fastgssl._validation import store_init_arguments
+from fastgssl.models._balance import check_class_priors
+from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
+from fastgssl.models._propagation_docs import POLICY_PARAM, SELF_TUNED_NOTE, graph_params
+from fastgssl.solvers import LaplacianSolver
+
+__all__ = ["CutSSL", "CutSSLWarning", "cutssl_sizes", "cutssl_start", "cutssl_admm"]
+
+
+class CutSSLWarning(UserWarning):
+    """CutSSL changed a setting to keep its X-step convex (s lowered below the bound), or an
+    ADMM stage stopped at its iteration cap before its tolerance."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the problem's data
+# ---------------------------------------------------------------------------------------------
+
+
+def cutssl_sizes(priors, n, label_counts, classes=None):
+    """Class sizes m of the unlabeled points: n pi - (labels per class), integers summing to
+    n - l (largest remainders).
+
+    Raises a ValueError naming the class when a class holds more labels than n pi_c (its size
+    among the unlabeled points would be negative)."""
+    priors = np.asarray(priors, dtype=np.float64)
+    label_counts = np.asarray(label_counts, dtype=np.int64)
+    M = int(n - label_counts.sum())
+    raw = n * priors - label_counts
+    names = np.arange(priors.size) if classes is None else np.asarray(classes)
+    short = raw < -0.5
+    if short.any():
+        c = int(np.flatnonzero(short)[0])
+        raise ValueError(
+            f"class_priors give class {names[c].tolist()!r} a share {priors[c]:.4g}, i.e. "
+            f"{n * priors[c]:.1f} of the {n} points of the labeled components, but it holds "
+            f"{label_counts[c]} labels: raise its prior to at least "
+            f"{label_counts[c] / n:.4g} (or leave class_priors None: the labels' shares).")
+    raw = np.maximum(raw, 0.0)
+    total = raw.sum()
+    raw = raw * (M / total) if total > 0 else np.full(raw.size, M / raw.size)
+    sizes = np.floor(raw).astype(np.int64)
+    missing = M - int(sizes.sum())
+    if missing > 0:
+        sizes[np.argsort(sizes - raw, kind="stable")[:missing]] += 1
+    return sizes
+
+
+def _rms(A):
+    """Root mean square of the entries (no BLAS call: a threaded dot costs more than this
+    sum on the ADMM's arrays)."""
+    return float(np.sqrt(np.einsum("ij,ij->", A, A) / A.size))
+
+
+def _solve(H, dinv, B, X0, rtol, maxiter):
+    """Block Jacobi-PCG for the SPD ``H``, warm-started from ``X0``, each column to
+    ``||b - H x|| <= rtol ||b||``; numpy and scipy products (one thread: the ADMM calls it
+    hundreds of times on systems of 10^3-10^5 rows, where a thread pool's start-up per
+    call costs more than the product). Returns ``(X, converged)``."""
+    B = np.asarray(B, dtype=np.float64)
+    X = np.zeros_like(B) if X0 is None else np.array(X0, dtype=np.float64)
+    R = B - H @ X
+    target = rtol * np.sqrt(np.einsum("ij,ij->j", B, B))
+    D = dinv[:, None]
+    Z = D * R
+    P = Z.copy()
+    rz = np.einsum("ij,ij->j", R, Z)
+    for _ in range(maxiter):
+        if (np.sqrt(np.einsum("ij,ij->j", R, R)) <= target).all():
+            return X, True
+        HP = H @ P
+        php = np.einsum("ij,ij->j", P, HP)
+        alpha = np.divide(rz, php, out=np.zeros_like(rz), where=php > 0)
+        X += P * alpha
+        R -= HP * alpha
+        Z = D * R
+        rz_new = np.einsum("ij,ij->j", R, Z)
+        beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
+        rz = rz_new
+        P = Z + P * beta
+    return X, bool((np.sqrt(np.einsum("ij,ij->j", R, R)) <= target).all())
+
+
+def cutssl_start(L_uu, b, m, *, rtol=1e-8):
+    """The exact minimum of the s = 0 problem without X >= 0 ("exact Laplace", DESIGN 3.13):
+    X0 = L_uu^-1 b - h nu^T with h = L_uu^-1 1, nu = (b^T h - m) / (1^T h).
+
+    Its columns sum to m and its rows to 1. L_uu must be positive definite (every component
+    holds a label)."""
+    M, k = b.shape
+    solver = LaplacianSolver(L_uu, rtol=rtol, null_space=None, check_input=False)
+    sol, _ = solver.solve(np.column_stack([b, np.ones(M)]))
+    sol = np.asarray(sol).reshape(M, k + 1)
+    Z, h = sol[:, :k], sol[:, k]
+    nu = (b.T @ h - m) / h.sum()
+    return Z - np.outer(h, nu)
+
+
+def _pencil_bound(L_uu, d_u, rho):
+    """sigma_min of the pencil (L_uu + rho I, D_uu): H = (L - sD)_uu + rho I > 0 iff
+    s < sigma_min."""
+    s = 1.0 / np.sqrt(d_u)
+    A = sp.diags(s) @ (L_uu + rho * sp.identity(L_uu.shape[0])) @ sp.diags(s)
+    if A.shape[0] <= 500:
+        return float(np.linalg.eigvalsh(A.toarray())[0])
+    try:
+        val = eigsh(sp.csr_matrix(A), k=1, sigma=0, which="LM", return_eigenvectors=False)
+    except Exception:  # noqa: BLE001 - factorization trouble: the slower Lanczos end
+        val = eigsh(sp.csr_matrix(A), k=1, which="SA", return_eigenvectors=False,
+                    tol=1e-6, maxiter=5000)
+    return float(val[0])
+
+
+def cutssl_admm(L_uu, d_u, d_l, b, m, X, *, s_schedule, max_iter, rho, tol, rtol,
+                callback=None):
+    """The ADMM homotopy over ``s_schedule`` from the start ``X`` (module docstring).
+
+    Returns ``(y, info)``: the last nonnegative iterate (rows on the simplex, columns summing
+    to m up to the ADMM's residual) and a dict with the s values run (after any lowering),
+    the iterations and primal / dual residuals of each stage, and whether each met ``tol``.
+    """
+    M, k = b.shape
+    ones = np.ones(M)
+    y = np.maximum(X, 0.0)
+    lam = np.zeros_like(X)
+    Z = np.ascontiguousarray(X)
+    g = np.zeros(M)
+    stages = []
+    bound = None
+    for s, iters in zip(s_schedule, max_iter, strict=True):
+        s = float(s)
+        margin = rho - s * d_u + d_l
+        if s > 0 and margin.min() <= 0:
+            if bound is None:
+                bound = _pencil_bound(L_uu, d_u, rho)
+            if s >= bound:
+                new = 0.9 * bound
+                warnings.warn(
+                    f"CutSSL: at s={s:g} the X-step matrix (L - sD)_uu + rho I with "
+                    f"rho={rho:g} is not positive definite (the least eigenvalue of the "
+                    f"pencil (L_uu + rho I, D_uu) is {bound:.4g}, so s must stay below it; the "
+                    f"Gershgorin margin rho - s d_i + d_i^l reaches {margin.min():.4g}); s "
+                    f"lowered to {new:.4g}. Raise rho above s max(d) = {s * d_u.max():.4g} "
+                    f"to run s={s:g}.", CutSSLWarning, stacklevel=4)
+                s = new
+        H = sp.csr_matrix(L_uu - sp.diags(s * d_u) + rho * sp.identity(M))
+        H.sort_indices()
+        dinv = 1.0 / H.diagonal()
+        a = np.asarray(H @ ones).ravel()
+        h, _ = _solve(H, dinv, ones[:, None], None, rtol * 1e-5, 10 * M + 100)
+        h = h[:, 0]
+        c = h.sum()
+        ha = h @ a
+        it = 0
+        r_pri = r_dual = np.inf
+        for it in range(1, int(iters) + 1):
+            R = rho * (y - lam) + b
+            mu2 = (R.sum(axis=1) - a) / k
+            mu1 = (np.einsum("ij,i->j", R, h) - (h @ mu2) - m) / c
+            sol, _ = _solve(H, dinv, np.column_stack([R, mu2]),
+                            np.column_stack([Z, g]), rtol, 10 * M + 100)
+            Z, g = sol[:, :k], sol[:, k]
+            X = Z - np.outer(h, mu1) - np.outer(g, ones[:k])
+            y_old = y
+            y = np.maximum(X + lam, 0.0)
+            lam += X - y
+            r_pri = _rms(X - y)
+            r_dual = rho * _rms(y - y_old)
+            if callback is not None:
+                callback(s, it, X, y)
+            if r_pri <= tol and r_dual <= tol:
+                break
+        stages.append({"s": s, "iterations": it, "primal_residual": float(r_pri),
+                       "dual_residual": float(r_dual),
+                       "converged": bool(r_pri <= tol and r_dual <= tol),
+                       "h_dot_a": float(ha)})
+    return y, {"stages": stages, "pencil_bound": bound}
+
+
+# ---------------------------------------------------------------------------------------------
+# the estimator
+# ---------------------------------------------------------------------------------------------
+
+
+class CutSSL(_PropagationClassifier):
+    __doc__ = """CutSSL (Holtz, Chen, Wan, Cheng & Mishne 2024): the graph cut of the
+    unlabeled points with class sizes given, relaxed to the transportation polytope and
+    solved by an ADMM homotopy toward 0/1 labelings.
+
+    Parameters
+    ----------
+    class_priors : array-like of shape (n_classes,) or None, default=None
+        Class shares in the order of ``classes_`` (normalized to sum to one): the unlabeled
+        points of class c number m_c = n pi_c - (labels of c), n the points of labeled
+        components (rounded to integers summing to the unlabeled count). None: the labels'
+        shares. A class with more labels than n pi_c is an error naming it.
+    s_schedule : sequence of float >= 0, default=(0.0, 0.1)
+        The homotopy's values of s, run in order (the paper's 0 and 0.1): s = 0 is the convex
+        problem, a larger s pushes the iterates to labelings. An s at which the X-step matrix
+        would be indefinite is lowered with a :class:`CutSSLWarning` (module docstring).
+    max_iter : int or sequence of int, default=(100, 400)
+        ADMM iterations per value of s (the paper's 100 and 400); one int applies to every s.
+    rho : float > 0, default=1.0
+        ADMM penalty (the paper's 1). A larger rho keeps H = (L - sD)_uu + rho I positive
+        definite at larger s but moves the iterates more slowly.
+    tol : float, default=1e-5
+        A stage stops early when the primal and dual residuals (root mean square per
+        entry) both fall below it.
+    rtol : float, default=1e-3
+        Relative residual of the ADMM's linear solves, each warm-started from the last
+        iterate (an inexact X-step; the start's solve runs to 1e-2 of it, the solve of
+        h = H^-1 1 to 1e-5 of it).
+""" + graph_params("self_tuned", SELF_TUNED_NOTE) + POLICY_PARAM + """\
+    n_jobs : int or None, default=None
+        Threads of the graph build.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    transduction_ : ndarray of shape (n_samples,)
+        The labeling (labeled points keep their labels; the unlabeled points of labeled
+        components have class sizes exactly m; -1 where abstaining).
+    scores_ : ndarray of shape (n_samples, n_classes)
+        The relaxed solution y of the last stage (rows on the simplex; labeled rows one-hot;
+        zero where unreached). Its row margin (largest minus second largest) ranks how sure
+        the labeling is: ``confidence_``.
+    confidence_ : ndarray of shape (n_samples,)
+        Largest minus second largest entry of each row of ``scores_`` (1 on labeled points).
+    label_distributions_ : ndarray of shape (n_samples, n_classes)
+        One-hot rows of ``transduction_`` (uniform where abstaining).
+    class_priors_ : ndarray of shape (n_classes,)
+    class_sizes_ : ndarray of shape (n_classes,)
+        m, the class sizes imposed on the unlabeled points.
+    admm_info_ : dict
+        Per stage: s run (after any lowering), iterations, primal and dual residuals,
+        whether the tolerance was met; ``pencil_bound`` when it was computed.
+    graph_, n_unreached_, solver_info_
+        As in :class:`LabelPropagation` (``solver_info_`` is None).
+    feature_names_in_ : ndarray of str
+        Column names of a DataFrame ``X``.
+
+    Notes
+    -----
+    The problem, the exact start and the ADMM are in :mod:`fastgssl.models._cutssl`'s
+    docstring and DESIGN 3.13. Departures from the released code (Mishne-Lab/CutSSL): the
+    start solves the projected system with its term -L_uu 1 m^T / M (the released one lacks
+    it, so its rows do not sum to 1); the graph, k and the centring (1/M, not 1/n) are those
+    of the fit; the X-step's multipliers are solved exactly rather than alternated; the
+    final labeling is the exact class-size rounding of the relaxed solution rather than its
+    row argmax, so the class sizes are m whatever the residual.
+
+    Not linear in the labels: exact cross-validation refits per fold. New points get the
+    Parzen induction formula over the one-hot labeling (a weighted vote of their training
+    neighbours).
+
+    See Also
+    --------
+    PoissonMBO : Poisson learning refined by volume-constrained MBO steps.
+    CutRefinement : exact class-size rounding and cut descent of any learner's scores.
+
+    References
+    ----------
+    Holtz, C., Chen, P., Wan, Z., Cheng, C.-K. & Mishne, G. (2024). Continuous partitioning
+    for graph-based semi-supervised learning. NeurIPS 37.
+
+    Examples
+    --------
+""" + blobs_example(1) + """\
+    >>> from fastgssl.models import CutSSL
+    >>> model = CutSSL(n_neighbors=10).fit(X, y_ssl)
+    >>> float(np.mean(model.transduction_ == y)) > 0.9
+    True
+    """
+
+    _parameter_constraints = {
+        **_GraphPropagation._parameter_constraints,
+        "class_priors": ["array-like", None],
+        "s_schedule": ["array-like"],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "rho": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, class_priors=None, *, s_schedule=(0.0, 0.1), max_iter=(100, 400),
+                 rho=1.0, tol=1e-5, rtol=1e-3, graph="knn", n_neighbors=10,
+                 graph_weight="self_tuned", graph_symmetrize="max", sigma_w=None,
+                 self_tuned_constant=3.0, unlabeled_policy="auto", n_jobs=None):
+        store_init_arguments(self, locals())
+
+    _share_hint = "Check the graph (n_neighbors, connectivity) and class_priors."
+
+    def _schedule(self):
+        try:
+            s = np.atleast_1d(np.asarray(self.s_schedule, dtype=np.float64))
+        except (TypeError, ValueError):
+            s = np.array([np.nan])
+        if s.ndim != 1 or s.size == 0 or not np.isfinite(s).all() or (s < 0).any():
+            raise ValueError(
+                f"s_schedule must be a nonempty sequence of finite numbers >= 0 (the "
+                f"paper's (0.0, 0.1)), got {self.s_schedule!r}.")
+        iters = np.atleast_1d(np.asarray(self.max_iter))
+        if iters.size == 1:
+            iters = np.repeat(iters, s.size)
+        if (iters.shape != s.shape or iters.dtype.kind not in "iu" or (iters < 1).any()):
+            raise ValueError(
+                f"max_iter must be a positive int or one positive int per value of "
+                f"s_schedule ({s.size}), got {self.max_iter!r}.")
+        return s, iters
+
+    def _solve_full(self, W, labeled, Y):
+        k = Y.shape[1]
+        schedule, iters = self._schedule()
+        if k < 2:
+            raise ValueError(
+                "CutSSL needs labels of at least two classes; with one class every point "
+                "takes it.")
+        counts = Y[labeled].sum(axis=0)
+        if self.class_priors is not None:
+            self.class_priors_ = check_class_priors(self.class_priors, k)
+            zero = (self.class_priors_ == 0) & (counts > 0)
+            if zero.any():
+                c = self.classes_[np.flatnonzero(zero)[0]]
+                raise ValueError(
+                    f"class_priors gives class {c!r} the share 0 but it holds "
+                    f"{int(counts[np.flatnonzero(zero)[0]])} labels; give it a positive "
+                    f"share (or drop its labels).")
+        else:
+            self.class_priors_ = counts / counts.sum()
+        W = sp.csr_matrix(W, dtype=np.float64)
+        lab = np.flatnonzero(labeled)
+        comp, has_label = labeled_components(W, lab)
+        reached = has_label[comp]
+        idx = np.flatnonzero(reached)
+        n_r = idx.size
+        lab_r = np.flatnonzero(labeled[idx])
+        unl_r = np.flatnonzero(~labeled[idx])
+        Wr = W[idx][:, idx].tocsr()
+        d = np.asarray(Wr.sum(axis=1)).ravel()
+        Fl = Y[idx][lab_r]
+        m = cutssl_sizes(self.class_priors_, n_r, Fl.sum(axis=0).round().astype(np.int64),
+                         self.classes_)
+        self.class_sizes_ = m
+        scores = np.zeros(Y.shape)
+        scores[lab] = Y[lab]
+        labels = np.full(W.shape[0], -1, dtype=np.int64)
+        labels[lab] = np.argmax(Y[lab], axis=1)
+        self.admm_info_ = {"stages": [], "pencil_bound": None}
+        if unl_r.size:
+            W_uu = Wr[unl_r][:, unl_r].tocsr()
+            W_ul = Wr[unl_r][:, lab_r].tocsr()
+            d_u = d[unl_r]
+            d_l = np.asarray(W_ul.sum(axis=1)).ravel()
+            L_uu = sp.csr_matrix(sp.diags(d_u) - W_uu)
+            b = np.asarray(W_ul @ Fl)
+            X0 = cutssl_start(L_uu, b, m.astype(np.float64), rtol=self.rtol * 1e-2)
+            y, info = cutssl_admm(L_uu, d_u, d_l, b, m.astype(np.float64), X0,
+                                  s_schedule=schedule, max_iter=iters, rho=float(self.rho),
+                                  tol=float(self.tol), rtol=float(self.rtol))
+            self.admm_info_ = info
+            rows = idx[unl_r]
+            scores[rows] = y
+            labels[rows] = _size_rounding(y, m)
+        F = np.zeros(Y.shape)
+        F[idx, labels[idx]] = 1.0
+        self.scores_ = scores
+        return F, reached, None
+
+    @property
+    def confidence_(self):
+        """Largest minus second largest entry of each row of ``scores_``."""
+        check_is_fitted(self, "scores_")
+        return row_margin(self.scores_)
+
+    def _propagation_system(self):
+        return None  # not linear in the labels: exact CV refits per fold
+
+
+def row_margin(S):
+    """Largest minus second largest entry of each row of ``S`` (0 for one column)."""
+    S = np.asarray(S, dtype=np.float64)
+    if S.shape[1] < 2:
+        return np.zeros(S.shape[0])
+    part = np.partition(S, S.shape[1] - 2, axis=1)
+    return part[:, -1] - part[:, -2]
+
+
+def _size_rounding(scores, sizes):
+    """The labeling with class sizes ``sizes`` maximising the summed scores (exact)."""
+    from fastgssl.models._volume_mbo import bounded_assignment
+
+    labels, _ = bounded_assignment(scores, sizes, sizes)
+    return labels
