@@ -22,6 +22,7 @@ zeroed, symmetrized), given to every learner as ``graph=W``; 1 / 2 / 5 / 10 labe
 Usage::
 
     PYTHONPATH=. python bench/bench_cut_refinement.py [--draws 10] [--data digits mnist]
+    PYTHONPATH=. python bench/bench_cut_refinement.py --scale [--repeats 5]
 """
 
 from __future__ import annotations
@@ -181,13 +182,78 @@ def table(cells):
     return "\n".join(lines)
 
 
+def scale(repeats):
+    """Times at n = 10^5, k = 10 (compiled first): exact_size_assignment on uniform scores and
+    on the same rounded to 0.1 (ties everywhere), sizes drawn at random; refine_cut on a planted
+    graph (each point joined to 10 random others, 8 of them in its class; weights uniform in
+    (0, 1), symmetrized) from the truth with 5% of the unlabeled points shuffled (sizes kept),
+    10 labels per class. Medians of ``repeats``."""
+    from fastgssl.models import exact_size_assignment, refine_cut
+
+    rng = np.random.RandomState(0)
+    n, k = 100_000, 10
+    S = rng.rand(n, k)
+    sizes = np.bincount(rng.randint(0, k, n), minlength=k)
+    exact_size_assignment(S[:1000], np.bincount(rng.randint(0, k, 1000), minlength=k))
+    out = {}
+    for name, M in (("uniform scores", S), ("scores rounded to 0.1", np.round(S, 1))):
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            exact_size_assignment(M, sizes)
+            times.append(time.perf_counter() - t0)
+        out[f"exact_size_assignment, {name}"] = float(np.median(times))
+        log(f"exact_size_assignment {name}: {sorted(times)}")
+    truth = rng.randint(0, k, n)
+    members = [np.flatnonzero(truth == c) for c in range(k)]
+    rows = np.repeat(np.arange(n), 10)
+    same = rng.rand(rows.size) < 0.8
+    cols = rng.randint(0, n, rows.size)
+    for c in range(k):
+        pick = same & (truth[rows] == c)
+        cols[pick] = members[c][rng.randint(0, members[c].size, pick.sum())]
+    W = sp.csr_matrix((rng.rand(rows.size), (rows, cols)), shape=(n, n))
+    W.setdiag(0)
+    W.eliminate_zeros()
+    W = (W + W.T).tocsr()
+    labeled = np.zeros(n, dtype=bool)
+    for c in range(k):
+        labeled[members[c][:10]] = True
+    free = np.flatnonzero(~labeled)
+    noisy = truth.copy()
+    pick = rng.choice(free, free.size // 20, replace=False)
+    noisy[pick] = noisy[rng.permutation(pick)]
+    refine_cut(W[:2000][:, :2000], noisy[:2000], labeled[:2000])
+    times = []
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        new, info = refine_cut(W, noisy, labeled, random_state=r)
+        times.append(time.perf_counter() - t0)
+    log(f"refine_cut: {sorted(times)} {info}")
+    out["refine_cut, planted graph"] = float(np.median(times))
+    out["refine_cut info"] = {**info,
+                              "accuracy_before": float(np.mean(noisy[free] == truth[free])),
+                              "accuracy_after": float(np.mean(new[free] == truth[free]))}
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=10)
     parser.add_argument("--data", nargs="+", default=["digits", "mnist"],
                         choices=["digits", "mnist"])
     parser.add_argument("--out", default="bench/results/cut_refinement")
+    parser.add_argument("--scale", action="store_true",
+                        help="time exact_size_assignment and refine_cut at n = 10^5, k = 10")
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
+    if args.scale:
+        result = {"load_before": os.getloadavg()[0], **scale(args.repeats),
+                  "load_after": os.getloadavg()[0]}
+        print(json.dumps(result, indent=1))
+        with open(args.out + "_scale.json", "w") as fh:
+            json.dump(result, fh, indent=1)
+        return
     rows = []
     titles = {}
     for name in args.data:

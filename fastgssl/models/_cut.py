@@ -124,12 +124,11 @@ def _weight(i, j, indptr, indices, data):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _best_swap(a, b, labels, free, N, indptr, indices, data, wrow, tol):
-    # pragma: no cover - compiled
-    """The swap of a point i of class a with a point j of class b that lowers the cut most,
-    by more than ``tol``: exhaustive over the pairs. The cut falls by
-    g_i + g_j - 2 w_ij, g_i = N_ib - N_ia, g_j = N_ja - N_jb. Returns (i, j, fall), i = -1
-    when no swap falls by more than ``tol``."""
+def _swap_candidates(a, b, labels, free, N, tol):  # pragma: no cover - compiled
+    """The points of class a and of class b that can take part in a swap lowering the cut by
+    more than ``tol``, each side sorted by its gain (g_i = N_ib - N_ia, g_j = N_ja - N_jb)
+    in decreasing order: (iA, gA, iB, gB). A swap lowers the cut by g_i + g_j - 2 w_ij, at
+    most g_i + max g_j: only rows with g_i > tol - max g_j can take part."""
     m = free.size
     gA = np.empty(m)
     iA = np.empty(m, dtype=np.int64)
@@ -155,45 +154,50 @@ def _best_swap(a, b, labels, free, N, indptr, indices, data, wrow, tol):
             nB += 1
             maxB = max(maxB, g)
     if nA == 0 or nB == 0 or maxA + maxB <= tol:
-        return -1, -1, 0.0
-    # a pair falls by at most g_i + g_j: only rows with g_i > tol - max g_j can take part
-    keep = 0
-    for t in range(nA):
-        if gA[t] > tol - maxB:
-            gA[keep] = gA[t]
-            iA[keep] = iA[t]
-            keep += 1
-    nA = keep
-    keep = 0
-    for t in range(nB):
-        if gB[t] > tol - maxA:
-            gB[keep] = gB[t]
-            iB[keep] = iB[t]
-            keep += 1
-    nB = keep
-    oA = np.argsort(-gA[:nA], kind="mergesort")
-    oB = np.argsort(-gB[:nB], kind="mergesort")
+        return iA[:0], gA[:0], iB[:0], gB[:0]
+    keep = gA[:nA] > tol - maxB
+    iA, gA = iA[:nA][keep], gA[:nA][keep]
+    keep = gB[:nB] > tol - maxA
+    iB, gB = iB[:nB][keep], gB[:nB][keep]
+    oA = np.argsort(-gA, kind="mergesort")
+    oB = np.argsort(-gB, kind="mergesort")
+    return iA[oA], gA[oA], iB[oB], gB[oB]
+
+
+@numba.njit(cache=True)
+def _best_swap(a, b, iA, gA, iB, gB, labels, N, indptr, indices, data, wrow, tol):
+    # pragma: no cover - compiled
+    """The swap of i in ``iA`` (class a) with j in ``iB`` (class b) that lowers the cut most,
+    by more than ``tol``, with the gains of N as it is now; the lists' gains ``gA``, ``gB``
+    (from when they were drawn up) order and bound the search, which is exhaustive while
+    they are current. Returns the positions (s, t) of i and j in the lists and the fall,
+    s = -1 when none is found."""
     best = tol
     bi = -1
     bj = -1
-    for s in range(nA):
-        gi = gA[oA[s]]
-        if gi + gB[oB[0]] <= best:
+    if gA.size == 0 or gB.size == 0:
+        return bi, bj, best
+    for s in range(gA.size):
+        if gA[s] + gB[0] <= best:
             break
-        i = iA[oA[s]]
+        i = iA[s]
+        if labels[i] != a:
+            continue
+        gi = N[i, b] - N[i, a]
         for p in range(indptr[i], indptr[i + 1]):
             wrow[indices[p]] += data[p]
-        for t in range(nB):
-            gj = gB[oB[t]]
-            if gi + gj <= best:
+        for t in range(gB.size):
+            if gA[s] + gB[t] <= best:
                 break
-            j = iB[oB[t]]
+            j = iB[t]
+            if labels[j] != b:
+                continue
             w = wrow[j]
-            fall = gi + gj - 2.0 * w
+            fall = gi + N[j, a] - N[j, b] - 2.0 * w
             if fall > best:
                 best = fall
-                bi = i
-                bj = j
+                bi = s
+                bj = t
             if w == 0.0:
                 break  # the next j gain less and have no edge to lower
         for p in range(indptr[i], indptr[i + 1]):
@@ -204,20 +208,28 @@ def _best_swap(a, b, labels, free, N, indptr, indices, data, wrow, tol):
 @numba.njit(cache=True)
 def _swap_round(pairs, labels, free, N, indptr, indices, data, tol):
     # pragma: no cover - compiled
-    """For each pair of classes in turn, the best swap while one lowers the cut. Returns
-    the number of swaps and the total fall of the cut."""
+    """For each pair of classes in turn, the best swap while one lowers the cut, among the
+    candidates of one scan (a point whose gain rose after it waits for the next round).
+    Returns the number of swaps and the total fall of the cut."""
     wrow = np.zeros(labels.size)
     swaps = 0
     total = 0.0
     for t in range(pairs.shape[0]):
         a = pairs[t, 0]
         b = pairs[t, 1]
+        iA, gA, iB, gB = _swap_candidates(a, b, labels, free, N, tol)
         while True:
-            i, j, fall = _best_swap(a, b, labels, free, N, indptr, indices, data, wrow, tol)
-            if i < 0:
+            s, r, fall = _best_swap(a, b, iA, gA, iB, gB, labels, N, indptr, indices, data,
+                                    wrow, tol)
+            if s < 0:
                 break
-            _move(i, b, labels, N, indptr, indices, data)
-            _move(j, a, labels, N, indptr, indices, data)
+            _move(iA[s], b, labels, N, indptr, indices, data)
+            _move(iB[r], a, labels, N, indptr, indices, data)
+            # the two leave the lists (the others keep their order)
+            iA = np.concatenate((iA[:s], iA[s + 1:]))
+            gA = np.concatenate((gA[:s], gA[s + 1:]))
+            iB = np.concatenate((iB[:r], iB[r + 1:]))
+            gB = np.concatenate((gB[:r], gB[r + 1:]))
             swaps += 1
             total += fall
     return swaps, total

@@ -20,9 +20,10 @@ __all__ = ["exact_size_assignment"]
 # chunks of the parallel scan: a fixed number, so that the ties of the minimum resolve the
 # same way on any number of threads
 _CHUNKS = 16
-# sweeps of the dual ascent that starts (ties stall it; the repair by successive shortest
-# paths finishes)
-_START_SWEEPS = 20
+# sweeps of the dual ascent that starts, at most, in steps that must bring the sizes closer
+# (ties stall it; the repair by successive shortest paths finishes)
+_START_SWEEPS = 40
+_SWEEPS_PER_STEP = 2
 
 # ---------------------------------------------------------------------------------------------
 # the exact assignment with class sizes
@@ -195,7 +196,15 @@ def exact_size_assignment(scores, sizes):
         return np.zeros(0, dtype=np.int64)
     if k == 1:
         return np.zeros(m, dtype=np.int64)
-    labels, _ = bounded_assignment(S, target, target, max_sweeps=_START_SWEEPS)
+    # the dual ascent, in steps of a few sweeps while it brings the sizes closer
+    prices = np.zeros(k)
+    off = np.inf
+    for _ in range(_START_SWEEPS // _SWEEPS_PER_STEP):
+        labels, prices = bounded_assignment(S, target, target, prices=prices,
+                                            max_sweeps=_SWEEPS_PER_STEP)
+        before, off = off, np.abs(np.bincount(labels, minlength=k) - target).sum()
+        if off == 0 or off >= before:
+            break
     labels = labels.astype(np.int64)
     # cost differences of rows carry round-off of the order of eps |S|
     tol = 64.0 * np.finfo(np.float64).eps * k * max(1.0, float(np.abs(S).max()))
