@@ -114,6 +114,7 @@ from fastgssl.models import (
     KRR,
     SVM,
     ClassShareWarning,
+    CutRefinement,
     DisconnectedGraphWarning,
     KernelKMeans,
     LabelPropagation,
@@ -125,6 +126,9 @@ from fastgssl.models import (
     PoissonMBO,
     UnlabeledComponentWarning,
     VolumeMBO,
+    constrained_cut,
+    exact_size_assignment,
+    refine_cut,
 )
 from fastgssl.regularizers import (
     LaplacianPower,

@@ -19,6 +19,13 @@ Low label rates (Calder, Cook, Thorpe & Slepcev (2020)):
 - :class:`VolumeMBO`        MBO with class volumes between bounds, by auction dynamics
   (Jacobs, Merkurjev & Esedoglu (2018))
 
+The constrained cut with class sizes (CombCut: Omati et al. (2026); CutSSL: Holtz et al.
+(2024)):
+
+- :func:`exact_size_assignment`  the exact class-size rounding of scores
+- :func:`constrained_cut`, :func:`refine_cut`  the cut, and its descent at fixed sizes
+- :class:`CutRefinement`  both around any propagation learner
+
 Laplace learning reweighted near the labels is ``LabelPropagation(reweighting=...)``
 ("wnll": Shi, Osher & Zhu (2017); "properly": Calder & Slepcev (2020); "poisson": Calder,
 Slepcev & Thorpe (2023)).
