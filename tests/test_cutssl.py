@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from fastgssl.models import CutSSL, CutSSLWarning
-from fastgssl.models._cutssl import cutssl_admm, cutssl_sizes, cutssl_start
+from fastgssl.models._cut import unlabeled_class_sizes
+from fastgssl.models._cutssl import cutssl_admm, cutssl_start
 
 
 def _graph(seed, n=16, density=0.5):
@@ -28,7 +29,7 @@ def _problem(W, k):
     d = W.sum(axis=1)
     L = np.diag(d) - W
     b = W[np.ix_(u, lab)] @ np.eye(k)
-    m = cutssl_sizes(np.ones(k) / k, n, np.ones(k, dtype=np.int64)).astype(np.float64)
+    m = unlabeled_class_sizes(np.ones(k) / k, np.ones(k, dtype=np.int64), n).astype(np.float64)
     return L[np.ix_(u, u)], d[u], W[np.ix_(u, lab)].sum(axis=1), b, m
 
 
@@ -179,13 +180,13 @@ def test_estimator_sizes_labels_and_accuracy():
     assert model.predict(X[:5]).shape == (5,)
     priors = [0.5, 0.3, 0.2]
     skew = CutSSL(priors, n_neighbors=8).fit(X, y_ssl)
-    np.testing.assert_array_equal(skew.class_sizes_, cutssl_sizes(
-        np.array(priors), y.size, np.array([2, 2, 2])))
+    np.testing.assert_array_equal(skew.class_sizes_, unlabeled_class_sizes(
+        np.array(priors), np.array([2, 2, 2]), y.size))
 
 
 def test_bad_input_is_named():
     X, y, y_ssl = _blobs()
-    with pytest.raises(ValueError, match="holds 2 labels"):
+    with pytest.raises(ValueError, match="has 2 labels"):
         CutSSL([0.98, 0.01, 0.01], n_neighbors=8).fit(X, y_ssl)
     with pytest.raises(ValueError, match="share 0"):
         CutSSL([0.5, 0.5, 0.0], n_neighbors=8).fit(X, y_ssl)

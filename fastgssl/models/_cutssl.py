@@ -64,11 +64,13 @@ from fastgssl._components import labeled_components
 from fastgssl._doc_examples import blobs_example
 from fastgssl._validation import store_init_arguments
 from fastgssl.models._balance import check_class_priors
+from fastgssl.models._cut import unlabeled_class_sizes
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import POLICY_PARAM, SELF_TUNED_NOTE, graph_params
+from fastgssl.models._size_assignment import exact_size_assignment
 from fastgssl.solvers import LaplacianSolver
 
-__all__ = ["CutSSL", "CutSSLWarning", "cutssl_sizes", "cutssl_start", "cutssl_admm"]
+__all__ = ["CutSSL", "CutSSLWarning", "cutssl_admm", "cutssl_start", "row_margin"]
 
 
 class CutSSLWarning(UserWarning):
@@ -79,35 +81,6 @@ class CutSSLWarning(UserWarning):
 # ---------------------------------------------------------------------------------------------
 # the problem's data
 # ---------------------------------------------------------------------------------------------
-
-
-def cutssl_sizes(priors, n, label_counts, classes=None):
-    """Class sizes m of the unlabeled points: n pi - (labels per class), integers summing to
-    n - l (largest remainders).
-
-    Raises a ValueError naming the class when a class holds more labels than n pi_c (its size
-    among the unlabeled points would be negative)."""
-    priors = np.asarray(priors, dtype=np.float64)
-    label_counts = np.asarray(label_counts, dtype=np.int64)
-    M = int(n - label_counts.sum())
-    raw = n * priors - label_counts
-    names = np.arange(priors.size) if classes is None else np.asarray(classes)
-    short = raw < -0.5
-    if short.any():
-        c = int(np.flatnonzero(short)[0])
-        raise ValueError(
-            f"class_priors give class {names[c].tolist()!r} a share {priors[c]:.4g}, i.e. "
-            f"{n * priors[c]:.1f} of the {n} points of the labeled components, but it holds "
-            f"{label_counts[c]} labels: raise its prior to at least "
-            f"{label_counts[c] / n:.4g} (or leave class_priors None: the labels' shares).")
-    raw = np.maximum(raw, 0.0)
-    total = raw.sum()
-    raw = raw * (M / total) if total > 0 else np.full(raw.size, M / raw.size)
-    sizes = np.floor(raw).astype(np.int64)
-    missing = M - int(sizes.sum())
-    if missing > 0:
-        sizes[np.argsort(sizes - raw, kind="stable")[:missing]] += 1
-    return sizes
 
 
 def _rms(A):
@@ -401,8 +374,8 @@ class CutSSL(_PropagationClassifier):
         Wr = W[idx][:, idx].tocsr()
         d = np.asarray(Wr.sum(axis=1)).ravel()
         Fl = Y[idx][lab_r]
-        m = cutssl_sizes(self.class_priors_, n_r, Fl.sum(axis=0).round().astype(np.int64),
-                         self.classes_)
+        m = unlabeled_class_sizes(self.class_priors_, Fl.sum(axis=0).round().astype(np.int64),
+                                  n_r, self.classes_)
         self.class_sizes_ = m
         scores = np.zeros(Y.shape)
         scores[lab] = Y[lab]
@@ -423,7 +396,7 @@ class CutSSL(_PropagationClassifier):
             self.admm_info_ = info
             rows = idx[unl_r]
             scores[rows] = y
-            labels[rows] = _size_rounding(y, m)
+            labels[rows] = exact_size_assignment(y, m)
         F = np.zeros(Y.shape)
         F[idx, labels[idx]] = 1.0
         self.scores_ = scores
@@ -446,11 +419,3 @@ def row_margin(S):
         return np.zeros(S.shape[0])
     part = np.partition(S, S.shape[1] - 2, axis=1)
     return part[:, -1] - part[:, -2]
-
-
-def _size_rounding(scores, sizes):
-    """The labeling with class sizes ``sizes`` maximising the summed scores (exact)."""
-    from fastgssl.models._volume_mbo import bounded_assignment
-
-    labels, _ = bounded_assignment(scores, sizes, sizes)
-    return labels
