@@ -361,7 +361,7 @@ def refine_cut(W, labels, labeled, *, max_iter=100, random_state=None):
     Cost of a round: O(nnz(W) + n k^2) for N and the scans, plus the searches (short: a
     pair's search stops at the first non-adjacent partner of each candidate) and the
     k^3 / 3 triples. At 10^5 points, 10 classes and 5% of them misplaced in a planted graph:
-    0.5-1.5 s (bench/bench_cut_refinement.py --scale).
+    0.5-2 s on 2 shared cores (bench/bench_cut_refinement.py --scale).
     """
     labels_in = np.asarray(labels)
     labeled = np.asarray(labeled, dtype=bool)
