@@ -559,6 +559,10 @@ class CutRefinement(ClassifierMixin, BaseEstimator):
     point of one with sizes m; DESIGN 3.13), so the refinement is a descent by two-point swaps
     and three-point exchange cycles with their exact cut change (:func:`refine_cut`).
 
+    Every unlabeled point gets a class, including those of graph components without a
+    label (the learner warns about them; their scores are its ``unlabeled_policy``'s and
+    the cut does not tie them to any label, so only the sizes place them).
+
     ``predict`` and ``predict_proba`` apply the family's induction formula to the one-hot
     rows of the refined labeling: f(x) = sum_j K(x, x_j) e_{c(j)} / sum_j K(x, x_j) over the
     ``n_neighbors`` nearest training points, with the learner's graph kernel
