@@ -16,12 +16,15 @@ Poisson scores instead (discarding its MBO steps) and refines that.
 
 Data: the first 5,000 shared MNIST test images (pixels / 255) and scikit-learn's digits
 (1,797 x 64), each on graphlearning's weight matrix ``gl.weightmatrix.knn(X, 10)`` (diagonal
-zeroed, symmetrized), given to every learner as ``graph=W``; 1 / 2 / 5 / 10 labels per class
+zeroed, symmetrized), given to every learner as ``graph=W``, or with ``--graph default`` on
+fastgssl's default graph (``PoissonLearning()``'s: self-tuned weights, constant 3, joined by
+the max), built once per data set and given the same way; 1 / 2 / 5 / 10 labels per class
 (``hide_labels``, seeds 0..draws-1).
 
 Usage::
 
     PYTHONPATH=. python bench/bench_cut_refinement.py [--draws 10] [--data digits mnist]
+    PYTHONPATH=. python bench/bench_cut_refinement.py --graph default   # *_default_graph.*
     PYTHONPATH=. python bench/bench_cut_refinement.py --scale [--repeats 5]
 """
 
@@ -77,7 +80,7 @@ def paired_t(d):
     return float(d.mean() / (sd / np.sqrt(d.size)))
 
 
-def run(name, draws):
+def run(name, draws, graph="gl"):
     from fastgssl.datasets import hide_labels
     from fastgssl.models import (
         CutRefinement,
@@ -90,7 +93,10 @@ def run(name, draws):
     from fastgssl.models._cut import unlabeled_class_sizes
 
     title, X, y = load(name)
-    W = gl_graph(X)
+    if graph == "gl":
+        W = gl_graph(X)
+    else:  # fastgssl's default graph, built once (PoissonLearning's defaults)
+        W = PoissonLearning().fit(X, np.r_[np.arange(2), np.full(y.size - 2, -1)]).graph_
     pi = np.bincount(y) / y.size
     rows = []
     for r in RATES:
@@ -242,11 +248,19 @@ def main(argv=None):
     parser.add_argument("--draws", type=int, default=10)
     parser.add_argument("--data", nargs="+", default=["digits", "mnist"],
                         choices=["digits", "mnist"])
-    parser.add_argument("--out", default="bench/results/cut_refinement")
+    parser.add_argument("--graph", default="gl", choices=["gl", "default"],
+                        help="graphlearning's knn(X, 10) weight matrix, or fastgssl's default "
+                             "graph (PoissonLearning's defaults, built once per data set)")
+    parser.add_argument("--out", default=None,
+                        help="output stem (default bench/results/cut_refinement, with "
+                             "_default_graph for --graph default)")
     parser.add_argument("--scale", action="store_true",
                         help="time exact_size_assignment and refine_cut at n = 10^5, k = 10")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = "bench/results/cut_refinement" + (
+            "_default_graph" if args.graph == "default" else "")
     if args.scale:
         result = {"load_before": os.getloadavg()[0], **scale(args.repeats),
                   "load_after": os.getloadavg()[0]}
@@ -257,14 +271,14 @@ def main(argv=None):
     rows = []
     titles = {}
     for name in args.data:
-        titles[name], r = run(name, args.draws)
+        titles[name], r = run(name, args.draws, args.graph)
         rows += r
     cells = summary(rows)
     text = table(cells)
     print(text)
     with open(args.out + ".json", "w") as fh:
-        json.dump({"data": titles, "draws": args.draws, "cells": cells, "rows": rows}, fh,
-                  indent=1)
+        json.dump({"data": titles, "graph": args.graph, "draws": args.draws, "cells": cells,
+                   "rows": rows}, fh, indent=1)
     with open(args.out + ".txt", "w") as fh:
         fh.write(text + "\n")
 

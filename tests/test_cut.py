@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 from fastgssl.models import (
     CutRefinement,
@@ -207,6 +208,10 @@ def test_refine_cut_max_iter():
     assert info["n_iter"] == 0 and info["cut_after"] == info["cut_before"]
     with pytest.raises(ValueError, match="max_iter"):
         refine_cut(sp.csr_matrix(A), labels, labeled, max_iter=-1)
+    # a random labeling needs more than one round: the warning names max_iter
+    with pytest.warns(ConvergenceWarning, match="max_iter=1 "):
+        _, info = refine_cut(sp.csr_matrix(A), labels, labeled, max_iter=1)
+    assert info["n_iter"] == 1 and not info["converged"] and info["n_moved"] > 0
 
 
 # ---------------------------------------------------------------------------------------------

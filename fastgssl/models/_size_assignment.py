@@ -159,15 +159,19 @@ def exact_size_assignment(scores, sizes):
     -----
     Start: the dual coordinate ascent of :func:`fastgssl.models._volume_mbo.bounded_assignment`
     (labels argmax_c (S_ic - q_c): optimal for the sizes they have, which ties can leave off
-    the target). The k-node *class graph* has an edge a -> b of cost
-    min_{i in a} (S_ia - S_ib), the cheapest move of a row from a to b; it is the residual
-    network of the transportation problem with its parallel arcs merged (a simple path or
-    cycle of it moves distinct rows). Repair: successive shortest paths (Bellman-Ford) from
-    the classes above their size to those below, one row per edge, which keep the labeling
-    optimal for its sizes. Check: negative cycles of the class graph are cancelled until none
-    is left, which is the optimality criterion of min-cost flow (Ahuja, Magnanti & Orlin 1993,
-    theorem 9.1). Each round is an O(n_rows n_classes) scan (Numba, in parallel) and an
-    O(n_classes^3) Bellman-Ford.
+    the target; it runs while each step of two sweeps brings the sizes closer). The k-node
+    *class graph* has an edge a -> b of cost min_{i in a} (S_ia - S_ib), the cheapest move of
+    a row from a to b; it is the residual network of the transportation problem with its
+    parallel arcs merged (a simple path or cycle of it moves distinct rows). Repair:
+    successive shortest paths (Bellman-Ford) from the classes above their size to those
+    below, which keep the labeling optimal for its sizes; when r rows of every edge of the
+    path tie with its cheapest, r units go along it at once (the path stays shortest). Check:
+    negative cycles of the class graph are cancelled until none is left, the optimality
+    criterion of min-cost flow (Ahuja, Magnanti & Orlin 1993, theorem 9.1). Each round is an
+    O(n_rows n_classes) scan (Numba, in parallel) and an O(n_classes^3) Bellman-Ford. Cycles
+    and paths shorter than 64 eps n_classes max|S| count as zero (round-off). At 10^5 rows and
+    10 classes: 0.3 s, 0.5 s with scores rounded to 0.1 (ties everywhere), on 2 shared cores
+    (bench/bench_cut_refinement.py --scale).
 
     Examples
     --------
