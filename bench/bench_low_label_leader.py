@@ -170,7 +170,7 @@ def main(argv=None):
         y = np.unique(y, return_inverse=True)[1]
         priors = np.bincount(y) / y.size
         t0 = time.perf_counter()
-        W = knn_graph(X, 10)
+        W = knn_graph(X, 10, weight="self_tuned", self_tuned_constant=3.0, symmetrize="max")
         print(f"{name}: n={y.size} d={X.shape[1]} k={priors.size} graph "
               f"{time.perf_counter() - t0:.1f} s", flush=True)
         for r in args.rates:

@@ -37,6 +37,11 @@ every local minimum is a labeling).
   rho - s d_i + d_i^l > 0 (d_i^l: the weight from i to the labeled points). When a margin is
   not positive the pencil's sigma_min is computed (Lanczos on D^-1/2 (L_uu + rho I) D^-1/2)
   and s is lowered to 0.9 sigma_min with a :class:`CutSSLWarning` naming s and the bound.
+  Positive definiteness makes each X-step convex, not the ADMM convergent: for s > 0 the
+  problem is not convex, and on graphs of large degree (binary 10-NN weights on digits,
+  degrees up to 35) the iterates diverged at s = 0.66 sigma_min. A stage whose primal
+  residual exceeds 1 per entry (impossible on the polytope) is rerun from its start at s / 2,
+  with a :class:`CutSSLWarning`.
 - **Decision**: the last y (rows on the simplex, ``scores_``) rounded to a labeling whose
   class sizes are m exactly (the transportation problem max sum_i y_{i, c(i)}, solved to its
   optimum by :func:`fastgssl.models.exact_size_assignment`).
@@ -74,8 +79,8 @@ __all__ = ["CutSSL", "CutSSLWarning", "cutssl_admm", "cutssl_start", "row_margin
 
 
 class CutSSLWarning(UserWarning):
-    """CutSSL changed a setting to keep its X-step convex (s lowered below the bound), or an
-    ADMM stage stopped at its iteration cap before its tolerance."""
+    """CutSSL lowered s: below the bound that keeps its X-step convex, or after a stage
+    diverged (the numbers are in the message)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,70 +153,96 @@ def _pencil_bound(L_uu, d_u, rho):
     return float(val[0])
 
 
+def _stage(L_uu, d_u, b, m, s, iters, rho, tol, rtol, y, lam, Z, g, callback):
+    """One ADMM stage at fixed s from the state (y, lam, Z, g). Returns the new state, the
+    stage's record and whether it diverged (an iterate's distance to its nonnegative copy
+    above 1 per entry, which no point of the polytope allows)."""
+    M, k = b.shape
+    ones = np.ones(M)
+    H = sp.csr_matrix(L_uu - sp.diags(s * d_u) + rho * sp.identity(M))
+    H.sort_indices()
+    dinv = 1.0 / H.diagonal()
+    a = np.asarray(H @ ones).ravel()
+    h, _ = _solve(H, dinv, ones[:, None], None, rtol * 1e-5, 10 * M + 100)
+    h = h[:, 0]
+    c = h.sum()
+    it = 0
+    r_pri = r_dual = np.inf
+    for it in range(1, int(iters) + 1):
+        R = rho * (y - lam) + b
+        mu2 = (R.sum(axis=1) - a) / k
+        mu1 = (np.einsum("ij,i->j", R, h) - (h @ mu2) - m) / c
+        sol, _ = _solve(H, dinv, np.column_stack([R, mu2]), np.column_stack([Z, g]), rtol,
+                        10 * M + 100)
+        Z, g = sol[:, :k], sol[:, k]
+        X = Z - np.outer(h, mu1) - np.outer(g, np.ones(k))
+        y_old = y
+        y = np.maximum(X + lam, 0.0)
+        lam = lam + X - y
+        r_pri = _rms(X - y)
+        r_dual = rho * _rms(y - y_old)
+        if callback is not None:
+            callback(s, it, X, y)
+        if not r_pri <= 1.0:
+            return (y, lam, Z, g), None, True
+        if r_pri <= tol and r_dual <= tol:
+            break
+    record = {"s": s, "iterations": it, "primal_residual": float(r_pri),
+              "dual_residual": float(r_dual), "converged": bool(r_pri <= tol and r_dual <= tol)}
+    return (y, lam, Z, g), record, False
+
+
 def cutssl_admm(L_uu, d_u, d_l, b, m, X, *, s_schedule, max_iter, rho, tol, rtol,
                 callback=None):
     """The ADMM homotopy over ``s_schedule`` from the start ``X`` (module docstring).
 
+    An s at which H = (L - sD)_uu + rho I is not positive definite is lowered to 0.9 times
+    the bound; a stage whose iterates diverge (possible below the bound: the problem is not
+    convex for s > 0) is rerun from its start with s halved, at most 8 times, each with a
+    :class:`CutSSLWarning`.
+
     Returns ``(y, info)``: the last nonnegative iterate (rows on the simplex, columns summing
-    to m up to the ADMM's residual) and a dict with the s values run (after any lowering),
-    the iterations and primal / dual residuals of each stage, and whether each met ``tol``.
+    to m up to the ADMM's residual) and a dict with, per stage, the s run (after any
+    lowering), the iterations, the primal and dual residuals and whether ``tol`` was met,
+    and ``pencil_bound`` when it was computed.
     """
-    M, k = b.shape
-    ones = np.ones(M)
-    y = np.maximum(X, 0.0)
-    lam = np.zeros_like(X)
-    Z = np.ascontiguousarray(X)
-    g = np.zeros(M)
+    state = (np.maximum(X, 0.0), np.zeros_like(X), np.ascontiguousarray(X),
+             np.zeros(b.shape[0]))
     stages = []
     bound = None
     for s, iters in zip(s_schedule, max_iter, strict=True):
-        s = float(s)
+        s = asked = float(s)
         margin = rho - s * d_u + d_l
         if s > 0 and margin.min() <= 0:
             if bound is None:
                 bound = _pencil_bound(L_uu, d_u, rho)
             if s >= bound:
-                new = 0.9 * bound
+                s = 0.9 * bound
                 warnings.warn(
-                    f"CutSSL: at s={s:g} the X-step matrix (L - sD)_uu + rho I with "
+                    f"CutSSL: at s={asked:g} the X-step matrix (L - sD)_uu + rho I with "
                     f"rho={rho:g} is not positive definite (the least eigenvalue of the "
                     f"pencil (L_uu + rho I, D_uu) is {bound:.4g}, so s must stay below it; the "
                     f"Gershgorin margin rho - s d_i + d_i^l reaches {margin.min():.4g}); s "
-                    f"lowered to {new:.4g}. Raise rho above s max(d) = {s * d_u.max():.4g} "
-                    f"to run s={s:g}.", CutSSLWarning, stacklevel=4)
-                s = new
-        H = sp.csr_matrix(L_uu - sp.diags(s * d_u) + rho * sp.identity(M))
-        H.sort_indices()
-        dinv = 1.0 / H.diagonal()
-        a = np.asarray(H @ ones).ravel()
-        h, _ = _solve(H, dinv, ones[:, None], None, rtol * 1e-5, 10 * M + 100)
-        h = h[:, 0]
-        c = h.sum()
-        ha = h @ a
-        it = 0
-        r_pri = r_dual = np.inf
-        for it in range(1, int(iters) + 1):
-            R = rho * (y - lam) + b
-            mu2 = (R.sum(axis=1) - a) / k
-            mu1 = (np.einsum("ij,i->j", R, h) - (h @ mu2) - m) / c
-            sol, _ = _solve(H, dinv, np.column_stack([R, mu2]),
-                            np.column_stack([Z, g]), rtol, 10 * M + 100)
-            Z, g = sol[:, :k], sol[:, k]
-            X = Z - np.outer(h, mu1) - np.outer(g, ones[:k])
-            y_old = y
-            y = np.maximum(X + lam, 0.0)
-            lam += X - y
-            r_pri = _rms(X - y)
-            r_dual = rho * _rms(y - y_old)
-            if callback is not None:
-                callback(s, it, X, y)
-            if r_pri <= tol and r_dual <= tol:
+                    f"lowered to {s:.4g}. Raise rho above s max(d) = "
+                    f"{asked * d_u.max():.4g} to run s={asked:g}.", CutSSLWarning, stacklevel=4)
+        for _ in range(9):
+            new, record, diverged = _stage(L_uu, d_u, b, m, s, iters, rho, tol, rtol, *state,
+                                           callback)
+            if not diverged:
                 break
-        stages.append({"s": s, "iterations": it, "primal_residual": float(r_pri),
-                       "dual_residual": float(r_dual),
-                       "converged": bool(r_pri <= tol and r_dual <= tol),
-                       "h_dot_a": float(ha)})
-    return y, {"stages": stages, "pencil_bound": bound}
+            warnings.warn(
+                f"CutSSL: the ADMM diverged at s={s:.4g} with rho={rho:g} (the problem is not "
+                f"convex for s > 0; max degree {d_u.max():.4g}); the stage is rerun at "
+                f"s={s / 2:.4g}. A larger rho (or weights of smaller degree) allows larger s.",
+                CutSSLWarning, stacklevel=4)
+            s /= 2
+        if diverged:
+            raise RuntimeError(
+                f"CutSSL: the ADMM diverged at every s down to {s:.3g}; lower s_schedule or "
+                f"raise rho (now {rho:g}).")
+        state = new
+        stages.append(record)
+    return state[0], {"stages": stages, "pencil_bound": bound}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,7 +265,8 @@ class CutSSL(_PropagationClassifier):
     s_schedule : sequence of float >= 0, default=(0.0, 0.1)
         The homotopy's values of s, run in order (the paper's 0 and 0.1): s = 0 is the convex
         problem, a larger s pushes the iterates to labelings. An s at which the X-step matrix
-        would be indefinite is lowered with a :class:`CutSSLWarning` (module docstring).
+        would be indefinite is lowered, and a stage that diverges is rerun at s / 2, each with
+        a :class:`CutSSLWarning` (module docstring).
     max_iter : int or sequence of int, default=(100, 400)
         ADMM iterations per value of s (the paper's 100 and 400); one int applies to every s.
     rho : float > 0, default=1.0
