@@ -51,6 +51,7 @@ from fastgssl.models._propagation_systems import (
     _solve_subset,
     _sub,
 )
+from fastgssl.models._scoring import labeled_score
 
 POLICIES = ("auto", "abstain", "uniform", "nearest")
 
@@ -581,3 +582,30 @@ class _PropagationClassifier(ClassifierMixin, _GraphPropagation):
         """Labels of new points by the induction formula (``-1`` where abstaining)."""
         F, supported = self._induce(X)
         return self._labels(F, supported)
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of ``predict(X)`` over the entries of ``y`` that carry a label.
+
+        Entries marked unlabeled as for :meth:`fit` (``-1``, ``None`` / ``NaN``) are left
+        out, as in :meth:`fastgssl.models.LapSVM.score` (scikit-learn's
+        ``ClassifierMixin.score`` would count each as an error). So
+        ``model.fit(X, y).score(X, y)`` is the accuracy on the labeled points, and
+        ``score(X, y_true)`` with every label known is the ordinary accuracy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels, ``-1`` for entries to leave out.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        score : float
+
+        Raises
+        ------
+        ValueError
+            When every entry of ``y`` is marked unlabeled.
+        """
+        return labeled_score(self, X, y, sample_weight)
