@@ -108,3 +108,27 @@ def test_cross_val_score_scores_the_labeled_entries_of_each_test_fold():
         keep = y_half[te] != -1
         assert s == float(np.mean(pred[keep] == y_half[te][keep]))
     assert scores.min() > 0.5
+
+
+def test_fitted_learner_reports_recall_threads_and_logs_its_stages(caplog):
+    """Diagnostics of issue 53: the builder's recall on the fitted learner (an IVF graph),
+    None for the exact graph; the thread count used; INFO lines on the "fastgssl" logger."""
+    import logging
+
+    from fastgssl._threads import thread_count
+    from fastgssl.graphs import IVFGraph
+
+    X, y = make_blobs(2000, centers=4, n_features=6, random_state=0)
+    y[1::2] = -1
+    builder = IVFGraph(n_neighbors=10, random_state=0)
+    with caplog.at_level(logging.INFO, logger="fastgssl"):
+        model = PoissonLearning(graph=builder, n_jobs=1).fit(X, y)
+    assert model.graph_recall_ == builder.recall_ and 0 < model.graph_recall_ <= 1
+    assert model.n_threads_ == 1
+    lines = [r.getMessage() for r in caplog.records if r.name == "fastgssl"]
+    assert any("graph of 2,000 points" in m and "recall" in m and "1 thread" in m
+               for m in lines), lines
+    assert any("propagation on 2,000 points, 1,000 labeled" in m for m in lines), lines
+    exact = PoissonLearning().fit(X, y)
+    assert exact.graph_recall_ is None
+    assert 1 <= exact.n_threads_ and thread_count(-1) >= exact.n_threads_

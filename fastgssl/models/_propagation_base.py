@@ -13,6 +13,8 @@ class-share check).
 from __future__ import annotations
 
 import inspect
+import logging
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -25,6 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from fastgssl._threads import thread_count
 from fastgssl._validation import (
     check_n_jobs,
     check_n_neighbors,
@@ -54,6 +57,19 @@ from fastgssl.models._propagation_systems import (
 from fastgssl.models._scoring import labeled_score
 
 POLICIES = ("auto", "abstain", "uniform", "nearest")
+# the fit's stages (graph, propagation) at INFO: off unless the application turns the level
+# on, e.g. logging.basicConfig(level=logging.INFO) or `fastgssl label -v`
+logger = logging.getLogger("fastgssl")
+
+
+def _log_graph(est, W, seconds):
+    """One INFO line on the graph just built: size, edges, time, recall and threads."""
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    recall = getattr(est, "graph_recall_", None)
+    logger.info("%s: graph of %s points, %s edges in %.1f s on %d thread(s)%s",
+                type(est).__name__, f"{W.shape[0]:,}", f"{W.nnz // 2:,}", seconds,
+                est.n_threads_, "" if recall is None else f", recall {recall:.3f}")
 
 
 def _needs_scale(weight, symmetrize):
@@ -165,15 +181,20 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         }
         coords = X
         if isinstance(graph, str) and graph == "precomputed":
+            self.graph_recall_ = None
             W = resolve_graph(X, None, n_samples=n, name="X (graph='precomputed')")
             return W, None, (weight, None, None, how, constant)
         own = inspect.signature(type(self).__init__).parameters
+        self.graph_recall_ = None
         W, builder = resolve_graph(graph, X, builder_params=params, return_builder=True,
                                    defaults={"n_neighbors": own["n_neighbors"].default,
                                              "weight": own["graph_weight"].default,
                                              "symmetrize": own["graph_symmetrize"].default,
                                              "self_tuned_constant":
                                                  own["self_tuned_constant"].default})
+        recall = getattr(builder, "recall_", None)
+        if recall is not None and np.isfinite(recall):
+            self.graph_recall_ = float(recall)
         if getattr(builder, "weight", None) in WEIGHTS:
             # the constant of the graph built: a builder that names its weight but not the
             # constant (a plugin) has the self-tuned weights' own, graphlearning's 4
@@ -249,7 +270,11 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             check_n_neighbors(self.n_neighbors, n)
         else:  # only the induction formula uses it, capped at the number of training points
             check_n_neighbors(self.n_neighbors, np.iinfo(np.int64).max)
+        self.n_threads_ = thread_count(self.n_jobs)
+        started = time.perf_counter()
         W, coords, (weight, sigma, scale, how, constant) = self._build_graph(X)
+        _log_graph(self, W, time.perf_counter() - started)
+        started = time.perf_counter()
         self._weight_induction = weight
         self._constant_induction = constant
         self._sigma_induction = sigma
@@ -264,6 +289,8 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             F, reached = self._solve_subsets(W, coords, labeled, Y)
             self.solver_info_ = None
         F = self._balanced(F, reached, labeled, Y)
+        logger.info("%s: propagation on %s points, %s labeled, %.1f s", type(self).__name__,
+                    f"{n:,}", f"{int(labeled.sum()):,}", time.perf_counter() - started)
         F, valid = self._apply_policy(F, reached, W, coords, y, labeled)
         self.graph_ = W
         self._F = F
