@@ -4,6 +4,7 @@ confidence that ranks the rows; every refusal before any work, OUT never half wr
 
 import csv
 import json
+import os
 
 import numpy as np
 import pytest
@@ -129,7 +130,7 @@ def test_one_label_per_class_runs_without_a_search_and_says_so(tmp_path, capsys)
 
 @pytest.mark.parametrize("case", ["empty", "blank", "directory", "garbage", "truncated",
                                   "no_labels", "one_class", "mixed", "all_labeled",
-                                  "nan_feature", "missing_folder", "out_is_dir"])
+                                  "nan_feature", "missing_folder", "out_is_dir", "huge"])
 def test_refusals_before_any_work_leave_out_untouched(tmp_path, capsys, case):
     X, y, y_fit = _blobs(n=60)
     f = tmp_path / "in.libsvm"
@@ -143,6 +144,7 @@ def test_refusals_before_any_work_leave_out_untouched(tmp_path, capsys, case):
         "one_class": "of one class", "mixed": "mixed unlabeled markers",
         "all_labeled": "nothing to label", "nan_feature": "non-finite feature",
         "missing_folder": "does not exist", "out_is_dir": "is a directory",
+        "huge": "refused before allocating",
     }[case]
     extra = []
     if case == "empty":
@@ -175,6 +177,9 @@ def test_refusals_before_any_work_leave_out_untouched(tmp_path, capsys, case):
     elif case == "out_is_dir":
         _write_libsvm(f, X, lab)
         out = tmp_path
+    elif case == "huge":  # a sparse file of 2^40 bytes: nothing written, nothing read
+        _write_csv(f, X, lab)
+        os.truncate(f, 1 << 40)
     code, _, err = _label(capsys, f, "-o", out, *extra)
     assert code == 1
     assert err.startswith("fastgssl label: error:") and expect in err, err

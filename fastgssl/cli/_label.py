@@ -42,7 +42,7 @@ import numpy as np
 
 from fastgssl._jit import CompileClock
 from fastgssl.cli._data import _plain, _scaling_choice
-from fastgssl.cli._warnings import recorded, summarize
+from fastgssl.cli._warnings import _MORE_LABELS, recorded, summarize
 
 MARKERS = ("nan", "-1")
 # the cells of a text label column read as the "nan" marker
@@ -251,11 +251,12 @@ def _read(path):
     p, head = _check_input(path)
     if head.startswith((_NPY, _ZIP)) and not Path(p).name.endswith(".gz"):
         X, y, what = _read_numpy(p, head)
-        return X, y, p, f"{p.name} ({what})"
+        return X, y, p, what
+    _check_memory(p, head)
     j = _header_label_column(head)
     if j is not None:
         X, y = _read_header_table(p, j)
-        return X, y, p, f"{p.name} (CSV, label: header column {j + 1})"
+        return X, y, p, f"CSV, label: header column {j + 1}"
     try:
         X, y, what = datasets.load_data_file(p)
     except ValueError as exc:
@@ -265,7 +266,29 @@ def _read(path):
     except (OSError, EOFError) as exc:  # a gzip or idx file cut short
         raise ValueError(f"{p.name}: the file does not read to its end ({exc}); a "
                          f"truncated or damaged file?") from None
-    return X, y, p, what
+    name = p.name.removesuffix(".gz")
+    return X, y, p, what.removeprefix(f"{name} (").removesuffix(")")
+
+
+def _check_memory(path, head):
+    """Refuse, before reading, a text file whose dense features would not fit: rows
+    estimated from the file's size and its first lines, columns from the widest of them
+    (a gzip file by the size its trailer records). Reading holds the parsed rows
+    and the array, and the fit a standardized copy and the graph: about 4 arrays."""
+    from fastgssl._memory import check_dense_memory
+
+    lines = [ln for ln in head.decode("utf-8", errors="replace").splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        if fh.read(2) == _GZIP and size >= 18:  # gzip's trailer: the size mod 2^32
+            fh.seek(-4, 2)
+            size = max(size, int.from_bytes(fh.read(4), "little"))
+    per_line = max(1.0, sum(len(ln) + 1 for ln in lines[:-1]) / (len(lines) - 1))
+    n_cols = max(max(ln.count(",") + 1, len(ln.split())) for ln in lines[:-1])
+    check_dense_memory(size / per_line, n_cols, 4, what=f"the features of {path.name}",
+                       remedy="use a machine with more memory or a sample of the rows")
 
 
 def _markers(y, unlabeled):
@@ -347,6 +370,12 @@ def _check_features(X, name):
                          f"only the label may be missing.")
 
 
+def _duplicate_rows(X):
+    """How many rows repeat an earlier row exactly (they work: a note, not a refusal)."""
+    rows = np.ascontiguousarray(X).view(np.dtype((np.void, X.dtype.itemsize * X.shape[1])))
+    return int(X.shape[0] - np.unique(rows.ravel()).size)
+
+
 # -- the job ------------------------------------------------------------------------------------
 
 def label(path, out, *, unlabeled="nan", standardize=None, n_jobs=None, random_state=0,
@@ -363,7 +392,9 @@ def label(path, out, *, unlabeled="nan", standardize=None, n_jobs=None, random_s
     with CompileClock() as clock, recorded() as caught:
         summary = _label(path, out, unlabeled, standardize, n_jobs, random_state, say, clock)
         summary["compile_seconds"] = clock.seconds
-    summary["warnings"], summary["warnings_raised"] = summarize(caught)
+    lines, summary["warnings_raised"] = summarize(caught)
+    summary["warnings"] = [m.replace(_MORE_LABELS, "a label in each of them reaches them")
+                           for m in lines]
     summary["seconds"]["total"] = time.perf_counter() - t0
     return summary
 
@@ -392,6 +423,7 @@ def _label(path, out, unlabeled, standardize, n_jobs, random_state, say, clock):
         raise ValueError(f"{name}: {X.shape[0]} feature rows but {len(y)} labels.")
     classes, counts = _check_labels(y, missing, unlabeled, X.shape[0], name)
     _check_features(X, name)
+    n_dup = _duplicate_rows(X)
     seconds["read"] = time.perf_counter() - t
     say(f"read {X.shape[0]:,} rows x {X.shape[1]:,} features: {int((~missing).sum()):,} "
         f"labeled in {classes.size} classes, {int(missing.sum()):,} to label")
@@ -440,6 +472,7 @@ def _label(path, out, unlabeled, standardize, n_jobs, random_state, say, clock):
         "columns": ["label", "confidence", "given"],
         "n_rows": int(X.shape[0]),
         "n_features": int(X.shape[1]),
+        "n_duplicate_rows": n_dup,
         "n_labeled": int((~missing).sum()),
         "n_unlabeled": int(missing.sum()),
         "unlabeled_marker": unlabeled,
@@ -508,7 +541,9 @@ def print_summary(s, stream):
     c = s["chosen"]
     lo, hi = s["labels_per_class_range"]
     p(f"file         {s['file']} ({s['format']}): {s['n_rows']:,} rows x {s['n_features']:,} "
-      f"features")
+      f"features" + (f", {s['n_duplicate_rows']:,} of them repeating an earlier row (kept: "
+                     f"the copies sit at distance 0 in the graph)"
+                     if s["n_duplicate_rows"] else ""))
     p(f"labels       {s['n_labeled']:,} given in {s['n_classes']} classes ({lo}"
       + (f"-{hi}" if hi != lo else "") + f" per class), {s['n_unlabeled']:,} to label "
       f"(marker {s['unlabeled_marker']})")
