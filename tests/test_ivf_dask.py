@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip(
     "distributed",
-    reason="dask.distributed absent: pip install 'fastgssl[test]' (or 'fastgssl[dask]')",
+    reason="dask.distributed absent: pip install -e '.[test]' (or '.[dask]') in the checkout",
 )
 import dask.array as da  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
