@@ -83,7 +83,9 @@ def build_parser():
                      help="Nystrom columns of fbif (default n / 10, seed 001's c; "
                           "with a graph and for fbif-margin min(n, 300)) and of the nystrom "
                           "backend (default min(n, 300))")
-    sel.add_argument("--quick", action="store_true", help="a thinner grid")
+    sel.add_argument("--quick", action="store_true",
+                     help="a thinner grid (default: off, the full grid; e.g. lapsvm 27 "
+                          "points instead of 80)")
     sel.add_argument("--json", action="store_true", help="print one JSON object")
     sel.add_argument("--compare-exact", action="store_true",
                      help="also run the whole grid search with exact t-fold CV")
@@ -92,8 +94,12 @@ def build_parser():
                           "(bif, fbif, fbif-margin, newton): 'best' (default: "
                           "re-score the first-ranked candidate by exact CV until it is "
                           "verified), 'none', or a cap N on the exact re-scorings")
-    sel.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
-    sel.add_argument("--random-state", type=int, default=0)
+    sel.add_argument("--n-jobs", type=int, default=None,
+                     help="joblib workers of the search (default: None, one process; the "
+                          "Numba kernels take the cores other jobs leave free)")
+    sel.add_argument("--random-state", type=int, default=0,
+                     help="seed of the 70 / 30 split, the labels kept and every random draw "
+                          "of the search (default: 0)")
     sel.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=None,
                      help="center and scale every feature by the training split's mean and "
                           "standard deviation (default: read off the features: mixed ranges "
