@@ -79,7 +79,7 @@ def _make_learner(n_per_class, priors, n_samples, n_jobs, random_state):
     fitted estimator giving one confidence per training row (higher: more often right),
     and a dict saying what was chosen and why.
 
-    Today the guide's default at any label count: ``PoissonMBO`` with ``class_priors`` the
+    Today the guide's default at any label count: ``PoissonMBO`` with class priors the
     labels' shares (``priors``; the command cannot know better), on the default kNN graph,
     or on the inverted-file graph from ``_IVF_FROM`` points. Its confidence is the class
     margin of the continuous Poisson scores (``poisson_scores_``; the one-hot
@@ -87,7 +87,10 @@ def _make_learner(n_per_class, priors, n_samples, n_jobs, random_state):
     from fastgssl.models import PoissonMBO
 
     graph = "ivf" if n_samples >= _IVF_FROM else "knn"
-    est = PoissonMBO(class_priors=priors, graph=graph, n_jobs=n_jobs)
+    # class_priors=None is PoissonMBO's own estimate, the labels' shares (``priors``): the
+    # same fit as PoissonMBO() by hand, and its class-share check on the labels' footing
+    del priors
+    est = PoissonMBO(graph=graph, n_jobs=n_jobs)
     lo, hi = n_per_class
     why = {
         "learner": "PoissonMBO",
