@@ -235,3 +235,11 @@ def test_python_dash_m_fastgssl_runs():
     done = subprocess.run([sys.executable, "-m", "fastgssl", "label", "--help"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "--unlabeled" in done.stdout
+
+
+def test_select_reports_an_empty_file_as_empty(tmp_path, capsys):
+    for content in (b"", b"\n \n"):
+        f = tmp_path / "empty.libsvm"
+        f.write_bytes(content)
+        assert main(["select", "--dataset", str(f), "-q"]) == 1
+        assert "the file is empty" in capsys.readouterr().err
