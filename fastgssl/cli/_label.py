@@ -383,9 +383,39 @@ def _duplicate_rows(X):
 
 def label(path, out, *, unlabeled="nan", standardize=None, n_jobs=None, random_state=0,
           verbose=0):
-    """Run the ``label`` job: read ``path``, fit, write ``out``; return the summary dict
-    (what ``--json`` prints). Raises ValueError / OSError before any work for what it
-    refuses (the messages name the cause and the fix)."""
+    """Run the ``label`` job: read ``path``, fit, write ``out``; return the summary.
+
+    Parameters
+    ----------
+    path : str or Path
+        The partly labeled file (formats and markers: this module's docstring).
+    out : str or Path
+        The CSV to write: header ``label,confidence,given``, one row per input row in input
+        order; written to a temporary file beside it and renamed at the end.
+    unlabeled : {"nan", "-1"}, default="nan"
+        The marker of unlabeled rows; with ``"-1"`` a file that also holds ``nan`` is
+        refused.
+    standardize : bool or None, default=None
+        Center and scale the features; None reads it off the features (as ``select``).
+    n_jobs : int or None, default=None
+        Numba threads of the fit (None: the cores other jobs leave free).
+    random_state : int, default=0
+        Seed of any random draw of the learner.
+    verbose : int, default=0
+        1: stage lines and the library's progress (logger ``"fastgssl"``) on stderr.
+
+    Returns
+    -------
+    summary : dict
+        What ``--json`` prints: the file and its label counts, the learner chosen and why
+        (``chosen``: learner, parameters, reason, search, confidence, threads, the graph's
+        recall when approximate), the times of each stage and the warnings raised.
+
+    Raises
+    ------
+    ValueError, OSError, MemoryError
+        Before any work, for what it refuses (the message names the cause and the fix).
+    """
     if unlabeled not in MARKERS:
         raise ValueError(f"--unlabeled must be one of {', '.join(MARKERS)}, got "
                          f"{unlabeled!r}.")
