@@ -475,13 +475,8 @@ def _label(path, out, unlabeled, standardize, n_jobs, random_state, say, clock):
     est, confidence, why = _make_learner((int(counts.min()), int(counts.max())), priors,
                                          X.shape[0], n_jobs, random_state)
     say(f"fitting {why['learner']} on a {why['params']['graph']} graph ({why['search']})")
-    handler = _stderr_handler(say.level)
-    with clock.split() as spent:
-        try:
-            est.fit(X, ids)
-        finally:
-            if handler is not None:
-                logger.removeHandler(handler)
+    with clock.split() as spent, _library_progress(say.level):
+        est.fit(X, ids)
     seconds["fit"] = spent["run"]
     seconds["fit_compile"] = spent["compile"]
     pred = np.asarray(est.transduction_)
@@ -535,16 +530,24 @@ def _fitted_facts(est):
     return facts
 
 
-def _stderr_handler(level):
-    """At level >= 1, the library's progress lines (logger ``fastgssl``, INFO) on stderr."""
+@contextlib.contextmanager
+def _library_progress(level):
+    """At level >= 1, the library's progress lines (logger ``fastgssl``, INFO) on stderr;
+    the logger's handlers and level are restored afterwards."""
     if level < 1:
-        return None
+        yield
+        return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("fastgssl label:            %(message)s"))
+    before = logger.level
     logger.addHandler(handler)
-    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+    if before == logging.NOTSET or before > logging.INFO:
         logger.setLevel(logging.INFO)
-    return handler
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(before)
 
 
 def _write(out, classes, label_ids, conf, given):
