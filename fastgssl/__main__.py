@@ -2,6 +2,6 @@
 
 import sys
 
-from fastgssl.cli._main import main
+from fastgssl.cli import main
 
 sys.exit(main())
