@@ -129,6 +129,7 @@ def test_fitted_learner_reports_recall_threads_and_logs_its_stages(caplog):
     assert any("graph of 2,000 points" in m and "recall" in m and "1 thread" in m
                for m in lines), lines
     assert any("propagation on 2,000 points, 1,000 labeled" in m for m in lines), lines
+    assert lines[0].startswith("PoissonLearning: building the graph (IVFGraph) of 2,000 points")
     exact = PoissonLearning().fit(X, y)
     assert exact.graph_recall_ is None
     assert 1 <= exact.n_threads_ and thread_count(-1) >= exact.n_threads_

@@ -289,9 +289,19 @@ def _check_memory(path, head):
             fh.seek(-4, 2)
             size = max(size, int.from_bytes(fh.read(4), "little"))
     per_line = max(1.0, sum(len(ln) + 1 for ln in lines[:-1]) / (len(lines) - 1))
-    n_cols = max(max(ln.count(",") + 1, len(ln.split())) for ln in lines[:-1])
+    n_cols = max(_width(ln) for ln in lines[:-1])
     check_dense_memory(size / per_line, n_cols, 4, what=f"the features of {path.name}",
                        remedy="use a machine with more memory or a sample of the rows")
+
+
+def _width(line):
+    """Columns of a text line: its fields, or for LIBSVM ``label index:value ...`` the
+    largest index (the features are read dense)."""
+    fields = line.replace(",", " ").split()
+    indices = [f.split(":", 1)[0] for f in fields[1:] if ":" in f]
+    if indices and all(i.isdigit() for i in indices):
+        return max(int(i) for i in indices)
+    return len(fields)
 
 
 def _markers(y, unlabeled):

@@ -62,6 +62,12 @@ POLICIES = ("auto", "abstain", "uniform", "nearest")
 logger = logging.getLogger("fastgssl")
 
 
+def _graph_name(graph):
+    if isinstance(graph, str):
+        return repr(graph)
+    return type(graph).__name__ if not sp.issparse(graph) else "given"
+
+
 def _log_graph(est, W, seconds):
     """One INFO line on the graph just built: size, edges, time, recall and threads."""
     if not logger.isEnabledFor(logging.INFO):
@@ -271,6 +277,8 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         else:  # only the induction formula uses it, capped at the number of training points
             check_n_neighbors(self.n_neighbors, np.iinfo(np.int64).max)
         self.n_threads_ = thread_count(self.n_jobs)
+        logger.info("%s: building the graph (%s) of %s points on %d thread(s)",
+                    type(self).__name__, _graph_name(self.graph), f"{n:,}", self.n_threads_)
         started = time.perf_counter()
         W, coords, (weight, sigma, scale, how, constant) = self._build_graph(X)
         _log_graph(self, W, time.perf_counter() - started)
