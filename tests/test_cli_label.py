@@ -130,7 +130,8 @@ def test_one_label_per_class_runs_without_a_search_and_says_so(tmp_path, capsys)
 
 @pytest.mark.parametrize("case", ["empty", "blank", "directory", "garbage", "truncated",
                                   "no_labels", "one_class", "mixed", "all_labeled",
-                                  "nan_feature", "missing_folder", "out_is_dir", "huge"])
+                                  "nan_feature", "missing_folder", "out_is_dir", "huge",
+                                  "truncated_csv", "text_feature"])
 def test_refusals_before_any_work_leave_out_untouched(tmp_path, capsys, case):
     X, y, y_fit = _blobs(n=60)
     f = tmp_path / "in.libsvm"
@@ -145,6 +146,7 @@ def test_refusals_before_any_work_leave_out_untouched(tmp_path, capsys, case):
         "all_labeled": "nothing to label", "nan_feature": "non-finite feature",
         "missing_folder": "does not exist", "out_is_dir": "is a directory",
         "huge": "refused before allocating",
+        "truncated_csv": "truncated or damaged", "text_feature": "could not convert string 'oops'",
     }[case]
     extra = []
     if case == "empty":
@@ -177,6 +179,14 @@ def test_refusals_before_any_work_leave_out_untouched(tmp_path, capsys, case):
     elif case == "out_is_dir":
         _write_libsvm(f, X, lab)
         out = tmp_path
+    elif case == "truncated_csv":
+        _write_csv(f, X, lab)
+        f.write_bytes(f.read_bytes()[:-9])
+    elif case == "text_feature":
+        _write_csv(f, X, lab)
+        lines = f.read_text().splitlines()
+        lines[3] = lines[3].rsplit(",", 1)[0] + ",oops"  # a feature that is a word
+        f.write_text("\n".join(lines) + "\n")
     elif case == "huge":  # a sparse file of 2^40 bytes: nothing written, nothing read
         _write_csv(f, X, lab)
         os.truncate(f, 1 << 40)

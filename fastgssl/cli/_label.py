@@ -110,7 +110,7 @@ def _make_learner(n_per_class, priors, n_samples, n_jobs, random_state):
                        "label, divided by its largest value; <= 0 where the MBO step moved "
                        "the row off the Poisson argmax"),
     }
-    del random_state  # PoissonMBO draws nothing; the lead's learner takes it
+    del random_state  # PoissonMBO draws nothing; a learner that draws takes it here
 
     def confidence(fitted):
         ids = np.searchsorted(fitted.classes_, fitted.transduction_)
@@ -182,30 +182,23 @@ def _header_label_column(head):
 
 
 def _read_header_table(path, j):
-    """``(X, y cells as str)`` of a CSV whose header names the label column ``j``."""
-    X, y = [], []
+    """``(X, y cells as str)`` of a CSV whose header names the label column ``j``: two
+    passes of numpy's compiled reader (features, then the label column as text)."""
     with _open_text(path) as fh:
-        header = fh.readline().split(",")
-        width = len(header)
-        for line_no, line in enumerate(fh, 2):
-            line = line.strip()
-            if not line:
-                continue
-            cells = line.split(",")
-            if len(cells) != width:
-                raise ValueError(f"{path.name}: line {line_no} has {len(cells)} fields, the "
-                                 f"header {width} (a truncated or damaged file?).")
-            y.append(cells.pop(j).strip().strip('"'))
-            try:
-                X.append([float(c) for c in cells])
-            except ValueError:
-                bad = next(c for c in cells if not _is_number(c))
-                raise ValueError(f"{path.name}: line {line_no}: the feature {bad.strip()!r} "
-                                 f"is not a number (only the label column may hold "
-                                 f"text).") from None
-    if not X:
+        width = len(fh.readline().split(","))
+    features = [c for c in range(width) if c != j]
+    kw = dict(delimiter=",", skiprows=1, comments=None, quotechar='"')
+    try:
+        with _open_text(path) as fh:
+            X = np.loadtxt(fh, usecols=features, dtype=np.float64, ndmin=2, **kw)
+        with _open_text(path) as fh:
+            y = np.loadtxt(fh, usecols=[j], dtype=str, ndmin=1, **kw)
+    except ValueError as exc:  # a cell that is not a number, a row of another width
+        raise ValueError(f"{path.name}: {exc} Only the label column may hold text; a "
+                         f"truncated or damaged file?") from None
+    if X.shape[0] == 0:
         raise ValueError(f"{path.name} holds a header and no data rows.")
-    return np.asarray(X, dtype=np.float64), np.asarray(y, dtype=str)
+    return X, np.char.strip(y)
 
 
 def _is_number(text):
