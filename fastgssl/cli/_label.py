@@ -107,8 +107,9 @@ def _make_learner(n_per_class, priors, n_samples, n_jobs, random_state):
                    "none: the guide's default runs as it is, every given label kept for "
                    "the fit"),
         "confidence": ("class margin of the Poisson scores (poisson_scores_) at the row's "
-                       "label, divided by its largest value; <= 0 where the MBO step moved "
-                       "the row off the Poisson argmax"),
+                       "label, divided by its largest value; below 0 where the MBO step "
+                       "moved the row off the Poisson argmax, 0 in a graph component "
+                       "without a label"),
     }
     del random_state  # PoissonMBO draws nothing; a learner that draws takes it here
 
