@@ -282,3 +282,17 @@ def test_select_verdict_says_when_the_unlabeled_points_did_not_help():
     assert "0.1930" in worse and "0.1690" in worse and "141 labeled" in worse
     assert _verdict("lapsvm", 0.1, 0.2, 50).startswith("the unlabeled points helped")
     assert "did not change" in _verdict("poisson", 0.2, 0.2, 50)
+
+
+def test_select_on_ten_classes_of_three_labels_names_label_not_test_size(tmp_path, capsys):
+    """Issue 53's case: 10 classes, 3 labels each, the rest nan: scikit-learn's "test_size
+    = 9 should be greater or equal to the number of classes = 10" before; now the cause and
+    the command for the job."""
+    X, y = make_blobs(400, centers=10, n_features=5, random_state=0)
+    y_fit = hide_labels(y, 3, 0)
+    f = tmp_path / "ten.libsvm"
+    _write_libsvm(f, X, [str(v) if v != -1 else "nan" for v in y_fit])
+    assert main(["select", "--dataset", str(f), "--quick", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "370 of 400 points are unlabeled" in err and "10 classes" in err
+    assert f"fastgssl label {f} -o labels.csv" in err and "test_size" not in err
