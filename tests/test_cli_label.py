@@ -296,3 +296,12 @@ def test_select_on_ten_classes_of_three_labels_names_label_not_test_size(tmp_pat
     err = capsys.readouterr().err
     assert "370 of 400 points are unlabeled" in err and "10 classes" in err
     assert f"fastgssl label {f} -o labels.csv" in err and "test_size" not in err
+
+
+def test_duplicate_rows_are_counted_against_a_brute_force_count():
+    from fastgssl.cli._label import _duplicate_rows
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(300, 2)).astype(float)  # many repeats among 9 values
+    brute = sum(any(np.array_equal(X[i], X[j]) for j in range(i)) for i in range(len(X)))
+    assert _duplicate_rows(X) == brute == 300 - 9
