@@ -305,3 +305,30 @@ def test_duplicate_rows_are_counted_against_a_brute_force_count():
     X = rng.integers(0, 3, size=(300, 2)).astype(float)  # many repeats among 9 values
     brute = sum(any(np.array_equal(X[i], X[j]) for j in range(i)) for i in range(len(X)))
     assert _duplicate_rows(X) == brute == 300 - 9
+
+
+def test_the_learner_seam_takes_a_learner_with_its_own_account(tmp_path, capsys, monkeypatch):
+    """_make_learner is the one place that makes the learner: a learner that keeps its own
+    ``chosen_`` (what it chose and why) and ``confidence_`` is reported and written as is."""
+    from fastgssl.cli import _label as label_mod
+    from fastgssl.models import PoissonLearning
+
+    class Explaining(PoissonLearning):
+        def fit(self, X, y):
+            super().fit(X, y)
+            self.chosen_ = {"learner": "Explaining", "reason": "a test of the seam"}
+            self.confidence_ = np.linspace(0.0, 1.0, len(y))
+            return self
+
+    monkeypatch.setattr(label_mod, "_make_learner", lambda *a: (
+        Explaining(), lambda fitted: fitted.confidence_, {"learner": "?", "params": {
+            "graph": "knn"}, "search": "none"}))
+    X, y, y_fit = _blobs(n=120)
+    f = tmp_path / "in.csv"
+    _write_csv(f, X, [v if v != -1 else "nan" for v in y_fit])
+    code, summary, err = _label(capsys, f, "-o", tmp_path / "o.csv")
+    assert code == 0, err
+    assert summary["chosen"]["learner"] == "Explaining"
+    assert summary["chosen"]["reason"] == "a test of the seam"
+    _, conf, given = _read_out(tmp_path / "o.csv")
+    assert np.allclose(conf[~given], np.linspace(0.0, 1.0, 120)[~given])

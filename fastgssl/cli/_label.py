@@ -522,16 +522,21 @@ def _label(path, out, unlabeled, standardize, n_jobs, random_state, say, clock):
 
 
 def _fitted_facts(est):
-    """What the fitted learner reports about its graph and threads."""
-    facts = {"n_threads": getattr(est, "n_threads_", None)}
-    recall = getattr(est, "graph_recall_", None)
+    """What the fitted learner reports: its own account of what it chose and why
+    (``chosen_``, a dict, when it keeps one), its threads and its graph's recall."""
+    facts = dict(getattr(est, "chosen_", None) or {})
+    facts["n_threads"] = getattr(est, "n_threads_", facts.get("n_threads"))
+    recall = getattr(est, "graph_recall_", facts.get("graph_recall"))
     if recall is not None:
         facts["graph_recall"] = float(recall)
     info = getattr(est, "solver_info_", None)
-    if isinstance(info, dict):
-        facts["solver"] = {k: (v.item() if isinstance(v, np.generic) else v)
-                           for k, v in info.items()
-                           if isinstance(v, (int, float, str, bool, np.generic))}
+    if hasattr(info, "iterations") and hasattr(info, "relative_residuals"):
+        facts["solver"] = {  # fastgssl.solvers.SolveInfo of the propagation's sparse solve
+            "method": str(getattr(info, "solver", "")),
+            "iterations": int(np.max(info.iterations)) if np.size(info.iterations) else 0,
+            "relative_residual": float(np.max(info.relative_residuals))
+            if np.size(info.relative_residuals) else 0.0,
+            "converged": not bool(info)}
     return facts
 
 
@@ -608,4 +613,6 @@ def print_summary(s, stream):
 
 
 def dumps(summary):
-    return json.dumps(summary, indent=2)
+    """The summary as JSON (values a learner's ``chosen_`` holds that JSON has no type
+    for are written as their text)."""
+    return json.dumps(summary, indent=2, default=str)
