@@ -17,8 +17,9 @@ def build_parser():
     """The argument parser of the ``fastgssl`` command."""
     parser = argparse.ArgumentParser(
         prog="fastgssl",
-        description="Fast graph-based semi-supervised learning: model selection by "
-                    "cross-validation from one fit.",
+        description="Fast graph-based semi-supervised learning: labels for the unlabeled "
+                    "rows of a partly labeled file (label), model selection by "
+                    "cross-validation from one fit with a test error (select).",
     )
     parser.add_argument("--version", action="version", version=f"fastgssl {__version__}")
     sub = parser.add_subparsers(dest="command")
