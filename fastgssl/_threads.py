@@ -41,7 +41,7 @@ from fastgssl._jit import install_compile_notice
 install_compile_notice()
 
 __all__ = ["default_numba_threads", "factorization_blas", "fold_threads", "numba_threads",
-           "small_blas", "thread_settings"]
+           "small_blas", "thread_count", "thread_settings"]
 
 #: environment variable: the thread count of ``n_jobs=None`` (a positive integer, ``all``
 #: for the whole Numba pool, or ``auto`` for the load-based choice, the default)
@@ -205,6 +205,23 @@ def _clear_cache():
         _cached = None
 
 
+def thread_count(n_jobs):
+    """The Numba thread count ``n_jobs`` stands for (the rule of :func:`numba_threads`),
+    without setting it: what a fit reports as its ``n_threads_``."""
+    limit = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, (int, np.integer))):
+        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}.")
+    if n_jobs is None:
+        return default_numba_threads()
+    if n_jobs == -1:
+        return limit
+    if n_jobs >= 1:
+        return min(int(n_jobs), limit)
+    if n_jobs < -1:
+        return max(1, limit + 1 + int(n_jobs))
+    raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}.")
+
+
 @contextlib.contextmanager
 def numba_threads(n_jobs):
     """Run the enclosed Numba parallel kernels on ``n_jobs`` threads.
@@ -214,19 +231,7 @@ def numba_threads(n_jobs):
     -> ``min(k, NUMBA_NUM_THREADS)``; ``k < -1`` -> all but ``-k - 1``.  An explicit value is
     never changed by the load.  Yields the thread count in use.
     """
-    limit = numba.config.NUMBA_NUM_THREADS
-    if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, (int, np.integer))):
-        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}.")
-    if n_jobs is None:
-        wanted = default_numba_threads()
-    elif n_jobs == -1:
-        wanted = limit
-    elif n_jobs >= 1:
-        wanted = min(int(n_jobs), limit)
-    elif n_jobs < -1:
-        wanted = max(1, limit + 1 + int(n_jobs))
-    else:
-        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}.")
+    wanted = thread_count(n_jobs)
     previous = numba.get_num_threads()
     numba.set_num_threads(wanted)
     try:

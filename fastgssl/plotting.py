@@ -8,9 +8,10 @@
 - :func:`plot_label_rate_curve`  accuracy (or any score) against the number or fraction of
   labeled points, one median curve with a min-max band per method.
 
-matplotlib is an optional dependency (``pip install 'fastgssl[plot]'``); it is imported inside
-the functions, so ``import fastgssl.plotting`` works without it and each function raises an
-:class:`ImportError` naming the extra when it is missing.  Every function draws on ``ax``
+matplotlib is an optional dependency (``pip install matplotlib``; from a checkout
+``pip install -e '.[plot]'``); it is imported inside the functions, so ``import
+fastgssl.plotting`` works without it and each function raises an :class:`ImportError`
+naming the package when it is missing.  Every function draws on ``ax``
 (or ``axes``) when given, returns the matplotlib objects it drew on, and never calls
 ``plt.show``.
 """
@@ -30,7 +31,7 @@ def _pyplot():
     except ImportError as exc:  # pragma: no cover - exercised only without matplotlib
         raise ImportError(
             "fastgssl.plotting needs matplotlib, an optional dependency: "
-            "pip install 'fastgssl[plot]'"
+            "pip install matplotlib (from a fastgssl checkout: pip install -e '.[plot]')"
         ) from exc
     return plt
 

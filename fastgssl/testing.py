@@ -57,7 +57,8 @@ def check_loss(spec, *, max_examples=200, kink_margin=1e-3, rtol=1e-5, atol=1e-7
         from hypothesis import strategies as st
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "fastgssl.testing.check_loss needs hypothesis: pip install 'fastgssl[test]'."
+            "fastgssl.testing.check_loss needs hypothesis: pip install hypothesis (from a "
+            "fastgssl checkout: pip install -e '.[test]')."
         ) from exc
 
     loss = spec if isinstance(spec, Loss) else spec.bind(**params)

@@ -34,7 +34,9 @@ FLOORS = [
     # read learners through _protocol only, the learners know neither
     {"models", "cv", "active"},
     {"datasets", "plotting", "testing"},
-    {"cli", "__main__", "fastgssl"},
+    {"cli", "fastgssl"},
+    # ``python -m fastgssl``: the command line's entry point, above the command line
+    {"__main__"},
 ]
 FLOOR = {name: level for level, names in enumerate(FLOORS) for name in names}
 

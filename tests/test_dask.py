@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip(
     "distributed",
-    reason="dask.distributed absent: pip install 'fastgssl[test]' (or 'fastgssl[dask]')",
+    reason="dask.distributed absent: pip install -e '.[test]' (or '.[dask]') in the checkout",
 )
 import joblib  # noqa: E402
 from distributed import Client, LocalCluster, get_task_stream  # noqa: E402

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip(
     "distributed",
-    reason="dask.distributed absent: pip install 'fastgssl[test]' (or 'fastgssl[dask]')",
+    reason="dask.distributed absent: pip install -e '.[test]' (or '.[dask]') in the checkout",
 )
 import dask.array as da  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
@@ -156,11 +156,14 @@ def test_no_client_and_version_mismatch(client, monkeypatch):
             IVFGraph(n_neighbors=5, client=client)(X)
 
 
-def test_missing_distributed_names_the_extra(monkeypatch):
+def test_missing_distributed_names_the_package_and_the_extra(monkeypatch):
+    """The package to install, and the checkout's extra (fastgssl is not on an index, so
+    'fastgssl[dask]' would not install, issue 53)."""
     from fastgssl.graphs import _ivf_dask
 
     monkeypatch.setitem(sys.modules, "distributed", None)
-    with pytest.raises(ImportError, match=r"pip install 'fastgssl\[dask\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'dask\[distributed\]' .*"
+                                          r"pip install -e '\.\[dask\]'"):
         _ivf_dask._distributed()
 
 

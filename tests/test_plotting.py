@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-mpl = pytest.importorskip("matplotlib", reason="matplotlib absent: pip install 'fastgssl[plot]'")
+mpl = pytest.importorskip("matplotlib", reason="matplotlib absent: pip install -e '.[plot]'")
 mpl.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402

@@ -43,6 +43,7 @@ from fastgssl.active import (
 )
 from fastgssl.cli import (
     build_parser,
+    label,
     main,
     select,
     warmup,

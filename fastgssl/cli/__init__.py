@@ -1,4 +1,11 @@
-"""The ``fastgssl`` command.
+"""The ``fastgssl`` command (also ``python -m fastgssl``).
+
+``fastgssl label FILE -o OUT`` labels the unlabeled rows of a partly labeled file (rows
+labeled ``nan``) with the learner the few-labels guide recommends, every given label kept,
+and writes OUT as CSV with the header ``label,confidence,given``, one row per input row in
+input order (:mod:`fastgssl.cli._label`; :func:`label` from Python)::
+
+    fastgssl label images.libsvm -o labels.csv --json
 
 ``fastgssl select`` runs model selection by t-fold cross-validation (exact where it costs
 about one fit, else t-FBIF / t-BIF of Liu et al. (2018, 2019) with the winner verified), on

@@ -17,8 +17,9 @@ def build_parser():
     """The argument parser of the ``fastgssl`` command."""
     parser = argparse.ArgumentParser(
         prog="fastgssl",
-        description="Fast graph-based semi-supervised learning: model selection by "
-                    "cross-validation from one fit.",
+        description="Fast graph-based semi-supervised learning: labels for the unlabeled "
+                    "rows of a partly labeled file (label), model selection by "
+                    "cross-validation from one fit with a test error (select).",
     )
     parser.add_argument("--version", action="version", version=f"fastgssl {__version__}")
     sub = parser.add_subparsers(dest="command")
@@ -83,7 +84,9 @@ def build_parser():
                      help="Nystrom columns of fbif (default n / 10, seed 001's c; "
                           "with a graph and for fbif-margin min(n, 300)) and of the nystrom "
                           "backend (default min(n, 300))")
-    sel.add_argument("--quick", action="store_true", help="a thinner grid")
+    sel.add_argument("--quick", action="store_true",
+                     help="a thinner grid (default: off, the full grid; e.g. lapsvm 27 "
+                          "points instead of 80)")
     sel.add_argument("--json", action="store_true", help="print one JSON object")
     sel.add_argument("--compare-exact", action="store_true",
                      help="also run the whole grid search with exact t-fold CV")
@@ -92,8 +95,12 @@ def build_parser():
                           "(bif, fbif, fbif-margin, newton): 'best' (default: "
                           "re-score the first-ranked candidate by exact CV until it is "
                           "verified), 'none', or a cap N on the exact re-scorings")
-    sel.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
-    sel.add_argument("--random-state", type=int, default=0)
+    sel.add_argument("--n-jobs", type=int, default=None,
+                     help="joblib workers of the search (default: None, one process; the "
+                          "Numba kernels take the cores other jobs leave free)")
+    sel.add_argument("--random-state", type=int, default=0,
+                     help="seed of the 70 / 30 split, the labels kept and every random draw "
+                          "of the search (default: 0)")
     sel.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=None,
                      help="center and scale every feature by the training split's mean and "
                           "standard deviation (default: read off the features: mixed ranges "
@@ -112,6 +119,43 @@ def build_parser():
     sel.add_argument("--quiet", "-q", action="store_true",
                      help="nothing on stderr but errors: no progress, no compilation notice, "
                           "no warning lines (the report holds the warnings)")
+    lab = sub.add_parser(
+        "label",
+        help="label the unlabeled rows of a partly labeled file, with a confidence each",
+        description="Read a partly labeled file (unlabeled rows marked nan, or -1 with "
+                    "--unlabeled -1), keep every given label, fit the learner the few-labels "
+                    "guide recommends for the label count, and write OUT as CSV with the "
+                    "header label,confidence,given and one row per input row in input order "
+                    "(a given label is kept, confidence 1). Files: LIBSVM, a CSV whose header "
+                    "names the label column 'label' (or class, target, y), a table with one "
+                    "non-numeric column (the label), ARFF, MNIST idx, NumPy .npz (arrays X "
+                    "and y) or .npy (column 0 the label). Refused before any work: no labels, "
+                    "one class, nothing unlabeled, an empty, damaged or unknown file, an "
+                    "unwritable OUT; OUT is written whole or not at all.")
+    lab.add_argument("file", help="the partly labeled data file")
+    lab.add_argument("-o", "--output", required=True, metavar="OUT",
+                     help="the CSV to write (replaced whole once the run succeeds)")
+    lab.add_argument("--unlabeled", choices=("nan", "-1"), default="nan",
+                     help="the marker of unlabeled rows (default: nan; in a text label column "
+                          "also an empty cell, ? or NA). With -1, -1 is the marker and a file "
+                          "that also holds nan is refused; by default -1 is a class, as in "
+                          "LIBSVM's two-class files")
+    lab.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=None,
+                     help="center and scale every feature (default: read off the features, "
+                          "as for select: mixed ranges are standardized, one common range "
+                          "such as pixels is left alone; the summary says which and why)")
+    lab.add_argument("--n-jobs", type=int, default=None,
+                     help="Numba threads (default: None, the cores other jobs leave free; "
+                          "the summary gives the count used)")
+    lab.add_argument("--random-state", type=int, default=0,
+                     help="seed of any random draw of the learner (default: 0)")
+    lab.add_argument("--json", action="store_true",
+                     help="print the summary (what was chosen and why) as one JSON object")
+    lab.add_argument("--verbose", "-v", action="count", default=None,
+                     help="stage lines and the library's progress on stderr (default: on "
+                          "when stderr is a terminal)")
+    lab.add_argument("--quiet", "-q", action="store_true",
+                     help="nothing on stderr but errors")
     sub.add_parser(
         "warmup",
         help="compile the Numba kernels of the main paths ahead of time (cached on disk)",
@@ -145,6 +189,8 @@ def main(argv=None):
         seconds = warmup(verbose=True)
         print(f"{'total':32s} {sum(seconds.values()):7.2f} s")
         return 0
+    if args.command == "label":
+        return _run_label(args)
     if args.folds is not None and args.folds < 2:
         parser.error(f"--folds must be >= 2, got {args.folds}")
     try:
@@ -167,4 +213,25 @@ def main(argv=None):
     if args.json and not args.quiet:  # on stderr too, so --json users see them
         for message in report["warnings"]:
             print(f"fastgssl select: warning: {message}", file=sys.stderr)
+    return 0
+
+
+def _run_label(args):
+    from fastgssl.cli._label import dumps, label, print_summary
+
+    try:
+        with quiet_logger(args.quiet):
+            summary = label(args.file, args.output, unlabeled=args.unlabeled,
+                            standardize=args.standardize, n_jobs=args.n_jobs,
+                            random_state=args.random_state, verbose=_level(args))
+    except (ValueError, OSError, MemoryError) as exc:  # stderr even with -q: the run failed
+        print(f"fastgssl label: error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(dumps(summary))
+    else:
+        print_summary(summary, sys.stdout)
+    if args.json and not args.quiet:
+        for message in summary["warnings"]:
+            print(f"fastgssl label: warning: {message}", file=sys.stderr)
     return 0

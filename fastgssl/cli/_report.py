@@ -57,6 +57,8 @@ def _print_report(r, out):
                         f"its first class" if ls["n_test_unscored"] else "")
             p(f"baseline     scikit-learn LabelSpreading({args}), {what}: test error "
               f"{ls['test_error']:.4f} ({ls['seconds']:.2f} s{unscored})")
+    if "verdict" in r:
+        p(f"verdict      {r['verdict']}")
     if "exact_search" in r:
         e = r["exact_search"]
         p("exact search chose " + ", ".join(f"{k}={v:.4g}" for k, v in e["best_params"].items())

@@ -170,6 +170,8 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
     semi = _MODELS[model].semi_supervised
     X, y = X_all[~missing], y_all[~missing]
     X_unl = X_all[missing]
+    if missing.any() and task == "classification":
+        _refuse_partly_labeled(y, int(missing.sum()), dataset)
     X_tr, X_te, y_tr, y_te = _split(X, y, task, random_state, task_guessed)
     notes = []
     n_marked = int(missing.sum())
@@ -177,7 +179,8 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         if semi:
             X_tr = np.vstack([X_tr, X_unl])
             notes.append(f"{n_marked} point(s) with a None / NaN label joined the training "
-                         f"split as unlabeled points")
+                         f"split as unlabeled points (select reports a test error; "
+                         f"fastgssl label writes labels for them)")
         else:
             notes.append(f"{n_marked} point(s) with a None / NaN label were left out (a "
                          f"supervised model has no use for them; laprls / lapsvm would use "
@@ -201,8 +204,17 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         marker = np.full(n_marked, -1 if task == "classification" else np.nan,
                          dtype=y_fit.dtype)
         y_fit = np.concatenate([y_fit, marker])
-    fold_ids, folds_note = _n_folds(folds, y_fit, task, classes, random_state, hidden_by,
-                                    task_guessed)
+    try:
+        fold_ids, folds_note = _n_folds(folds, y_fit, task, classes, random_state, hidden_by,
+                                        task_guessed)
+    except ValueError as exc:
+        if not n_marked:
+            raise
+        raise ValueError(f"{exc} This file came partly labeled ({n_marked:,} None / NaN "
+                         f"labels): select hides most of the given labels again to measure "
+                         f"a test error. To label its unlabeled points with every given "
+                         f"label kept, run: fastgssl label {_file_name(dataset)} -o "
+                         f"labels.csv") from None
     folds = int(np.unique(fold_ids).size)
     if folds_note:
         notes.append(folds_note)
@@ -291,6 +303,10 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
                                          random_state,
                                          best.n_neighbors, clock, progress,
                                          dense=backend != "nystrom")
+    if "baselines" in report:
+        report["verdict"] = _verdict(model, test_error,
+                                     report["baselines"]["svm_labeled_only"]["test_error"],
+                                     report["n_labeled"])
     if task == "regression" and standardize_target:
         report["test_error_data_units"] = test_error * scale2
         report["cv_criterion_data_units"] = search.best_cv_error_ * scale2
@@ -348,6 +364,40 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
             "speedup": t_ex["run"] / max(spent["run"], 1e-12),
         }
     return report
+
+
+def _verdict(model, error, svm_error, n_labeled):
+    """Whether the unlabeled points helped: the winner's test error against the SVM's on
+    the labeled points alone (same split, same folds), in plain words."""
+    if error > svm_error:
+        return (f"the unlabeled points did not help here: {model}'s test error {error:.4f} is "
+                f"above the {svm_error:.4f} of the SVM on the {n_labeled:,} labeled points "
+                f"alone; on this data and label count the supervised SVM is the better "
+                f"choice (or label more points)")
+    if error == svm_error:
+        return (f"the unlabeled points did not change the test error: {model} and the SVM on "
+                f"the {n_labeled:,} labeled points alone both have {error:.4f}")
+    return (f"the unlabeled points helped: {model}'s test error {error:.4f} against "
+            f"{svm_error:.4f} for the SVM on the {n_labeled:,} labeled points alone")
+
+
+def _refuse_partly_labeled(y, n_marked, dataset):
+    """A partly labeled file whose labels cannot give the stratified 30 % test split (a
+    class with fewer than 2 labels, or fewer test labels than classes): select measures a
+    test error on held-out labels, and the job the file is for is ``fastgssl label``."""
+    _, counts = np.unique(y, return_counts=True)
+    n_test = int(np.ceil(0.3 * y.size))
+    if counts.min() >= 2 and min(n_test, y.size - n_test) >= counts.size:
+        return
+    raise ValueError(
+        f"{n_marked:,} of {n_marked + y.size:,} points are unlabeled (None / NaN) and the "
+        f"{y.size:,} labeled ones ({counts.size} classes, the smallest with {counts.min()}) "
+        f"cannot give the stratified 30 % test split select measures its error on. To label "
+        f"the unlabeled points, run: fastgssl label {_file_name(dataset)} -o labels.csv")
+
+
+def _file_name(dataset):
+    return dataset if isinstance(dataset, str) else "FILE"
 
 
 def _parse_verify(value):

@@ -27,7 +27,7 @@ _FLAGS = (
 )
 _UNDECIDED = re.compile(
     r"^(\d+) of (\d+) points in (\d+) graph component\(s\) are not connected to any labeled "
-    r"point; unlabeled_policy='(\w+)'")
+    r"point; unlabeled_policy='(\w+)'(?: \(here '(\w+)'\))?")
 _KERNEL_ORPHANS = re.compile(
     r"^(\d+) of the (\d+) connected components of the graph \((\d+) points\) contain no "
     r"labeled point")
@@ -50,7 +50,7 @@ def cli_words(category, message, count=1):
     """One report line for a warning raised ``count`` times."""
     m = _UNDECIDED.match(message)
     if m:
-        orphans, n, comps, policy = int(m[1]), int(m[2]), int(m[3]), m[4]
+        orphans, n, comps, policy = int(m[1]), int(m[2]), int(m[3]), m[5] or m[4]
         what = _POLICY.get(policy, f"handled by unlabeled_policy={policy!r}")
         return (f"{orphans:,} points {what}: no label in their graph component ({orphans:,} "
                 f"of {n:,} points, {comps:,} component(s){_times(count)}); {_MORE_LABELS}")

@@ -305,8 +305,9 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
         self.verify_ = verify
         self._resolved = (method, protocol)
         if not self._one_fit_ok and self.verbose:
-            print(f"[{type(self).__name__}] {type(est).__name__}: no one-fit path; each "
-                  f"candidate is scored by {method!r} refits", file=sys.stderr, flush=True)
+            print(f"[{type(self).__name__}] {type(est).__name__}: each candidate is scored "
+                  f"by {method!r} cross-validation with one refit per fold (this learner has "
+                  f"no one-fit path)", file=sys.stderr, flush=True)
         return dict(method=obj, protocol=protocol, objectives=_tuple(in_process),
                     graph_objectives=_tuple(graph_objectives),
                     # what the grouping, the shared kNN search and the tie-break read

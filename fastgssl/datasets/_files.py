@@ -257,4 +257,7 @@ def load_data_file(path, n_features=None):
         data = next((p for p in (_sibling(path, ".labels", ".data"),) if p is not None), None)
         hint = f"; its features are in {data.name.removesuffix('.gz')}" if data else ""
         raise _refuse(path, f"one value per line: a labels file without features{hint}")
+    raw, lines = _head(path)
+    if not lines:  # nothing but white space, or nothing at all
+        raise _refuse(path, f"the file is empty ({'0 bytes' if not raw else 'only white space'})")
     raise _refuse(path, "not a data file of a known format")

@@ -126,7 +126,7 @@ class IVFGraph(_GraphBuilder):
         scattered in row chunks, a ``dask.array`` ``X`` (row chunks) is searched where its
         chunks live (then ``None`` means the active client).  The graph is the in-memory
         one for the same ``random_state`` and ``n_probe``.  Needs ``pip install
-        'fastgssl[dask]'``.
+        'dask[distributed]'`` (from a checkout: ``pip install -e '.[dask]'``).
 
     Attributes
     ----------

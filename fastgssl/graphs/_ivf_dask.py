@@ -88,7 +88,8 @@ def _distributed():
     except ImportError:
         raise ImportError(
             "IVFGraph on a Dask cluster (a dask array X or client=...) needs "
-            "dask.distributed: pip install 'fastgssl[dask]'."
+            "dask.distributed: pip install 'dask[distributed]' (from a fastgssl checkout: "
+            "pip install -e '.[dask]')."
         ) from None
     return distributed
 

@@ -2,7 +2,8 @@
 
 Implements the approximate builder of issue 3 on top of pynndescent (Dong, Moses & Li,
 "Efficient k-nearest neighbor graph construction for generic similarity measures", WWW
-2011; McInnes' implementation), an optional dependency: ``pip install fastgssl[ann]``.
+2011; McInnes' implementation), an optional dependency: ``pip install pynndescent``
+(from a checkout: ``pip install -e '.[ann]'``).
 Its recall against the exact search of :func:`fastgssl.graphs.knn_search` is measured on a
 random sample of points and stored on the builder (``recall_``).
 """
@@ -179,7 +180,8 @@ class NNDescentGraph(_GraphBuilder):
         except ImportError as exc:
             raise ImportError(
                 "NNDescentGraph needs the optional dependency pynndescent: "
-                "pip install 'fastgssl[ann]' (or pip install pynndescent), or use the exact "
+                "pip install pynndescent (from a fastgssl checkout: pip install -e '.[ann]'), "
+                "or use the exact "
                 "builder 'knn'."
             ) from exc
 

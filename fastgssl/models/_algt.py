@@ -35,6 +35,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._validation import check_n_neighbors, check_positive, check_X
 from fastgssl.models._laplacian_machines import LapSVM
+from fastgssl.models._scoring import labeled_score
 
 __all__ = ["ALGT", "trimmed_weights"]
 
@@ -265,3 +266,10 @@ class ALGT(ClassifierMixin, BaseEstimator):
         """Class labels predicted by the final estimator."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of ``predict(X)`` over the entries of ``y`` that are not ``-1`` (the
+        unlabeled marker of :meth:`fit`), as the base estimator's; a ValueError when every
+        entry is ``-1``."""
+        check_is_fitted(self, "estimator_")
+        return labeled_score(self, X, y, sample_weight)

@@ -39,6 +39,7 @@ from fastgssl.models._kernel_machine_build import _MachineBuilders
 from fastgssl.models._kernel_machine_checks import _TASKS, _MachineChecks
 from fastgssl.models._kernel_machine_cv import _CVDeclarations
 from fastgssl.models._kernel_machine_solve import _MachineSolve
+from fastgssl.models._scoring import labeled_score
 from fastgssl.models._targets import decoder
 
 __all__ = []
@@ -235,22 +236,17 @@ class _KernelMachine(_MachineSolve, _MachineBuilders, _MachineChecks, _CVDeclara
     def score(self, X, y, sample_weight=None):
         """Accuracy (classification) or R^2 (regression) on the labeled entries of ``y``.
 
-        Semi-supervised estimators skip entries marked unlabeled (``-1`` / ``NaN``).
+        Semi-supervised estimators skip entries marked unlabeled (``-1`` / ``NaN``); a
+        ``y`` without a labeled entry is refused (:mod:`fastgssl.models._scoring`).
         """
         check_is_fitted(self, "decision_train_")
-        y = np.asarray(y)
-        keep = np.ones(len(y), dtype=bool)
         if self._semi_supervised:
-            if self.task_ == "regression":
-                keep = ~np.isnan(y.astype(np.float64))
-            else:
-                keep = np.array([str(v) != "-1" for v in y], dtype=bool) if y.dtype.kind \
-                    not in "fiu" else y != -1
+            return labeled_score(self, X, y, sample_weight, task=self.task_)
+        y = np.asarray(y)
         pred = self.predict(X)
-        sw = None if sample_weight is None else np.asarray(sample_weight)[keep]
         if self.task_ == "classification":
-            return float(accuracy_score(y[keep], pred[keep], sample_weight=sw))
-        return float(r2_score(y[keep], pred[keep], sample_weight=sw))
+            return float(accuracy_score(y, pred, sample_weight=sample_weight))
+        return float(r2_score(y, pred, sample_weight=sample_weight))
 
     def __getstate__(self):
         # Loss objects hold Numba dispatchers; pickle them by registry name and parameters.

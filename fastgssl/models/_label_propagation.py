@@ -63,6 +63,7 @@ from fastgssl.models._reweighting import (
     node_weights,
     reweighted_graph,
 )
+from fastgssl.models._scoring import labeled_score
 
 __all__ = [
     "DisconnectedGraphWarning",
@@ -274,6 +275,11 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
         if not supported.all():  # cannot happen after the fill policies; kept defensive
             out = np.where(supported, out, float(np.mean(self._F[self._valid, 0])))
         return out
+
+    def score(self, X, y, sample_weight=None):
+        """R^2 of ``predict(X)`` over the entries of ``y`` that are not ``NaN`` (the
+        unlabeled marker of :meth:`fit`); a ValueError when every entry is ``NaN``."""
+        return labeled_score(self, X, y, sample_weight, task="regression")
 
 
 class LocalGlobalConsistency(_PropagationClassifier):

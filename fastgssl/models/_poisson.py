@@ -285,7 +285,7 @@ class PoissonLearning(_PoissonBase):
         The scores clipped at zero and row-normalized (a row without a positive score is
         one-hot at its argmax).
     class_priors_ : ndarray of shape (n_classes,)
-    graph_, n_unreached_, solver_info_
+    graph_, n_unreached_, solver_info_, graph_recall_, n_threads_
         As in :class:`LabelPropagation`.
     feature_names_in_ : ndarray of str
         Column names of a DataFrame ``X``.
@@ -394,7 +394,7 @@ class PoissonMBO(_PoissonBase):
         The prior-weighted Poisson scores the iteration started from.
     n_changed_ : list of int
         Points whose class changed in each outer iteration.
-    graph_, n_unreached_, solver_info_
+    graph_, n_unreached_, solver_info_, graph_recall_, n_threads_
         As in :class:`LabelPropagation`.
 
     Notes

@@ -13,6 +13,8 @@ class-share check).
 from __future__ import annotations
 
 import inspect
+import logging
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -25,6 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from fastgssl._threads import thread_count
 from fastgssl._validation import (
     check_n_jobs,
     check_n_neighbors,
@@ -51,8 +54,28 @@ from fastgssl.models._propagation_systems import (
     _solve_subset,
     _sub,
 )
+from fastgssl.models._scoring import labeled_score
 
 POLICIES = ("auto", "abstain", "uniform", "nearest")
+# the fit's stages (graph, propagation) at INFO: off unless the application turns the level
+# on, e.g. logging.basicConfig(level=logging.INFO) or `fastgssl label -v`
+logger = logging.getLogger("fastgssl")
+
+
+def _graph_name(graph):
+    if isinstance(graph, str):
+        return repr(graph)
+    return type(graph).__name__ if not sp.issparse(graph) else "given"
+
+
+def _log_graph(est, W, seconds):
+    """One INFO line on the graph just built: size, edges, time, recall and threads."""
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    recall = getattr(est, "graph_recall_", None)
+    logger.info("%s: graph of %s points, %s edges in %.1f s on %d thread(s)%s",
+                type(est).__name__, f"{W.shape[0]:,}", f"{W.nnz // 2:,}", seconds,
+                est.n_threads_, "" if recall is None else f", recall {recall:.3f}")
 
 
 def _needs_scale(weight, symmetrize):
@@ -164,15 +187,20 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         }
         coords = X
         if isinstance(graph, str) and graph == "precomputed":
+            self.graph_recall_ = None
             W = resolve_graph(X, None, n_samples=n, name="X (graph='precomputed')")
             return W, None, (weight, None, None, how, constant)
         own = inspect.signature(type(self).__init__).parameters
+        self.graph_recall_ = None
         W, builder = resolve_graph(graph, X, builder_params=params, return_builder=True,
                                    defaults={"n_neighbors": own["n_neighbors"].default,
                                              "weight": own["graph_weight"].default,
                                              "symmetrize": own["graph_symmetrize"].default,
                                              "self_tuned_constant":
                                                  own["self_tuned_constant"].default})
+        recall = getattr(builder, "recall_", None)
+        if recall is not None and np.isfinite(recall):
+            self.graph_recall_ = float(recall)
         if getattr(builder, "weight", None) in WEIGHTS:
             # the constant of the graph built: a builder that names its weight but not the
             # constant (a plugin) has the self-tuned weights' own, graphlearning's 4
@@ -248,7 +276,13 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             check_n_neighbors(self.n_neighbors, n)
         else:  # only the induction formula uses it, capped at the number of training points
             check_n_neighbors(self.n_neighbors, np.iinfo(np.int64).max)
+        self.n_threads_ = thread_count(self.n_jobs)
+        logger.info("%s: building the graph (%s) of %s points on %d thread(s)",
+                    type(self).__name__, _graph_name(self.graph), f"{n:,}", self.n_threads_)
+        started = time.perf_counter()
         W, coords, (weight, sigma, scale, how, constant) = self._build_graph(X)
+        _log_graph(self, W, time.perf_counter() - started)
+        started = time.perf_counter()
         self._weight_induction = weight
         self._constant_induction = constant
         self._sigma_induction = sigma
@@ -263,6 +297,8 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             F, reached = self._solve_subsets(W, coords, labeled, Y)
             self.solver_info_ = None
         F = self._balanced(F, reached, labeled, Y)
+        logger.info("%s: propagation on %s points, %s labeled, %.1f s", type(self).__name__,
+                    f"{n:,}", f"{int(labeled.sum()):,}", time.perf_counter() - started)
         F, valid = self._apply_policy(F, reached, W, coords, y, labeled)
         self.graph_ = W
         self._F = F
@@ -581,3 +617,30 @@ class _PropagationClassifier(ClassifierMixin, _GraphPropagation):
         """Labels of new points by the induction formula (``-1`` where abstaining)."""
         F, supported = self._induce(X)
         return self._labels(F, supported)
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of ``predict(X)`` over the entries of ``y`` that carry a label.
+
+        Entries marked unlabeled as for :meth:`fit` (``-1``, ``None`` / ``NaN``) are left
+        out, as in :meth:`fastgssl.models.LapSVM.score` (scikit-learn's
+        ``ClassifierMixin.score`` would count each as an error). So
+        ``model.fit(X, y).score(X, y)`` is the accuracy on the labeled points, and
+        ``score(X, y_true)`` with every label known is the ordinary accuracy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels, ``-1`` for entries to leave out.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        score : float
+
+        Raises
+        ------
+        ValueError
+            When every entry of ``y`` is marked unlabeled.
+        """
+        return labeled_score(self, X, y, sample_weight)

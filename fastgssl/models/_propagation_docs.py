@@ -136,6 +136,19 @@ FIT_ATTRIBUTES = """\
         Training points in components without a labeled point (before the policy).
     solver_info_ : object
         The ``info`` of the sparse solve (``None`` for the subset approximation).
+    graph_recall_ : float or None
+        Recall@k of an approximate graph against exact search, measured by its builder on
+        a sample (``graph="ivf"``: :class:`fastgssl.graphs.IVFGraph`'s ``recall_``; a builder
+        object such as :class:`fastgssl.graphs.NNDescentGraph` likewise); None for an exact
+        or given graph.
+    n_threads_ : int
+        Numba threads the fit's kernels were given: ``n_jobs`` resolved; for ``None`` the
+        cores other jobs leave free by the load average (one under load on a shared
+        machine), or the environment variable ``FASTGSSL_NUM_THREADS``.
+
+    The fit logs its stages (the graph: size, time, threads, recall; the propagation) at
+    level INFO on the logger ``"fastgssl"``, silent by default; see them with
+    ``logging.basicConfig(level=logging.INFO)``.
 """
 
 CLASSIFIER_ATTRIBUTES = """\

@@ -259,7 +259,7 @@ class VolumeMBO(_PropagationClassifier):
         MBO iterations run (energy evaluations).
     n_changed_ : list of int
         Points whose class changed in each thresholding.
-    graph_, n_unreached_
+    graph_, n_unreached_, graph_recall_, n_threads_
         As in :class:`LabelPropagation`.
     solver_info_ : None
         No linear system is solved.
