@@ -12,10 +12,10 @@ consensus) are evaluated afterwards from the saved records by
 ``bench/low_label_leader_report.py``.
 
 Data sets (kinds): scikit-learn's digits (8x8 images, 1,797), MNIST test images (first
-4,000; 784 pixels / 255), MNIST images shifted and rotated (the next 4,000, each rotated by
+3,000; 784 pixels / 255), MNIST images shifted and rotated (images 4,000-6,999, each rotated by
 a uniform angle in [-20, 20] degrees and shifted by up to 3 pixels: ``scipy.ndimage``, seed
-0), letter (4,000 of letter.scale, 16 features, 26 classes), madelon (2,000 x 500, two
-classes, high dimension and few points; standardized), make_classification (3,000 x 30, 4
+0), letter (3,000 of letter.scale, 16 features, 26 classes), madelon (2,000 x 500, two
+classes, high dimension and few points; standardized), make_classification (2,000 x 30, 4
 classes, 8 informative features, seed 0).
 
 Usage::
@@ -50,7 +50,7 @@ def _mnist(start, stop):
 def _shifted_mnist():
     from scipy import ndimage
 
-    X, y = _mnist(4000, 8000)
+    X, y = _mnist(4000, 7000)
     rng = np.random.default_rng(0)
     out = np.empty_like(X)
     for i, row in enumerate(X):
@@ -79,16 +79,16 @@ def load(name):
     if name == "digits":
         return load_digits(return_X_y=True)
     if name == "mnist":
-        return _mnist(0, 4000)
+        return _mnist(0, 3000)
     if name == "mnist_shifted":
         return _shifted_mnist()
     if name == "letter":
         X, y = load_libsvm("letter.scale", dense=True)
-        return np.asarray(X[:4000]), np.asarray(y[:4000])
+        return np.asarray(X[:3000]), np.asarray(y[:3000])
     if name == "madelon":
         return _madelon()
     if name == "classification":
-        return make_classification(3000, 30, n_informative=8, n_redundant=4, n_classes=4,
+        return make_classification(2000, 30, n_informative=8, n_redundant=4, n_classes=4,
                                    n_clusters_per_class=2, random_state=0)
     raise ValueError(name)
 
@@ -97,7 +97,8 @@ DATASETS = ("digits", "mnist", "mnist_shifted", "letter", "madelon", "classifica
 
 
 def learners(W, priors):
-    """Name -> (unfitted estimator on the graph W, attribute of its continuous scores)."""
+    """Name -> (unfitted estimator on the graph W, attribute of its continuous scores; the
+    scores rounded are those CutRefinement rounds, ``_learner_scores``)."""
     from fastgssl.models import CutSSL, LabelPropagation, PoissonLearning, PoissonMBO
 
     return {
@@ -113,7 +114,7 @@ def learners(W, priors):
 
 def run_cell(X, y, W, y_ssl, priors):
     from fastgssl.models import constrained_cut, exact_size_assignment, refine_cut
-    from fastgssl.models._cut import unlabeled_class_sizes
+    from fastgssl.models._cut import _learner_scores, unlabeled_class_sizes
 
     unl = y_ssl == -1
     lab = ~unl
@@ -122,14 +123,14 @@ def run_cell(X, y, W, y_ssl, priors):
     counts = np.bincount(np.searchsorted(classes, y_ssl[lab]), minlength=k)
     m = unlabeled_class_sizes(priors, counts, y.size)
     out = {}
-    for name, (est, attr) in learners(W, priors).items():
+    for name, (est, _) in learners(W, priors).items():
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(X, y_ssl)
         fit_s = time.perf_counter() - t0
         pred = est.transduction_
-        S = np.asarray(getattr(est, attr))
+        S = _learner_scores(est, y.size)
         idx = np.searchsorted(est.classes_, pred)
         rounded = idx.copy()
         rounded[unl] = exact_size_assignment(S[unl], m)
