@@ -374,3 +374,46 @@ def test_share_warning_spares_a_correct_imbalanced_answer_and_reads_the_priors()
         warnings.simplefilter("error", ClassShareWarning)
         model = LabelPropagation(n_neighbors=8).fit(X, y_ssl)
     assert np.array_equal(model.transduction_, correct)
+
+
+def test_wilson_lower_bound_solves_its_defining_equation():
+    from fastgssl.models._balance import wilson_lower
+
+    # the score interval's lower end p solves (phat - p)^2 = z^2 p (1 - p) / n with p < phat
+    for counts in ([1, 1], [38, 42], [1, 9], [3, 5, 12], [500, 500]):
+        counts = np.array(counts, dtype=float)
+        n, phat, z = counts.sum(), counts / counts.sum(), 3.0
+        L = wilson_lower(counts, z)
+        np.testing.assert_allclose((phat - L) ** 2, z * z * L * (1 - L) / n, rtol=1e-10)
+        assert (L < phat).all() and (L > 0).all()
+
+
+def test_share_warning_line_follows_the_number_of_labels():
+    from fastgssl.models._balance import check_class_shares
+
+    # issue 51: 94 / 6 from 38 / 42 random labels is a collapse; the same shares from one
+    # label per class are not evidence of one
+    lopsided = np.r_[np.zeros(7468, int), np.ones(452, int)]
+    with pytest.warns(ClassShareWarning, match=r"warning line 1[58]\.\d%"):
+        check_class_shares(lopsided, np.array([38, 42]), np.array([0, 1]), "m", "")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClassShareWarning)
+        check_class_shares(lopsided, np.array([1, 1]), np.array([0, 1]), "m", "")
+
+
+@pytest.mark.parametrize("seed", [0, 8])
+def test_laplace_collapse_at_one_percent_labels_warns_and_poisson_stays_quiet(seed):
+    # issue 51: LabelPropagation() put 94 % (seed 0) and 89 % (seed 8) of a balanced problem
+    # in one class (accuracy 0.53 / 0.59) and did not warn under the former constant factor
+    X, y = make_classification(n_samples=8000, n_features=30, random_state=0)
+    lab = np.random.default_rng(seed).choice(8000, 80, replace=False)
+    y_ssl = np.full(8000, -1)
+    y_ssl[lab] = y[lab]
+    unl = y_ssl == -1
+    with pytest.warns(ClassShareWarning, match="LabelPropagation"):
+        laplace = LabelPropagation().fit(X, y_ssl)
+    assert np.bincount(laplace.transduction_[unl]).max() / unl.sum() > 0.85
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClassShareWarning)
+        poisson = PoissonLearning().fit(X, y_ssl)
+    assert np.mean(poisson.transduction_[unl] == y[unl]) > 0.75
