@@ -417,3 +417,65 @@ def test_laplace_collapse_at_one_percent_labels_warns_and_poisson_stays_quiet(se
         warnings.simplefilter("error", ClassShareWarning)
         poisson = PoissonLearning().fit(X, y_ssl)
     assert np.mean(poisson.transduction_[unl] == y[unl]) > 0.75
+
+
+def _separated_blobs():
+    """Issue 51's three separated blobs of 30 points, 4 labels each (n_neighbors=5 leaves
+    them three components)."""
+    rng = np.random.RandomState(11)
+    X = np.r_[rng.randn(30, 2), rng.randn(30, 2) + [10, 0], rng.randn(30, 2) + [0, 10]]
+    y = np.repeat([0, 1, 2], 30)
+    y_ssl = np.full(90, -1)
+    for c in range(3):
+        y_ssl[rng.choice(np.flatnonzero(y == c), 4, replace=False)] = c
+    return X, y, y_ssl
+
+
+def _moons(n=60, per_class=5):
+    """Issue 51's moons: make_moons(n, noise=0.1, random_state=0), per_class labels each."""
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n, noise=0.1, random_state=0)
+    rng = np.random.RandomState(0)
+    y_ssl = np.full(n, -1)
+    for c in range(2):
+        y_ssl[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
+    return X, y, y_ssl
+
+
+def test_given_priors_keep_the_labels_and_set_the_sizes_the_fixed_points_allow():
+    # issue 51: blobs with priors 0.6 / 0.3 / 0.1 gave 90 / 0 / 0 and overturned 8 of 12
+    # labels; moons with 0.05 / 0.95 gave 0 / 60 and overturned 5 of 10
+    X, y, y_ssl = _separated_blobs()
+    lab = y_ssl >= 0
+    model = PoissonLearning(class_priors=[0.6, 0.3, 0.1], n_neighbors=5).fit(X, y_ssl)
+    assert model.n_unreached_ == 0
+    # three single-class components: each keeps its class, the sizes are the components'
+    np.testing.assert_array_equal(model.transduction_, y)
+    np.testing.assert_array_equal(model.label_distributions_, np.eye(3)[y])
+    X, y, y_ssl = _moons()
+    lab = y_ssl >= 0
+    model = PoissonLearning(class_priors=[0.05, 0.95], n_neighbors=5).fit(X, y_ssl)
+    np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
+    # prior sizes 3 / 57: class 0's five labels exceed its size, it gets no other point
+    np.testing.assert_array_equal(np.bincount(model.transduction_), [5, 55])
+    # sizes within reach are met exactly, labels kept, free points by argmax(u + a)
+    for q in (0.3, 0.5, 0.7):
+        model = PoissonLearning(class_priors=[1 - q, q], n_neighbors=5).fit(X, y_ssl)
+        np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
+        np.testing.assert_array_equal(np.bincount(model.transduction_, minlength=2),
+                                      class_sizes([1 - q, q], 60))
+        np.testing.assert_array_equal(model.transduction_[~lab],
+                                      np.argmax(model.scores_[~lab], axis=1))
+
+
+def test_poisson_mbo_with_a_zero_prior_keeps_the_labels():
+    # issue 51: PoissonMBO([1, 0]) relabelled every labeled class-1 point 0 (the one-hot
+    # assignment was weighted by the priors once more)
+    X, _, y_ssl = _moons()
+    lab = y_ssl >= 0
+    model = PoissonMBO([1.0, 0.0], n_neighbors=5, n_mbo_iter=5).fit(X, y_ssl)
+    np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
+    np.testing.assert_array_equal(np.bincount(model.transduction_), [55, 5])
+    np.testing.assert_array_equal(model.label_distributions_,
+                                  np.eye(2)[model.transduction_])
