@@ -33,11 +33,12 @@ __all__ = ["check_class_priors", "check_class_shares", "class_mass_normalize",
 
 # the rule of ClassShareWarning (check_class_shares): a class whose reference share would cover
 # MIN_EXPECTED unlabeled points is predicted on less than its warning line: the given prior over
-# PRIOR_FACTOR, or LABEL_FRACTION of the labels' Wilson lower bound at WILSON_Z (the labels are a
-# sample of the classes: one label per class allows almost any share, 80 random labels few)
+# PRIOR_FACTOR or, from the labels, the larger of LABEL_FRACTION (the prior rule's quarter) of
+# the labels' Wilson lower bound at WILSON_Z and the labels' share over LABEL_FACTOR
 PRIOR_FACTOR = 4.0
 WILSON_Z = 3.0
-LABEL_FRACTION = 0.5
+LABEL_FRACTION = 0.25
+LABEL_FACTOR = 10.0
 MIN_EXPECTED = 20.0
 
 
@@ -122,16 +123,18 @@ def check_class_shares(decided, labeled_counts, classes, estimator, hint, priors
     falls below its warning line:
 
     - with given priors, ``q_c < p_c / PRIOR_FACTOR`` (a quarter of the prior);
-    - from the labels, ``q_c < LABEL_FRACTION * L_c`` with L_c the Wilson lower bound
-      (:func:`wilson_lower`, z = 3) of the class's share given its label count: half of the
-      smallest share the labels make plausible.
+    - from the labels, ``q_c < max(LABEL_FRACTION * L_c, p_c / LABEL_FACTOR)``: a quarter
+      (the prior rule's factor) of L_c, the Wilson lower bound (:func:`wilson_lower`,
+      z = 3) on the class's share given its label count, the smallest share the labels make
+      plausible; and never looser than a tenth of the labels' share.
 
-    The bound makes the tolerance depend on the number of labels behind a share. From one
-    label in each of two classes the line is 2.4 % (a correct 90 / 10 answer is quiet, 98 / 2
-    warns); from 38 / 42 random labels it is 15.9 % (issue 51's 94 / 6 collapse warns); from
-    1,000 balanced labels 22.6 %. The bound reads the labels as a random sample, so labels
-    drawn per class from very unequal classes can warn from about ten labels per class (10 / 10
-    labels put the line at 11 %).
+    The bound makes the line follow the number of labels behind a share, towards the prior
+    rule as they grow: 8.0 % / 9.1 % from 38 / 42 random labels (issue 51's 94 / 6 collapse
+    warns), 9.5 % from 75 / 75, 11.3 % from 500 / 500. With few labels the bound says
+    little (from one label per class, or labels drawn per class, nothing about the true
+    shares) and the tenth of the labels' share holds the line: 5 % from one label in each of
+    two classes (a correct 90 / 10 answer is quiet, 98 / 2 warns), 1 % from one or two labels
+    in each of ten classes.
     """
     n_u = decided.size
     if n_u == 0:
@@ -139,7 +142,7 @@ def check_class_shares(decided, labeled_counts, classes, estimator, hint, priors
     counts = np.asarray(labeled_counts, dtype=np.float64)
     if priors is None:
         p, source = counts / counts.sum(), "labels"
-        line = LABEL_FRACTION * wilson_lower(counts)
+        line = np.maximum(LABEL_FRACTION * wilson_lower(counts), p / LABEL_FACTOR)
     else:
         p, source = np.asarray(priors, dtype=np.float64), "priors"
         line = p / PRIOR_FACTOR
