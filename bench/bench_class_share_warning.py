@@ -43,7 +43,7 @@ LEARNERS = {
 
 
 # the rule's LABEL_FRACTION (the first is the package's), each measured
-FRACTIONS = (0.25, 0.5)
+FRACTIONS = (1 / 3, 0.5, 0.25)
 
 
 def former_rule(q, p, n_u):
