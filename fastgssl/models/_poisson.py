@@ -351,19 +351,6 @@ class PoissonLearning(_PoissonBase):
         return None if self.class_priors is not None else super()._propagation_system()
 
     def fit(self, X, y):
-        """Fit the graph, solve the Poisson system and decide.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Labeled and unlabeled points; with ``graph="precomputed"`` the (n, n) affinity.
-        y : array-like of shape (n_samples,)
-            Class labels, ``-1`` for unlabeled points.
-
-        Returns
-        -------
-        self
-        """
         self._fixed_class = None
         super().fit(X, y)
         fixed = self._fixed_class
@@ -374,6 +361,8 @@ class PoissonLearning(_PoissonBase):
             self.label_distributions_[rows] = np.eye(self.classes_.size)[fixed[rows]]
         del self._fixed_class
         return self
+
+    fit.__doc__ = _PropagationClassifier.fit.__doc__
 
     def _solve_full(self, W, labeled, Y):
         if self.class_priors is None:
