@@ -230,6 +230,10 @@ def test_damaged_idx_pairs_are_refused(tmp_path):
     _idx(tmp_path / "b-images-idx3-ubyte", img, (5, 2, 2), pixels)
     _refused(tmp_path / "b-images-idx3-ubyte", "an idx labels file whose header announces 50",
              named="b-labels-idx1-ubyte")
+    # a header whose product overflows 64 bits
+    _idx(tmp_path / "b-images-idx3-ubyte", img, (2**32 - 1,) * 3, pixels)
+    _refused(tmp_path / "b-images-idx3-ubyte", f"({(2**32 - 1) ** 3:,} bytes after its",
+             named="b-images-idx3-ubyte")
 
 
 def test_libsvm_index_beyond_memory_is_refused(tmp_path):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import zlib
 from pathlib import Path
 
@@ -231,10 +232,11 @@ def _idx_body(path, header_bytes, what):
         raw = fh.read()
     dims = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(header_bytes // 4 - 1)]
     body = raw[header_bytes:]
-    if len(raw) < header_bytes or len(body) != int(np.prod(dims)):
+    size = math.prod(dims)  # Python integers: a lying header cannot overflow them
+    if len(raw) < header_bytes or len(body) != size:
         shape = " x ".join(str(v) for v in dims)
         raise _refuse(path, f"an idx {what} file whose header announces {shape} "
-                            f"({int(np.prod(dims)):,} bytes after its {header_bytes}-byte "
+                            f"({size:,} bytes after its {header_bytes}-byte "
                             f"header) but which holds {max(len(body), 0):,}: cut short or a "
                             f"damaged header", quote=False)
     return dims, body
