@@ -466,20 +466,25 @@ def test_given_priors_keep_the_labels_and_set_the_sizes_the_fixed_points_allow()
     # labels; moons with 0.05 / 0.95 gave 0 / 60 and overturned 5 of 10
     X, y, y_ssl = _separated_blobs()
     lab = y_ssl >= 0
-    model = PoissonLearning(class_priors=[0.6, 0.3, 0.1], n_neighbors=5).fit(X, y_ssl)
+    with pytest.warns(UserWarning, match=r"class sizes \[54, 27, 9\] over the 90 points .* "
+                                         r"fix \[30, 30, 30\] .* the sizes are \[30, 30, 30\]"):
+        model = PoissonLearning(class_priors=[0.6, 0.3, 0.1], n_neighbors=5).fit(X, y_ssl)
     assert model.n_unreached_ == 0
     # three single-class components: each keeps its class, the sizes are the components'
     np.testing.assert_array_equal(model.transduction_, y)
     np.testing.assert_array_equal(model.label_distributions_, np.eye(3)[y])
     X, y, y_ssl = _moons()
     lab = y_ssl >= 0
-    model = PoissonLearning(class_priors=[0.05, 0.95], n_neighbors=5).fit(X, y_ssl)
+    with pytest.warns(UserWarning, match=r"sizes \[3, 57\] .* fix \[5, 5\] .* are \[5, 55\]"):
+        model = PoissonLearning(class_priors=[0.05, 0.95], n_neighbors=5).fit(X, y_ssl)
     np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
     # prior sizes 3 / 57: class 0's five labels exceed its size, it gets no other point
     np.testing.assert_array_equal(np.bincount(model.transduction_), [5, 55])
     # sizes within reach are met exactly, labels kept, free points by argmax(u + a)
     for q in (0.3, 0.5, 0.7):
-        model = PoissonLearning(class_priors=[1 - q, q], n_neighbors=5).fit(X, y_ssl)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # sizes within reach: no warning
+            model = PoissonLearning(class_priors=[1 - q, q], n_neighbors=5).fit(X, y_ssl)
         np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
         np.testing.assert_array_equal(np.bincount(model.transduction_, minlength=2),
                                       class_sizes([1 - q, q], 60))

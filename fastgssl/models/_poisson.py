@@ -26,6 +26,7 @@ Both are transductive; new points get the Parzen induction formula of the family
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numba
@@ -277,7 +278,7 @@ class PoissonLearning(_PoissonBase):
         contrast between classes); both count towards the sizes, so a class whose fixed points
         exceed its prior size keeps them and gets no other point, and on components that are
         all single-class the sizes are the components' (the sizes then depart from the
-        priors: read ``np.bincount`` of ``transduction_``). None: the paper's
+        priors, with a ``UserWarning`` giving both). None: the paper's
         argmax_c p_c u_ic with p the labels' shares (equal labels per class give equal
         weights; for two classes u_0 = -u_1, so it is the sign of u_1 whatever p is).
 """ + _GRAPH_DOC + """
@@ -383,8 +384,17 @@ class PoissonLearning(_PoissonBase):
         idx = np.flatnonzero(reached)
         fixed = self._fixed_class[idx]
         rows = np.flatnonzero(fixed >= 0)
-        _, offsets = volume_assignment(F[idx], class_sizes(self.class_priors_, idx.size),
-                                       fixed=rows, fixed_labels=fixed[rows])
+        sizes = class_sizes(self.class_priors_, idx.size)
+        labels, offsets = volume_assignment(F[idx], sizes, fixed=rows, fixed_labels=fixed[rows])
+        held = np.bincount(fixed[rows], minlength=sizes.size)
+        if (held > sizes + max(1, idx.size // 1000)).any():
+            warnings.warn(
+                f"class_priors ask for class sizes {sizes.tolist()} over the {idx.size} points "
+                f"of labeled components, but the labeled points and the components whose "
+                f"labels hold one class fix {held.tolist()} of them (labels are kept, and u "
+                f"has no class contrast on such a component): the sizes are "
+                f"{np.bincount(labels, minlength=sizes.size).tolist()}.", UserWarning,
+                stacklevel=5)
         self.class_offsets_ = offsets
         out = F.copy()
         out[idx] += offsets
