@@ -494,3 +494,39 @@ def test_active_learner_with_n_eigenpairs():
     assert np.array_equal(big, exact)
     with pytest.raises(ValueError, match="n_eigenpairs"):
         ActiveLearner(PoissonLearning(), n_eigenpairs=0).query(X, y)
+
+
+# ------------------------------------------------------------------ issue 51
+@pytest.mark.parametrize("criterion", CRITERIA)
+def test_fewer_candidates_than_the_batch_still_give_distinct_points(criterion):
+    # issue 51: n_candidates=1 with batch_size=5 returned one point five times
+    X, y, _ = _problem()
+    picks = [ActiveLearner(PoissonLearning(n_neighbors=5), method=criterion, batch_size=5,
+                           n_candidates=m, random_state=0).query(X, y) for m in (1, 5)]
+    assert np.unique(picks[0]).size == 5 and (y[picks[0]] == -1).all()
+    np.testing.assert_array_equal(picks[0], picks[1])  # the preselection is batch_size
+
+
+@pytest.mark.parametrize("marker", ["-1", None, np.nan])
+def test_string_labels_with_the_learners_markers(marker):
+    # issue 51: "-1" / None counted as labels: "batch_size=5 is larger than the 0 unlabeled"
+    X, y, _ = _problem()
+    names = np.array(["a", "b", "c"])
+    y_str = np.array([names[v] if v >= 0 else marker for v in y], dtype=object)
+    for method in ("uncertainty", "vopt"):
+        al = ActiveLearner(PoissonLearning(n_neighbors=5), method=method, batch_size=5,
+                           random_state=0)
+        ref = ActiveLearner(PoissonLearning(n_neighbors=5), method=method, batch_size=5,
+                            random_state=0)
+        np.testing.assert_array_equal(al.query(X, y_str), ref.query(X, y))
+    history = active_learning_loop(
+        ActiveLearner(PoissonLearning(n_neighbors=5), batch_size=2), X, y_str,
+        np.array([names[v] for v in _problem()[2]]), n_rounds=2)
+    assert np.unique(history.queried).size == 4
+
+
+def test_a_learner_class_instead_of_an_instance_is_named():
+    X, y, _ = _problem()
+    with pytest.raises(TypeError, match=r"got the class PoissonLearning; pass "
+                                        r"PoissonLearning\(\)"):
+        ActiveLearner(PoissonLearning, batch_size=5).query(X, y)

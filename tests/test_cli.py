@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -421,6 +422,20 @@ def test_select_graph_propagation_at_few_labels_per_class(model):
     assert r["folds"] == 3  # lowered to the smallest class's labeled count
     assert set(r["best_params"]) >= {"n_neighbors"}
     assert ("class_mass_normalization" in r["best_params"]) == (model in ("labelprop", "lgc"))
+    # issue 51: the JSON's best_params were floats (n_neighbors 5.0), which the learner
+    # refuses; ints and booleans stay so and the learner takes them back as they are
+    from fastgssl.cli._models import _estimator
+
+    best = json.loads(json.dumps(r["best_params"]))
+    assert type(best["n_neighbors"]) is int
+    if "class_mass_normalization" in best:
+        assert type(best["class_mass_normalization"]) is bool
+    y_few = np.full(100, -1)
+    first = [np.flatnonzero(y[:100] == c)[0] for c in range(4)]
+    y_few[first] = y[first]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one label per class: class shares, not under test
+        _estimator(model, "classification", 0).set_params(**best).fit(X[:100], y_few)
     # the weakest on these overlapping 2-D blobs: VolumeMBO without priors (the labels'
     # shares; its volume bounds are then loose) and Poisson-reweighted Laplace learning
     # (0.32 / 0.39 measured on the former Gaussian graph, graphlearning's on the same W

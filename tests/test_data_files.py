@@ -173,3 +173,87 @@ def test_every_file_of_the_shared_folder_loads_or_is_refused_by_its_format(datas
     X, y, description = load_named("balance-scale.data")
     assert sorted(np.unique(y)) == ["B", "L", "R"]
     assert description == "balance-scale.data (table, label: column 1 of 5)"
+
+
+# ------------------------------------------------------------------ issue 51: damaged files
+def _refused(path, why, named=None):
+    with pytest.raises(ValueError) as info:
+        load_data_file(path)
+    message = str(info.value)  # names the damaged file (given, or its idx sibling)
+    assert message.startswith(f"{named or path.name}: ") and why in message, message
+    assert ACCEPTED_FORMATS in message
+
+
+def test_damaged_gzip_files_are_refused(tmp_path):
+    rng = np.random.default_rng(3)
+    text = "".join(f"{i % 2} 1:{rng.normal():.4f} 2:{rng.normal():.4f}\n" for i in range(400))
+    raw = gzip.compress(text.encode())
+    (tmp_path / "cut.gz").write_bytes(raw[:len(raw) // 2])  # EOFError
+    (tmp_path / "junk.gz").write_bytes(b"\x1f\x8b" + rng.bytes(200))  # BadGzipFile
+    (tmp_path / "flip.gz").write_bytes(raw[:40] + bytes(b ^ 0xFF for b in raw[40:80])
+                                       + raw[80:])  # zlib.error
+    for name in ("cut.gz", "junk.gz", "flip.gz"):
+        _refused(tmp_path / name, "a gzip file that does not decompress")
+
+
+ARFF_HEAD = "@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute class {x,y}\n" \
+            "@data\n"
+
+
+def test_damaged_arff_files_are_refused(tmp_path):
+    rows = "".join(f"{i}.5,{i},{'xy'[i % 2]}\n" for i in range(10))
+    _refused(_write(tmp_path / "cut.arff", ARFF_HEAD + rows + "3.5\n"),
+             "a data row of fewer values than its attributes")
+    _refused(_write(tmp_path / "only.arff",
+                    "@relation r\n@attribute class {x,y}\n@data\nx\ny\nx\n"),
+             "an ARFF file without features: its only attribute is the target, 'class'")
+
+
+def _idx(path, magic, dims, body):
+    path.write_bytes(magic + b"".join(int(v).to_bytes(4, "big") for v in dims) + body)
+    return path
+
+
+def test_damaged_idx_pairs_are_refused(tmp_path):
+    img, lab = b"\x00\x00\x08\x03", b"\x00\x00\x08\x01"
+    pixels = np.arange(20, dtype=np.uint8).tobytes()
+    _idx(tmp_path / "a-images-idx3-ubyte", img, (5, 2, 2), pixels)
+    _idx(tmp_path / "a-labels-idx1-ubyte", lab, (4,), bytes([0, 1, 0, 1]))
+    _refused(tmp_path / "a-images-idx3-ubyte",
+             "5 images but its labels file a-labels-idx1-ubyte holds 4 labels")
+    # a header announcing more than the file holds (pixels or labels)
+    _idx(tmp_path / "b-images-idx3-ubyte", img, (50, 28, 28), pixels)
+    _idx(tmp_path / "b-labels-idx1-ubyte", lab, (50,), bytes(5))
+    _refused(tmp_path / "b-labels-idx1-ubyte",
+             "header announces 50 x 28 x 28 (39,200 bytes after its 16-byte header) but "
+             "which holds 20", named="b-images-idx3-ubyte")
+    _idx(tmp_path / "b-images-idx3-ubyte", img, (5, 2, 2), pixels)
+    _refused(tmp_path / "b-images-idx3-ubyte", "an idx labels file whose header announces 50",
+             named="b-labels-idx1-ubyte")
+    # a header whose product overflows 64 bits
+    _idx(tmp_path / "b-images-idx3-ubyte", img, (2**32 - 1,) * 3, pixels)
+    _refused(tmp_path / "b-images-idx3-ubyte", f"({(2**32 - 1) ** 3:,} bytes after its",
+             named="b-images-idx3-ubyte")
+
+
+def test_libsvm_index_beyond_memory_is_refused(tmp_path):
+    path = _write(tmp_path / "wide.libsvm", "0 1:1 2000000000:1\n1 1:2\n")
+    import fastgssl.datasets._files as files
+
+    # a fixed budget, so the test does not depend on the machine's memory
+    check = files.check_dense_memory
+    files.check_dense_memory = lambda *a, **k: check(*a, **k, available=2**30)
+    try:
+        _refused(path, "largest feature index, 2,000,000,000, asks for a dense 2 x "
+                       "2,000,000,000 matrix of 29.8 GiB, more than the 1.0 GiB available")
+    finally:
+        files.check_dense_memory = check
+
+
+def test_the_command_line_prints_the_refusal(tmp_path, capsys):
+    from fastgssl.cli import main
+
+    (tmp_path / "cut.gz").write_bytes(gzip.compress(b"0 1:1\n1 1:2\n" * 50)[:30])
+    assert main(["select", "--dataset", str(tmp_path / "cut.gz"), "--quick", "--json"]) == 1
+    err = capsys.readouterr().err
+    assert "cut.gz: a gzip file that does not decompress" in err and "Traceback" not in err

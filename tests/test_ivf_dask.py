@@ -131,6 +131,10 @@ def test_bad_input(client, cluster):
         IVFGraph(n_neighbors=5, n_lists=4, n_probe=9)(da.from_array(X, chunks=(100, 8)))
     with pytest.raises(TypeError, match="client must be"):
         IVFGraph(client="tcp://127.0.0.1:1")(X)
+    # issue 51: "zero-size array to reduction operation minimum"
+    for empty in (da.zeros((0, 5)), da.zeros((40, 0), chunks=(10, 0))):
+        with pytest.raises(ValueError, match=r"X is an empty dask array \(shape"):
+            IVFGraph(n_neighbors=5)(empty)
     closed = Client(cluster, set_as_default=False)
     closed.close()
     with pytest.raises(RuntimeError, match="closed"):

@@ -374,3 +374,131 @@ def test_share_warning_spares_a_correct_imbalanced_answer_and_reads_the_priors()
         warnings.simplefilter("error", ClassShareWarning)
         model = LabelPropagation(n_neighbors=8).fit(X, y_ssl)
     assert np.array_equal(model.transduction_, correct)
+
+
+def test_wilson_lower_bound_solves_its_defining_equation():
+    from fastgssl.models._balance import wilson_lower
+
+    # the score interval's lower end p solves (phat - p)^2 = z^2 p (1 - p) / n with p < phat
+    for counts in ([1, 1], [38, 42], [1, 9], [3, 5, 12], [500, 500]):
+        counts = np.array(counts, dtype=float)
+        n, phat, z = counts.sum(), counts / counts.sum(), 3.0
+        L = wilson_lower(counts, z)
+        np.testing.assert_allclose((phat - L) ** 2, z * z * L * (1 - L) / n, rtol=1e-10)
+        assert (L < phat).all() and (L > 0).all()
+
+
+def test_share_warning_line_follows_the_number_of_labels():
+    from fastgssl.models._balance import check_class_shares, wilson_lower
+
+    # issue 51: 94 / 6 from 38 / 42 random labels is a collapse (line 12.1 %, a third of the
+    # Wilson bound); the same shares from one label per class are not evidence of one (line
+    # 5 %, a tenth of the labels' share)
+    lopsided = np.r_[np.zeros(7468, int), np.ones(452, int)]
+    with pytest.warns(ClassShareWarning, match=r"class 1 5\.7% \(labels 52\.5%, warning line "
+                                               r"12\.1%\)"):
+        check_class_shares(lopsided, np.array([38, 42]), np.array([0, 1]), "m", "")
+    assert wilson_lower([38, 42])[1] / 3 == pytest.approx(0.1212, abs=5e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClassShareWarning)
+        check_class_shares(lopsided, np.array([1, 1]), np.array([0, 1]), "m", "")
+        # 84 / 16 from 75 / 75 labels: lopsided, not collapsed (line 12.7 %)
+        check_class_shares(np.r_[np.zeros(840, int), np.ones(160, int)], np.array([75, 75]),
+                           np.array([0, 1]), "m", "")
+    with pytest.warns(ClassShareWarning, match="warning line 5.0%"):
+        check_class_shares(np.r_[np.zeros(960, int), np.ones(40, int)], np.array([1, 1]),
+                           np.array([0, 1]), "m", "")
+
+
+@pytest.mark.parametrize("seed, collapses", [(0, True), (3, False)])
+def test_laplace_collapse_at_one_percent_labels_warns_and_poisson_stays_quiet(seed,
+                                                                                collapses):
+    # issue 51: LabelPropagation() put 94 % of a balanced problem in one class (seed 0,
+    # accuracy 0.53) and did not warn under the former constant factor; seed 3 is lopsided
+    # (76 / 24, accuracy 0.67), not collapsed, and stays quiet
+    X, y = make_classification(n_samples=8000, n_features=30, random_state=0)
+    lab = np.random.default_rng(seed).choice(8000, 80, replace=False)
+    y_ssl = np.full(8000, -1)
+    y_ssl[lab] = y[lab]
+    unl = y_ssl == -1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ClassShareWarning)
+        laplace = LabelPropagation().fit(X, y_ssl)
+    warned = [w for w in caught if issubclass(w.category, ClassShareWarning)]
+    assert bool(warned) == collapses
+    top = np.bincount(laplace.transduction_[unl]).max() / unl.sum()
+    assert top > 0.9 if collapses else 0.7 < top < 0.8
+    if collapses:  # class mass normalization collapses there too (89.5 %) and warns
+        with pytest.warns(ClassShareWarning, match="warning line 1[02]"):
+            LabelPropagation(class_mass_normalization=True).fit(X, y_ssl)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClassShareWarning)
+        poisson = PoissonLearning().fit(X, y_ssl)
+    assert np.mean(poisson.transduction_[unl] == y[unl]) > 0.75
+
+
+def _separated_blobs():
+    """Issue 51's three separated blobs of 30 points, 4 labels each (n_neighbors=5 leaves
+    them three components)."""
+    rng = np.random.RandomState(11)
+    X = np.r_[rng.randn(30, 2), rng.randn(30, 2) + [10, 0], rng.randn(30, 2) + [0, 10]]
+    y = np.repeat([0, 1, 2], 30)
+    y_ssl = np.full(90, -1)
+    for c in range(3):
+        y_ssl[rng.choice(np.flatnonzero(y == c), 4, replace=False)] = c
+    return X, y, y_ssl
+
+
+def _moons(n=60, per_class=5):
+    """Issue 51's moons: make_moons(n, noise=0.1, random_state=0), per_class labels each."""
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n, noise=0.1, random_state=0)
+    rng = np.random.RandomState(0)
+    y_ssl = np.full(n, -1)
+    for c in range(2):
+        y_ssl[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
+    return X, y, y_ssl
+
+
+def test_given_priors_keep_the_labels_and_set_the_sizes_the_fixed_points_allow():
+    # issue 51: blobs with priors 0.6 / 0.3 / 0.1 gave 90 / 0 / 0 and overturned 8 of 12
+    # labels; moons with 0.05 / 0.95 gave 0 / 60 and overturned 5 of 10
+    X, y, y_ssl = _separated_blobs()
+    lab = y_ssl >= 0
+    with pytest.warns(UserWarning, match=r"class sizes \[54, 27, 9\] over the 90 points .* "
+                                         r"fix \[30, 30, 30\] .* the sizes are \[30, 30, 30\]"):
+        model = PoissonLearning(class_priors=[0.6, 0.3, 0.1], n_neighbors=5).fit(X, y_ssl)
+    assert model.n_unreached_ == 0
+    # three single-class components: each keeps its class, the sizes are the components'
+    np.testing.assert_array_equal(model.transduction_, y)
+    np.testing.assert_array_equal(model.label_distributions_, np.eye(3)[y])
+    X, y, y_ssl = _moons()
+    lab = y_ssl >= 0
+    with pytest.warns(UserWarning, match=r"sizes \[3, 57\] .* fix \[5, 5\] .* are \[5, 55\]"):
+        model = PoissonLearning(class_priors=[0.05, 0.95], n_neighbors=5).fit(X, y_ssl)
+    np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
+    # prior sizes 3 / 57: class 0's five labels exceed its size, it gets no other point
+    np.testing.assert_array_equal(np.bincount(model.transduction_), [5, 55])
+    # sizes within reach are met exactly, labels kept, free points by argmax(u + a)
+    for q in (0.3, 0.5, 0.7):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # sizes within reach: no warning
+            model = PoissonLearning(class_priors=[1 - q, q], n_neighbors=5).fit(X, y_ssl)
+        np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
+        np.testing.assert_array_equal(np.bincount(model.transduction_, minlength=2),
+                                      class_sizes([1 - q, q], 60))
+        np.testing.assert_array_equal(model.transduction_[~lab],
+                                      np.argmax(model.scores_[~lab], axis=1))
+
+
+def test_poisson_mbo_with_a_zero_prior_keeps_the_labels():
+    # issue 51: PoissonMBO([1, 0]) relabelled every labeled class-1 point 0 (the one-hot
+    # assignment was weighted by the priors once more)
+    X, _, y_ssl = _moons()
+    lab = y_ssl >= 0
+    model = PoissonMBO([1.0, 0.0], n_neighbors=5, n_mbo_iter=5).fit(X, y_ssl)
+    np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
+    np.testing.assert_array_equal(np.bincount(model.transduction_), [55, 5])
+    np.testing.assert_array_equal(model.label_distributions_,
+                                  np.eye(2)[model.transduction_])

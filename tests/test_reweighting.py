@@ -165,6 +165,11 @@ def test_properly_needs_features_and_says_so():
     ({"reweighting": "properly", "reweighting_params": {"zeta": 1.0}}, "zeta"),
     ({"reweighting": "properly", "reweighting_params": {"alpha": -2}}, "alpha"),
     ({"reweighting": "properly", "reweighting_params": [1.0]}, "reweighting_params"),
+    # issue 51: a bare OverflowError from (zeta - 1)^(1 / alpha)
+    ({"reweighting": "properly", "reweighting_params": {"alpha": 1e-300}},
+     r"alpha=1e-300 .* outside double precision; raise alpha to at least 0\.0231"),
+    ({"reweighting": "properly", "reweighting_params": {"alpha": 1e-4, "zeta": 1.5}},
+     "outside double precision"),
 ])
 def test_bad_reweighting_parameters(kw, match):
     X, y, y_ssl = _blobs(n=60, centers=2)

@@ -227,3 +227,32 @@ def test_bad_parameters(kw, match):
 
 # scikit-learn's estimator checks of VolumeMBO run with the Poisson learners' in
 # tests/test_poisson.py (one list for the low-label family)
+
+
+@pytest.mark.parametrize("case", ["blobs", "moons"])
+def test_the_start_outside_the_bounds_is_not_returned(case):
+    # issue 51: on separated blobs the Voronoi start (30 / 30 / 30, energy 0) and on moons
+    # with priors 0.1 / 0.9 a 26 / 34 start came back outside the documented bounds
+    from test_poisson import _moons, _separated_blobs
+
+    X, _, y_ssl = _separated_blobs() if case == "blobs" else _moons()
+    priors = np.array([0.6, 0.3, 0.1] if case == "blobs" else [0.1, 0.9])
+    model = VolumeMBO(priors, n_neighbors=5, random_state=0).fit(X, y_ssl)
+    lab = y_ssl >= 0
+    np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
+    k, n = priors.size, y_ssl.size
+    sizes = np.floor(n * priors).astype(np.int64) - np.bincount(y_ssl[lab], minlength=k)
+    lower, upper = volume_bounds(sizes, int((~lab).sum()), 0.5)
+    got = np.bincount(model.transduction_[~lab], minlength=k)
+    assert np.all(got >= lower) and np.all(got <= upper), (got, lower, upper)
+    # energy_ is the energy of the returned assignment (the dense reference's formula)
+    W = model.graph_.toarray()
+    s = 1 / np.sqrt(W.sum(axis=1))
+    K = s[:, None] * W * s[None, :]
+    U = np.eye(k)[model.transduction_]
+    C = K @ (K @ U)
+    assert model.energy_ == pytest.approx((C.sum() - C[np.arange(n), model.transduction_]
+                                           .sum()), rel=1e-9)
+    assert model.energy_ > 0  # the blobs' zero-cut start is gone
+    with pytest.warns(RuntimeWarning, match=r"volume bounds .* max_iter=1"):
+        VolumeMBO(priors, n_neighbors=5, max_iter=1, random_state=0).fit(X, y_ssl)

@@ -19,7 +19,12 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from fastgssl._digest import content_digest
 from fastgssl._doc_examples import blobs_example
 from fastgssl._protocol import learner_objective
-from fastgssl._validation import check_random_state, store_init_arguments
+from fastgssl._validation import (
+    UNLABELED_STRING,
+    as_label_array,
+    check_random_state,
+    store_init_arguments,
+)
 
 from ._covariance import PosteriorCovariance, greedy_batch
 from ._spectral import SpectralCovariance, normalized_eigenpairs
@@ -82,13 +87,17 @@ def _x_key(X):
 
 
 def _labeled_mask(y):
-    y = np.asarray(y)
+    # the learners' markers: -1 among numbers; None, NaN, -1 or "-1" among strings
+    y = as_label_array(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D (class labels, -1 for unlabeled points), got shape "
                          f"{y.shape}.")
     if y.dtype.kind == "f" and np.isnan(y).any():
         raise ValueError("y contains NaN; mark unlabeled points with -1.")
-    labeled = y != -1
+    if y.dtype.kind in "fiub":
+        labeled = y != -1
+    else:
+        labeled = np.array([str(v) != UNLABELED_STRING for v in y], dtype=bool)
     if not labeled.any():
         raise ValueError("y holds no labeled point (every entry is -1): active learning "
                          "starts from at least one label (one per class for the learners).")
@@ -141,7 +150,8 @@ default="model_change"
     n_candidates : int, default=100
         Size of the candidate set on which the variance criteria are computed exactly when
         ``query`` is given no ``candidates``: all unlabeled points if there are this few,
-        else the best ones by a randomized estimate of the criterion's numerator
+        else the best ones (at least ``batch_size``) by a randomized estimate of the
+        criterion's numerator
         (``||C e_k||^2``, ``(1^T C e_k)^2``, ``u_k ||C e_k||``) from ``n_sketch`` columns.
     n_sketch : int, default=32
         Columns of the Nystrom sketch ``C Z`` that preselects the candidates.
@@ -377,6 +387,12 @@ default="model_change"
         t0, c0 = time.perf_counter(), time.process_time()
         validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
                                        caller_name=type(self).__name__)
+        if isinstance(self.estimator, type):
+            raise TypeError(
+                f"estimator must be a learner instance, got the class "
+                f"{self.estimator.__name__}; pass {self.estimator.__name__}() (with its "
+                f"parameters) instead."
+            )
         if getattr(self, "_rng", None) is None or self._seed != repr(self.random_state):
             # drawn once: later queries continue the stream (a fixed seed then gives one
             # reproducible sequence of queries, not the same draw every round)
@@ -414,7 +430,9 @@ default="model_change"
             return self._spectral_query(u, labeled, pool)
         cov = self._covariance(np.flatnonzero(labeled))
         solved = cov.n_solved
-        if given or pool.size <= self.n_candidates:
+        # at least batch_size candidates: the greedy batch picks distinct ones among them
+        n_cand = max(self.n_candidates, self.batch_size)
+        if given or pool.size <= n_cand:
             cand = pool
         else:
             cov.make_sketch(self.n_sketch, self._rng)
@@ -424,11 +442,11 @@ default="model_change"
             # 15-80 for ||C e_k||^2) and are the part the sketch estimates poorly
             est = {"vopt": sq, "sigma_opt": col_sum ** 2,
                    "model_change": None if u is None else u[pool] * np.sqrt(sq)}[self.method]
-            cand = np.sort(pool[np.argsort(-est, kind="stable")[:self.n_candidates]])
+            cand = np.sort(pool[np.argsort(-est, kind="stable")[:n_cand]])
         cov.ensure(cand)
         # columns of earlier candidates are kept (updated by rank one, free if they come
         # back) up to a few candidate sets' worth
-        if cov.index.size > 4 * max(self.n_candidates, cand.size):
+        if cov.index.size > 4 * max(n_cand, cand.size):
             cov.keep_only(cand)
         else:
             cov.keep_only(np.flatnonzero(~labeled))

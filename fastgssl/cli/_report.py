@@ -2,6 +2,32 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
+import numpy as np
+
+
+def json_params(params):
+    """A search's ``best_params_`` as the report holds them: booleans and integers stay what
+    they are (``PoissonLearning(n_neighbors=5.0)`` is refused), other reals become floats,
+    anything else is kept as given."""
+    out = {}
+    for key, v in params.items():
+        if isinstance(v, (bool, np.bool_)):
+            out[key] = bool(v)
+        elif isinstance(v, Integral):
+            out[key] = int(v)
+        elif isinstance(v, Real):
+            out[key] = float(v)
+        else:
+            out[key] = v
+    return out
+
+
+def _params_text(params):
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in params.items())
+
 
 def _print_report(r, out):
     p = lambda *a: print(*a, file=out)  # noqa: E731
@@ -19,7 +45,7 @@ def _print_report(r, out):
     p(f"model        {r['model']}" + (f" ({r['backend']} backend)" if r.get("backend") else "")
       + f", {r['folds']}-fold {r['method']} ({r['protocol']}) over "
       f"{r['grid_size']} grid points")
-    p("chosen       " + ", ".join(f"{k}={v:.4g}" for k, v in r["best_params"].items()))
+    p("chosen       " + _params_text(r["best_params"]))
     p(f"units        {r['criterion']} in {r['criterion_units']}")
     data_units = lambda key: (f" ({r[key]:.4g} in the data's units)"  # noqa: E731
                               if key in r else "")
@@ -61,7 +87,7 @@ def _print_report(r, out):
         p(f"verdict      {r['verdict']}")
     if "exact_search" in r:
         e = r["exact_search"]
-        p("exact search chose " + ", ".join(f"{k}={v:.4g}" for k, v in e["best_params"].items())
+        p("exact search chose " + _params_text(e["best_params"])
           + f": CV {e['cv_criterion']:.4f}, test error {e['test_error']:.4f}, "
           f"{e['search_seconds']:.2f} s ({e['speedup']:.1f}x the {r['method']} search)")
     for message in r.get("warnings", []):

@@ -35,6 +35,7 @@ from fastgssl.cli._models import (
     _grid,
 )
 from fastgssl.cli._progress import _Progress
+from fastgssl.cli._report import json_params
 from fastgssl.cli._warnings import recorded, summarize
 from fastgssl.exceptions import OptimisticCriterionWarning
 
@@ -83,8 +84,7 @@ def _baselines(X_tr, y_fit, X_te, y_te, folds, quick, random_state, n_neighbors,
                                                                     y_fit[labeled])
         out["svm_labeled_only"] = {
             "test_error": _test_error(svm.best_estimator_, X_te, y_te, "classification"),
-            "seconds": spent["run"], "best_params": {
-                k: float(v) for k, v in svm.best_params_.items()},
+            "seconds": spent["run"], "best_params": json_params(svm.best_params_),
             "method": f"{svm.n_splits_}-fold {svm.method_}"
                       + (" + verify" if svm.verify_ else "")}
         bar.update(1)
@@ -285,7 +285,7 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
         "method": method,
         "folds": folds,
         "grid_size": n_cand,
-        "best_params": {k: float(v) for k, v in search.best_params_.items()},
+        "best_params": json_params(search.best_params_),
         "cv_criterion": search.best_cv_error_,
         "criterion": criterion,
         "criterion_units": units,
@@ -357,7 +357,7 @@ def _select(clock, dataset, model, method, folds, labeled_fraction, n_components
                                     verbose=search_verbose).fit(X_tr, y_fit)
         progress.candidates(f"{folds}-fold exact search", ex)
         report["exact_search"] = {
-            "best_params": {k: float(v) for k, v in ex.best_params_.items()},
+            "best_params": json_params(ex.best_params_),
             "cv_criterion": ex.best_cv_error_,
             "test_error": _test_error(ex.best_estimator_, X_te, y_te, task),
             "search_seconds": t_ex["run"],

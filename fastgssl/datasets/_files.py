@@ -16,16 +16,23 @@ and Weka originals of some of them. :func:`load_data_file` reads all of these:
   sibling, pixels scaled to [0, 1].
 
 Any other file is refused with a :class:`ValueError` naming these formats and quoting the
-start of the file, never with a parser's own error.
+start of the file, never with a parser's own error; so is a damaged one (a gzip stream that
+does not decompress, an ARFF row cut short, idx files whose headers disagree with their
+contents or with each other, a LIBSVM feature index that asks for a dense matrix beyond the
+available memory).
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import math
+import zlib
 from pathlib import Path
 
 import numpy as np
+
+from fastgssl._memory import InsufficientMemoryError, check_dense_memory
 
 __all__ = ["ACCEPTED_FORMATS", "load_data_file", "sniff_format"]
 
@@ -40,6 +47,8 @@ ACCEPTED_FORMATS = (
 _SNIFF_LINES = 20
 _IDX_IMAGES = b"\x00\x00\x08\x03"
 _IDX_LABELS = b"\x00\x00\x08\x01"
+# what a damaged gzip stream raises while it is read
+_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
 def _open(path, mode="rb"):
@@ -103,8 +112,11 @@ def sniff_format(path):
     return None
 
 
-def _refuse(path, why):
-    _, lines = _head(path) if Path(path).is_file() else (b"", [])
+def _refuse(path, why, quote=True):
+    try:
+        _, lines = _head(path) if quote and Path(path).is_file() else (b"", [])
+    except _GZIP_ERRORS:
+        lines = []
     start = lines[0] if lines else ""
     start = start if len(start) <= 60 else start[:57] + "..."
     quoted = f" (it starts: {start!r})" if start else ""
@@ -193,9 +205,15 @@ def _read_arff(path):
             data, meta = arff.loadarff(fh)
         except (ValueError, NotImplementedError, arff.ParseArffError) as exc:
             raise _refuse(path, f"an ARFF file scipy cannot read ({exc})") from None
+        except IndexError:  # scipy's row parser on a row of too few values
+            raise _refuse(path, "an ARFF file with a data row of fewer values than its "
+                                "attributes (cut short?)") from None
     names = meta.names()
     target = next((n for n in names if n.lower() == "class"), names[-1])
     others = [n for n in names if n != target]
+    if not others:
+        raise _refuse(path, f"an ARFF file without features: its only attribute is the "
+                            f"target, {target!r}")
     nominal = [n for n in others if meta[n][0] != "numeric"]
     if nominal:
         raise _refuse(path, f"its attributes {', '.join(nominal)} are not numeric (only the "
@@ -207,13 +225,31 @@ def _read_arff(path):
     return X, y, f"ARFF, target: attribute {target!r}"
 
 
-def _read_idx(images, labels):
-    with _open(images) as fh:
+def _idx_body(path, header_bytes, what):
+    """The header's dimensions and the bytes after it of an idx file, refused when the header
+    announces another number of bytes than the file holds."""
+    with _open(path) as fh:
         raw = fh.read()
-    n, rows, cols = (int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(3))
-    X = np.frombuffer(raw[16:], dtype=np.uint8).reshape(n, rows * cols)
-    with _open(labels) as fh:
-        y = np.frombuffer(fh.read()[8:], dtype=np.uint8)
+    dims = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(header_bytes // 4 - 1)]
+    body = raw[header_bytes:]
+    size = math.prod(dims)  # Python integers: a lying header cannot overflow them
+    if len(raw) < header_bytes or len(body) != size:
+        shape = " x ".join(str(v) for v in dims)
+        raise _refuse(path, f"an idx {what} file whose header announces {shape} "
+                            f"({size:,} bytes after its {header_bytes}-byte "
+                            f"header) but which holds {max(len(body), 0):,}: cut short or a "
+                            f"damaged header", quote=False)
+    return dims, body
+
+
+def _read_idx(images, labels):
+    (n, rows, cols), pixels = _idx_body(images, 16, "images")
+    (n_labels,), codes = _idx_body(labels, 8, "labels")
+    if n_labels != n:
+        raise _refuse(images, f"{n:,} images but its labels file {labels.name} holds "
+                              f"{n_labels:,} labels: not one idx pair", quote=False)
+    X = np.frombuffer(pixels, dtype=np.uint8).reshape(n, rows * cols)
+    y = np.frombuffer(codes, dtype=np.uint8)
     return X.astype(np.float64) / 255.0, y.astype(np.int64), \
         "MNIST idx, pixels scaled to [0, 1]"
 
@@ -227,9 +263,17 @@ def load_data_file(path, n_features=None):
     ------
     ValueError
         For a file in none of these formats (naming them and quoting its start), a labels
-        file alone, or a table whose label column cannot be told apart.
+        file alone, a table whose label column cannot be told apart, or a damaged file.
     """
     path = Path(path)
+    try:
+        return _load_data_file(path, n_features)
+    except _GZIP_ERRORS as exc:
+        raise _refuse(path, f"a gzip file that does not decompress, truncated or damaged "
+                            f"({type(exc).__name__}: {exc})") from None
+
+
+def _load_data_file(path, n_features):
     fmt = sniff_format(path)
     if fmt == "libsvm":
         from sklearn.datasets import load_svmlight_file
@@ -240,6 +284,14 @@ def load_data_file(path, n_features=None):
             raise _refuse(path, f"a LIBSVM-like file that does not parse ({exc})") from None
         if X.shape[1] == 0:
             raise _refuse(path, "a LIBSVM file without a single feature")
+        try:
+            check_dense_memory(X.shape[0], X.shape[1], what="its dense features")
+        except InsufficientMemoryError as exc:
+            raise _refuse(path, f"a LIBSVM file whose largest feature index, {X.shape[1]:,}, "
+                                f"asks for a dense {X.shape[0]:,} x {X.shape[1]:,} matrix of "
+                                f"{exc.required / 2**30:.1f} GiB, more than the "
+                                f"{exc.available / 2**30:.1f} GiB available (a damaged index, "
+                                f"or features too many to read dense)") from None
         return X.toarray(), y, "LIBSVM"
     if fmt == "table":
         return _read_table(path)

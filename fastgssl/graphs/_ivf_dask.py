@@ -358,6 +358,11 @@ def _split_parts(client, X):
             )
         if any(math.isnan(c) for c in X.chunks[0]):
             X = X.compute_chunk_sizes()
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(
+                f"X is an empty dask array (shape {X.shape}): IVFGraph needs rows with at "
+                f"least one feature, more rows than n_neighbors."
+            )
         futures = client.compute(list(X.to_delayed().ravel()))
         sizes = list(X.chunks[0])
         d = X.shape[1]

@@ -26,6 +26,7 @@ Both are transductive; new points get the Parzen induction formula of the family
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numba
@@ -73,11 +74,13 @@ def poisson_sources(comp, labeled_idx, Y_S, n):
     return B, single
 
 
-def solve_poisson(W, labeled, Y, solver, rtol):
+def solve_poisson(W, labeled, Y, solver, rtol, *, return_single=False):
     """Poisson learning's u (n x k) on the components that hold a label.
 
     Returns ``(U, reached, info)``; components whose labels hold one class get that class's
-    one-hot row (their sources vanish), unreached rows are 0.
+    one-hot row (their sources vanish), unreached rows are 0. With ``return_single`` a fourth
+    array gives each row's class index when its component's labels hold one class (-1
+    otherwise).
     """
     n = W.shape[0]
     lab = np.flatnonzero(labeled)
@@ -97,6 +100,8 @@ def solve_poisson(W, labeled, Y, solver, rtol):
         U[idx] = degree_centered(np.asarray(sol).reshape(idx.size, -1), comp[idx], d)
     one = np.flatnonzero(single[comp] >= 0)
     U[one, single[comp[one]]] = 1.0
+    if return_single:
+        return U, reached, info, single[comp]
     return U, reached, info
 
 
@@ -236,15 +241,16 @@ class _PoissonBase(_PropagationClassifier):
                  unlabeled_policy="auto", solver="auto", rtol=1e-6, n_jobs=None):
         store_init_arguments(self, locals())
 
-    def _poisson_solution(self, W, labeled, Y):
-        """Poisson learning's u, the reached mask and the solve's info; sets
+    def _poisson_solution(self, W, labeled, Y, return_single=False):
+        """Poisson learning's u, the reached mask and the solve's info (and with
+        ``return_single`` the rows' single-class components, :func:`solve_poisson`); sets
         ``class_priors_``."""
         if self.class_priors is not None:
             self.class_priors_ = check_class_priors(self.class_priors, Y.shape[1])
         else:
             counts = Y[labeled].sum(axis=0)
             self.class_priors_ = counts / counts.sum()
-        return solve_poisson(W, labeled, Y, self.solver, self.rtol)
+        return solve_poisson(W, labeled, Y, self.solver, self.rtol, return_single=return_single)
 
     def _scores(self, F, mass, counts):
         """Prior-weighted scores p_c u_ic (p from the labels' counts unless given)."""
@@ -267,16 +273,22 @@ class PoissonLearning(_PoissonBase):
         the predicted class sizes over the points of labeled components follow the priors
         (the volume-constrained decision of :func:`volume_assignment`; graphlearning's
         ``class_priors`` set class sizes too). This acts for two classes as well, where it
-        is a threshold on u_i1 - u_i0. None: the paper's argmax_c p_c u_ic with p the labels'
-        shares (equal labels per class give equal weights; for two classes u_0 = -u_1, so
-        it is the sign of u_1 whatever p is).
+        is a threshold on u_i1 - u_i0. The labeled points keep their labels, and the points
+        of a component whose labels all hold one class keep that class (u there carries no
+        contrast between classes); both count towards the sizes, so a class whose fixed points
+        exceed its prior size keeps them and gets no other point, and on components that are
+        all single-class the sizes are the components' (the sizes then depart from the
+        priors, with a ``UserWarning`` giving both). None: the paper's
+        argmax_c p_c u_ic with p the labels' shares (equal labels per class give equal
+        weights; for two classes u_0 = -u_1, so it is the sign of u_1 whatever p is).
 """ + _GRAPH_DOC + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
     transduction_ : ndarray of shape (n_samples,)
-        argmax of ``scores_`` at every training point (labeled points included; -1 where
-        abstaining).
+        argmax of ``scores_`` at every training point (-1 where abstaining); with
+        ``class_priors`` given, the labeled points and the points of single-class components
+        keep their class instead (the assignment's fixed rows).
     scores_ : ndarray of shape (n_samples, n_classes)
         The decision scores (signed): p_c u_ic, or u_ic + a_c with ``class_priors`` given.
     class_offsets_ : ndarray of shape (n_classes,) or None
@@ -339,21 +351,50 @@ class PoissonLearning(_PoissonBase):
         # the prior decision's offsets depend on all the refit's rows: CV refits per fold
         return None if self.class_priors is not None else super()._propagation_system()
 
+    def fit(self, X, y):
+        self._fixed_class = None
+        super().fit(X, y)
+        fixed = self._fixed_class
+        if fixed is not None:  # the prior decision's fixed rows: their class, not a tie
+            rows = np.flatnonzero((fixed >= 0) & self._valid)
+            self.transduction_ = self.transduction_.copy()
+            self.transduction_[rows] = self.classes_[fixed[rows]]
+            self.label_distributions_[rows] = np.eye(self.classes_.size)[fixed[rows]]
+        del self._fixed_class
+        return self
+
+    fit.__doc__ = _PropagationClassifier.fit.__doc__
+
     def _solve_full(self, W, labeled, Y):
-        return self._poisson_solution(W, labeled, Y)
+        if self.class_priors is None:
+            return self._poisson_solution(W, labeled, Y)
+        U, reached, info, single = self._poisson_solution(W, labeled, Y, return_single=True)
+        fixed = single.copy()
+        fixed[labeled] = np.argmax(Y[labeled], axis=1)
+        self._fixed_class = fixed
+        return U, reached, info
 
     def _balanced(self, F, reached, labeled, Y):
         """p_c u_ic; with ``class_priors`` given, u_ic + a_c with the offsets of the
-        volume-constrained assignment whose class sizes follow the priors."""
+        volume-constrained assignment whose class sizes follow the priors, the labeled
+        points and the components whose labels hold one class fixed."""
         self.class_offsets_ = None
         if self.class_priors is None:
             return super()._balanced(F, reached, labeled, Y)
         idx = np.flatnonzero(reached)
-        pos = np.full(F.shape[0], -1)
-        pos[idx] = np.arange(idx.size)
-        lab = np.flatnonzero(labeled & reached)
-        _, offsets = volume_assignment(F[idx], class_sizes(self.class_priors_, idx.size),
-                                       fixed=pos[lab], fixed_labels=np.argmax(Y[lab], axis=1))
+        fixed = self._fixed_class[idx]
+        rows = np.flatnonzero(fixed >= 0)
+        sizes = class_sizes(self.class_priors_, idx.size)
+        labels, offsets = volume_assignment(F[idx], sizes, fixed=rows, fixed_labels=fixed[rows])
+        held = np.bincount(fixed[rows], minlength=sizes.size)
+        if (held > sizes + max(1, idx.size // 1000)).any():
+            warnings.warn(
+                f"class_priors ask for class sizes {sizes.tolist()} over the {idx.size} points "
+                f"of labeled components, but the labeled points and the components whose "
+                f"labels hold one class fix {held.tolist()} of them (labels are kept, and u "
+                f"has no class contrast on such a component): the sizes are "
+                f"{np.bincount(labels, minlength=sizes.size).tolist()}.", UserWarning,
+                stacklevel=5)
         self.class_offsets_ = offsets
         out = F.copy()
         out[idx] += offsets
@@ -494,6 +535,11 @@ class PoissonMBO(_PoissonBase):
         labels = labels.copy()
         labels[idx] = cur
         return labels
+
+    def _balanced(self, F, reached, labeled, Y):
+        # F is already the assignment (one-hot): weighting it by the priors again would hand
+        # the rows of a class with prior 0, labeled ones included, to class 0
+        return F
 
     def _propagation_system(self):
         return None  # not linear in the labels: exact CV refits per fold

@@ -78,6 +78,8 @@ REWEIGHTING_CONSTRAINTS = {
 # graphlearning's defaults of graph.reweight (its laplace class accepts alpha, zeta and r but
 # does not pass them on, so these are what gl.ssl.laplace(reweighting="properly") uses)
 PROPERLY_DEFAULTS = {"alpha": 2.0, "zeta": 1e7, "radius": 0.1}
+# |log r_zeta| allowed (double precision spans e^-708 .. e^709)
+_LOG_CAP_LIMIT = 700.0
 
 # the floor added after the minimum is subtracted from the Poisson weights (graphlearning's)
 POISSON_FLOOR = 1e-5
@@ -117,6 +119,23 @@ def check_reweighting(kind, params, precomputed):
                     f"reweighting_params[{key!r}] must be a finite number > {low:g}, got "
                     f"{value!r}."
                 )
+    # the cap r_zeta = r / (zeta - 1)^(1 / alpha) must be a positive finite float: a tiny
+    # alpha overflows the power (a bare OverflowError) or sends r_zeta to 0 (infinite gamma
+    # at the labels)
+    p = {**PROPERLY_DEFAULTS, **params}
+    alpha, zeta, radius = float(p["alpha"]), float(p["zeta"]), float(p["radius"])
+    log_cap = np.log(radius) - np.log(zeta - 1.0) / alpha
+    if not abs(log_cap) <= _LOG_CAP_LIMIT:
+        fix = "raise alpha"
+        if zeta > 2.0 and _LOG_CAP_LIMIT + np.log(radius) > 0:
+            least = np.log(zeta - 1.0) / (_LOG_CAP_LIMIT + np.log(radius))
+            fix += f" to at least {least:.3g} (for this zeta and radius)"
+        raise ValueError(
+            f"reweighting_params alpha={alpha:g} with zeta={zeta:g} and radius={radius:g} put "
+            f"the distance cap r_zeta = radius / (zeta - 1)^(1 / alpha) at about "
+            f"10^({log_cap / np.log(10):.4g}), outside double precision; {fix}, or bring zeta "
+            f"towards 2."
+        )
 
 
 def wnll_weights(n, labeled_idx):

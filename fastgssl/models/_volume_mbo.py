@@ -248,8 +248,11 @@ class VolumeMBO(_PropagationClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
     transduction_ : ndarray of shape (n_samples,)
-        The assignment of least energy (labeled points keep their labels; -1 where
-        abstaining).
+        The assignment of least energy among those within the volume bounds (labeled points
+        keep their labels; -1 where abstaining). The Voronoi start counts only when its
+        sizes lie within the bounds (graphlearning's ``volume_mbo`` returns it regardless,
+        e.g. on separated clusters, whose start cuts no edge); with ``max_iter=1`` it is
+        returned as is, with a ``RuntimeWarning`` when it leaves them.
     label_distributions_ : ndarray of shape (n_samples, n_classes)
         One-hot rows of ``transduction_`` (uniform where abstaining).
     class_priors_ : ndarray of shape (n_classes,)
@@ -382,10 +385,14 @@ class VolumeMBO(_PropagationClassifier):
         best, best_labels = np.inf, labels.copy()
         K.sort_indices()
         free_rows = np.flatnonzero(free)
+        start_sizes = np.bincount(labels[free_rows], minlength=k)
+        # the Voronoi start competes for the least energy only within the bounds (graphlearning
+        # keeps it regardless: on separated clusters its zero cut then wins from outside them)
+        start_in = bool(((start_sizes >= lower) & (start_sizes <= upper)).all())
         for t in range(int(self.max_iter)):
             C, energy = _diffused(K.indptr, K.indices, K.data, labels, k)
             self.n_iter_ = t + 1
-            if energy < best:
+            if energy < best and (t > 0 or start_in):
                 best, best_labels = energy, labels.copy()
             if t == self.max_iter - 1 or not free.any():
                 break
@@ -407,6 +414,13 @@ class VolumeMBO(_PropagationClassifier):
                 f"{fallbacks} of {len(self.n_changed_)} thresholdings; those were solved "
                 f"exactly instead (assignment='exact' solves every one exactly).",
                 RuntimeWarning, stacklevel=4)
+        if not np.isfinite(best):  # max_iter=1: no thresholding ran, the start is all there is
+            best = energy
+            warnings.warn(
+                f"VolumeMBO returns its Voronoi start, whose class sizes on the free points "
+                f"{start_sizes.tolist()} leave the volume bounds {lower.tolist()} - "
+                f"{upper.tolist()}: max_iter={self.max_iter} leaves no thresholding to enforce "
+                f"them; raise max_iter.", RuntimeWarning, stacklevel=4)
         self.energy_ = best
         return best_labels
 
