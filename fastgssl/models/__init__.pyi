@@ -18,6 +18,7 @@ from fastgssl.models._label_propagation import (
 from fastgssl.models._label_propagation import LocalGlobalConsistency as LocalGlobalConsistency
 from fastgssl.models._laplacian_machines import LapRLS as LapRLS
 from fastgssl.models._laplacian_machines import LapSVM as LapSVM
+from fastgssl.models._low_label import LowLabelClassifier as LowLabelClassifier
 from fastgssl.models._poisson import PoissonLearning as PoissonLearning
 from fastgssl.models._poisson import PoissonMBO as PoissonMBO
 from fastgssl.models._size_assignment import exact_size_assignment as exact_size_assignment

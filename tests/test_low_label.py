@@ -1,0 +1,95 @@
+"""LowLabelClassifier: the candidates' labelings, the least-cut choice, the confidence and
+the family's API, against the candidates run by hand on the same graph."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_digits
+
+from fastgssl.datasets import hide_labels
+from fastgssl.graphs import knn_graph
+from fastgssl.models import (
+    CutRefinement,
+    CutSSL,
+    LowLabelClassifier,
+    PoissonMBO,
+    constrained_cut,
+)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:900], y[:900]
+    W = knn_graph(X, 10, weight="self_tuned", self_tuned_constant=3.0, symmetrize="max")
+    return X, y, W
+
+
+def test_choice_is_the_least_cut_of_the_refined_candidates(digits):
+    X, y, W = digits
+    y_ssl = hide_labels(y, 2, random_state=0)
+    model = LowLabelClassifier(graph=W, random_state=0).fit(X, y_ssl)
+    cuts = {c: r["cut"] for c, r in model.chosen_["cuts"].items()}
+    assert model.chosen_["learner"] == min(cuts, key=cuts.get)
+    # the kept labeling is the chosen candidate's: its cut is the reported one
+    idx = np.searchsorted(model.classes_, model.transduction_)
+    assert constrained_cut(W, idx) == pytest.approx(cuts[model.chosen_["learner"]])
+    # each candidate's record equals CutRefinement around the same learner, by hand
+    priors = model.class_priors_
+    for name, est in (("poisson_mbo", PoissonMBO(priors, graph=W)),
+                      ("cutssl", CutSSL(priors, graph=W))):
+        ref = CutRefinement(est, priors, random_state=0).fit(X, y_ssl)
+        assert model.chosen_["cuts"][name]["cut"] == pytest.approx(ref.cut_)
+        assert model.chosen_["cuts"][name]["cut_rounded"] == pytest.approx(ref.cut_start_)
+
+
+def test_labels_sizes_confidence_and_api(digits):
+    X, y, W = digits
+    y_ssl = hide_labels(y, 1, random_state=1)
+    unl = y_ssl == -1
+    model = LowLabelClassifier(random_state=0).fit(X, y_ssl)
+    assert (model.transduction_[~unl] == y_ssl[~unl]).all()
+    np.testing.assert_array_equal(np.bincount(model.transduction_[unl], minlength=10),
+                                  model.class_sizes_)
+    assert (model.transduction_[unl] == y[unl]).mean() > 0.8
+    conf = model.confidence_
+    assert conf.shape == y.shape and (conf[~unl] == 1).all()
+    assert ((conf >= 0) & (conf <= 1)).all()
+    right = model.transduction_[unl] == y[unl]
+    assert conf[unl][right].mean() > conf[unl][~right].mean()
+    assert "cannot score" in model.chosen_["reason"]
+    assert model.chosen_["labels_per_class"] == [1, 1]
+    assert model.predict(X[:7]).shape == (7,)
+    np.testing.assert_allclose(model.predict_proba(X[:7]).sum(axis=1), 1.0)
+    assert model.score(X, y_ssl) == 1.0  # the labeled entries keep their labels
+    assert clone(model).get_params()["candidates"] == "auto"
+
+
+def test_candidates_and_refine_options(digits):
+    X, y, W = digits
+    y_ssl = hide_labels(y, 2, random_state=2)
+    one = LowLabelClassifier(candidates=["poisson"], refine=False, graph=W).fit(X, y_ssl)
+    assert list(one.chosen_["cuts"]) == ["poisson"]
+    assert one.chosen_["cuts"]["poisson"]["n_moved"] == 0
+    with pytest.raises(ValueError, match="candidates"):
+        LowLabelClassifier(candidates=["poisson", "nope"], graph=W).fit(X, y_ssl)
+    with pytest.raises(ValueError, match="candidates"):
+        LowLabelClassifier(candidates=[], graph=W).fit(X, y_ssl)
+
+
+def test_bad_priors_are_named(digits):
+    X, y, W = digits
+    y_ssl = hide_labels(y, 2, random_state=0)
+    priors = np.full(10, 0.1)
+    priors[3] = 0.0
+    with pytest.raises(ValueError, match="class_priors"):
+        LowLabelClassifier(priors / priors.sum(), graph=W).fit(X, y_ssl)
+
+
+def test_verbose_prints_progress(digits, capsys):
+    X, y, W = digits
+    y_ssl = hide_labels(y, 1, random_state=0)
+    LowLabelClassifier(candidates=["poisson_mbo", "poisson"], graph=W,
+                       verbose=1).fit(X, y_ssl)
+    err = capsys.readouterr().err
+    assert "poisson_mbo: cut" in err and "poisson: cut" in err
