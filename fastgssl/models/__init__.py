@@ -25,6 +25,9 @@ The constrained cut with class sizes (CombCut: Omati et al. (2026); CutSSL: Holt
 - :func:`exact_size_assignment`  the exact class-size rounding of scores
 - :func:`constrained_cut`, :func:`refine_cut`  the cut, and its descent at fixed sizes
 - :class:`CutRefinement`  both around any propagation learner
+- :class:`CutSSL`         the relaxed cut solved by an ADMM homotopy toward labelings
+- :class:`LowLabelClassifier`  the recommended default at 1-10 labels per class: several
+  learners on one graph, rounded, refined, the least cut kept
 
 Laplace learning reweighted near the labels is ``LabelPropagation(reweighting=...)``
 ("wnll": Shi, Osher & Zhu (2017); "properly": Calder & Slepcev (2020); "poisson": Calder,
