@@ -231,6 +231,23 @@ def aggregate_sums(agg, m, R):
 
 
 @njit(cache=True, parallel=True)
+def grouped_sums(ptr, members, R):
+    """``S = Z^T R`` for aggregates given by their members (``members[ptr[a]:ptr[a + 1]]``
+    the rows of aggregate a): one task per aggregate, no per-chunk (m, r) partial arrays,
+    whose zeroing and summing cost more than the sums themselves once m is in the hundreds.
+    Deterministic (each sum runs in member order)."""
+    m = ptr.shape[0] - 1
+    r = R.shape[1]
+    S = np.zeros((m, r))
+    for a in prange(m):
+        for k in range(ptr[a], ptr[a + 1]):
+            i = members[k]
+            for c in range(r):
+                S[a, c] += R[i, c]
+    return S
+
+
+@njit(cache=True, parallel=True)
 def jacobi_coarse_dot(dinv, agg, C, R, Z):
     """Two-level additive preconditioner ``Z = D^-1 R + Z_agg C`` (``C`` the coarse
     correction per aggregate); return the column products ``R^T Z``."""

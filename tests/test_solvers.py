@@ -255,16 +255,33 @@ def test_coarse_space_and_locality_order_keep_the_solution_and_cut_iterations():
     plain = LaplacianSolver(L, solver="cg", rtol=1e-10, reorder=None, coarse_space=None)
     fast = LaplacianSolver(L, solver="cg", rtol=1e-10)
     assert plain.order_ is None and fast.order_ is not None  # n >= REORDER_MIN_N
-    assert 2 <= fast.coarse_space_.n_aggregates_ <= 1000
+    assert fast.coarse_space_ is None  # "auto": priced at the first solve
     X0, info0 = plain.solve(B)
     X1, info1 = fast.solve(B)
     assert not info0 and not info1
+    # near-separate clusters: the Jacobi iterations before the checkpoint leave many to go
+    assert 2 <= fast.coarse_space_.n_aggregates_ <= 1000
     np.testing.assert_allclose(X1, X0, atol=1e-7 * np.abs(X0).max())
     np.testing.assert_allclose(L @ X1, B, atol=1e-8 * np.abs(B).max())
-    assert info1.iterations.max() < 0.6 * info0.iterations.max()  # measured: 32 vs 78
+    # measured: 78 Jacobi against 27 Jacobi + 24 two-level (restarted at the checkpoint)
+    assert info1.iterations.max() < 0.7 * info0.iterations.max()
+    X2, info2 = fast.solve(B)  # later solves start with the coarse space: 32
+    np.testing.assert_allclose(X2, X0, atol=1e-7 * np.abs(X0).max())
+    assert info2.iterations.max() < 0.5 * info0.iterations.max()
     # the attributes stay in the input order
     assert (fast.Q_ != sp.csr_matrix(L)).nnz == 0
     np.testing.assert_allclose(fast.null_space_, plain.null_space_)
+
+
+def test_auto_coarse_space_is_not_built_when_jacobi_converges_soon():
+    # a ridge of 1: Jacobi converges in a few iterations, the coarse space cannot pay
+    W = _clusters()
+    Q = laplacian(W, ridge=1.0)
+    B = np.random.default_rng(5).normal(size=(W.shape[0], 4))
+    solver = LaplacianSolver(Q, solver="cg", rtol=1e-8, null_space=None)
+    X, info = solver.solve(B)
+    assert not info and solver.coarse_space_ is None
+    np.testing.assert_allclose(Q @ X, B, atol=1e-7 * np.abs(B).max())
 
 
 def test_panel_width_reads_the_matrix_once_for_ten_classes():

@@ -97,6 +97,10 @@ SWITCH_ITERATIONS = 150
 METHODS = ("auto", "amg", "cg", "direct")
 COARSE_SPACES = ("auto", "two_level", "multilevel", "multiplicative", None)
 COARSE_AUTO = "two_level"
+# the pricing of coarse_space="auto" (module docstring): the setup of the two-level space
+# costs about this many single-column products with Q (measured 20-70 at 2x10^4 and
+# 10^5 points), a block iteration of r columns about 1 + r / BLOCK_SHARE of them
+COARSE_SETUP_PRODUCTS, BLOCK_SHARE, COARSE_MIN_CHECK = 40, 6, 4
 
 
 @dataclass
@@ -143,6 +147,13 @@ class SolveInfo:
 def _panel_width(n, r):
     """Right-hand sides per panel (see ``block_size``)."""
     return max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
+
+
+def _coarse_checkpoint(r):
+    """Jacobi iterations of an r-column panel that cost what the coarse space's setup
+    does: ``COARSE_SETUP_PRODUCTS`` single-column products over ``1 + r / BLOCK_SHARE``
+    per block iteration (module docstring)."""
+    return max(COARSE_MIN_CHECK, int(np.ceil(COARSE_SETUP_PRODUCTS / (1 + r / BLOCK_SHARE))))
 
 
 class LaplacianSolver:
@@ -289,7 +300,12 @@ class LaplacianSolver:
         # the iterative methods work in a locality order (inputs and outputs are permuted):
         # the aggregates of the coarse space (built first, in the input order) or RCM
         space = None
-        if self.solver_ == "cg" and coarse_space is not None:
+        # "auto": the coarse space is priced at the first solve that needs it (see
+        # _solve_once); an explicit kind is built now and gives the locality order
+        # (and reorder="aggregates" asks for the aggregates now)
+        self._coarse_pending = (self.solver_ == "cg" and coarse_space == "auto"
+                                and reorder != "aggregates")
+        if self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending:
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
             space = AggregationCoarseSpace(Q, kind=kind) or None
         self.order_ = None
@@ -393,8 +409,51 @@ class LaplacianSolver:
         maxiter = self.maxiter or max(1000, self.n_ // 10)
         auto = self.solver == "auto"
         first = min(maxiter, self.switch_iterations) if auto else maxiter
-        X, its, conv = block_pcg(self._A, B, self._jacobi, rtol=self.rtol, maxiter=first,
-                                 project=project)
+        X0, its = None, np.zeros(r, dtype=np.int64)
+        todo = np.arange(r)
+        conv = np.zeros(r, dtype=bool)
+        if self._coarse_pending:
+            # Jacobi first; after the iterations that cost what the coarse space would,
+            # build it if the columns still need more of them (module docstring)
+            k = _coarse_checkpoint(r)
+            X, its, conv = block_pcg(
+                self._A, B, self._jacobi, rtol=self.rtol, maxiter=first, project=project,
+                checkpoint=(k, lambda history: self._price_coarse(history, k)))
+            if conv.all() or self._coarse_pending or its.max() >= first:
+                return self._amg_after(B, X, its, conv, maxiter, auto, project)
+            todo = np.flatnonzero(~conv)
+            X0 = X
+        Bt = B if todo.size == r else np.ascontiguousarray(B[:, todo])
+        Xt, its_t, conv_t = block_pcg(
+            self._A, Bt, self._jacobi, rtol=self.rtol, project=project,
+            X0=None if X0 is None else np.ascontiguousarray(X0[:, todo]),
+            maxiter=max(1, first - int(its.max())))
+        X = Xt if X0 is None else X0
+        if X0 is not None:
+            X[:, todo] = Xt
+        its[todo] += its_t
+        conv[todo] = conv_t
+        return self._amg_after(B, X, its, conv, maxiter, auto, project)
+
+    def _price_coarse(self, history, k):
+        """At the checkpoint k: build the coarse space when the iterations still needed at
+        the rate of the last k / 2 extrapolate to more than k (the setup then costs less
+        than the iterations it can save); True: restart with it."""
+        h = history[k // 2:]
+        rate = (max(h[-1], 1e-300) / h[0]) ** (1.0 / max(1, h.size - 1))
+        remaining = np.log(self.rtol / max(h[-1], 1e-300)) / np.log(min(rate, 1.0 - 1e-12))
+        if remaining <= k:
+            return False
+        t0 = time.perf_counter()
+        space = AggregationCoarseSpace(self.Q_, kind=COARSE_AUTO) or None
+        if space is not None and self.order_ is not None:
+            space.permute(self.order_, self._A)
+        self.coarse_space_ = space
+        self._coarse_pending = False
+        self.setup_time_ += time.perf_counter() - t0
+        return space is not None
+
+    def _amg_after(self, B, X, its, conv, maxiter, auto, project):
         if conv.all() or not auto:
             return X, its, conv, "cg"
         # "auto": too many Jacobi iterations -> build the hierarchy, continue with AMG-PCG
