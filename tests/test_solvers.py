@@ -236,6 +236,36 @@ def test_reused_solver_shares_the_setup_of_equal_matrices():
         reused_solver(L, null_space=np.ones((300, 1)))
 
 
+def test_setup_cache_is_bounded_in_bytes_and_cleared(monkeypatch):
+    from fastgssl.solvers import clear_solver_cache, reused_solver
+    from fastgssl.solvers._laplacian_solver import _RECENT, _nbytes
+
+    rng = np.random.default_rng(0)
+    W = knn_graph(rng.normal(size=(400, 3)), 6)
+    L = sp.csr_matrix(laplacian(W))
+    clear_solver_cache()
+    first = reused_solver(L, solver="direct")
+    # the matrix (values, indices, row pointers) and the LU factor at least
+    assert _nbytes(first) > L.data.nbytes + L.indices.nbytes + L.indptr.nbytes
+    assert reused_solver(L.copy(), solver="direct") is first
+    assert clear_solver_cache() == 1 and not _RECENT
+    assert reused_solver(L, solver="direct") is not first  # set up again
+    # a bound below one setup keeps none; a bound of two setups keeps the last two
+    monkeypatch.setenv("FASTGSSL_SOLVER_CACHE_BYTES", str(_nbytes(first) // 2))
+    clear_solver_cache()
+    a = reused_solver(L, solver="direct")
+    assert not _RECENT and reused_solver(L, solver="direct") is not a
+    monkeypatch.setenv("FASTGSSL_SOLVER_CACHE_BYTES", str(int(2.5 * _nbytes(first))))
+    solvers = [reused_solver(L * s, solver="direct") for s in (1.0, 2.0, 3.0)]
+    assert len(_RECENT) == 2
+    assert reused_solver(L * 3.0, solver="direct") is solvers[2]
+    assert reused_solver(L * 1.0, solver="direct") is not solvers[0]  # the oldest went
+    monkeypatch.setenv("FASTGSSL_SOLVER_CACHE_BYTES", "lots")
+    with pytest.raises(ValueError, match="FASTGSSL_SOLVER_CACHE_BYTES"):
+        reused_solver(L, solver="direct")
+    clear_solver_cache()
+
+
 @functools.lru_cache(maxsize=1)
 def _clusters(n=24_000, c=8, seed=0):
     """kNN graph of c near-separate Gaussian clusters in 50 dimensions (connected), points

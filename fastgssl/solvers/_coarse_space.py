@@ -59,7 +59,7 @@ from fastgssl import _sparse_blocks as K
 
 __all__ = ["AggregationCoarseSpace", "KINDS"]
 
-# aggregation passes continue while more aggregates remain
+# aggregation passes continue while more aggregates remain (and more than sqrt(nnz(A)))
 MAX_COARSE = 1000
 # the coarse operator is factorized dense (Cholesky) up to this order when at least
 # 1 / DENSE_FILL of its entries are nonzero, else sparse (see _CoarseSolve)
@@ -198,8 +198,14 @@ class AggregationCoarseSpace:
     Parameters
     ----------
     A : csr_matrix (n, n), symmetric positive semi-definite
-    max_coarse : int
-        Aggregation passes continue while more aggregates remain.
+    max_coarse : int or None
+        Aggregation passes continue while more aggregates remain. None:
+        ``min(MAX_COARSE, sqrt(nnz(A)))``, so that the coarse factor (at most m^2 / 2
+        numbers) costs less per application than a product with A (measured at 2x10^4
+        points, 5-NN graph, 10 right-hand sides: 897 aggregates cut the Jacobi iterations
+        from 60 to 29 but their dense factor cost as much per iteration as the product; the
+        next pass, 3 aggregates, gives 36 at no cost per iteration). A pass that would
+        leave one aggregate is not taken.
     kind : {"two_level", "multilevel"}
         The preconditioner (see the module docstring).
 
@@ -215,9 +221,11 @@ class AggregationCoarseSpace:
         Aggregation passes made.
     """
 
-    def __init__(self, A, max_coarse=MAX_COARSE, kind="two_level"):
+    def __init__(self, A, max_coarse=None, kind="two_level"):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}.")
+        if max_coarse is None:
+            max_coarse = min(MAX_COARSE, int(np.sqrt(A.nnz)))
         self.kind = kind
         self._A = A
         self._members = None
