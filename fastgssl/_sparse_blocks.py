@@ -268,49 +268,6 @@ def jacobi_coarse_dot(dinv, agg, C, R, Z):
 
 
 @njit(cache=True, parallel=True)
-def symmetric_average(indptr, indices, data):
-    """For a CSR matrix with sorted row indices and no stored diagonal: ``(max |A_ij -
-    A_ji|, entries whose mirror is not stored, data of (A + A^T) / 2 on A's pattern)`` in
-    one parallel pass without a transposed copy: every entry above the diagonal finds its
-    mirror by binary search and sets both averages. When some mirror is missing the
-    maximum counts it as 0 only for entries above the diagonal and the averaged data is
-    not that of (A + A^T) / 2: the caller falls back to a transposed copy."""
-    n = indptr.shape[0] - 1
-    out = np.empty_like(data)
-    worst = np.zeros(_N_CHUNKS)
-    pairs = np.zeros(_N_CHUNKS, dtype=np.int64)
-    missing = np.zeros(_N_CHUNKS, dtype=np.int64)
-    for t in prange(_N_CHUNKS):
-        lo, hi = _chunk_rows(t, n)
-        for i in range(lo, hi):
-            for k in range(indptr[i], indptr[i + 1]):
-                j = indices[k]
-                if j <= i:
-                    continue
-                a, b = indptr[j], indptr[j + 1]
-                while a < b:  # first position in row j with index >= i
-                    mid = (a + b) // 2
-                    if indices[mid] < i:
-                        a = mid + 1
-                    else:
-                        b = mid
-                if a < indptr[j + 1] and indices[a] == i:
-                    diff = abs(data[k] - data[a])
-                    avg = 0.5 * data[k] + 0.5 * data[a]
-                    out[k] = avg
-                    out[a] = avg
-                    pairs[t] += 1
-                else:
-                    diff = abs(data[k])
-                    missing[t] += 1
-                if diff > worst[t]:
-                    worst[t] = diff
-    # entries below the diagonal without a mirror above it
-    below = indices.shape[0] - 2 * pairs.sum() - missing.sum()
-    return worst.max(), missing.sum() + below, out
-
-
-@njit(cache=True, parallel=True)
 def row_sums(indptr, data):
     """Row sums of a CSR matrix and of its absolute values, in one pass."""
     n = indptr.shape[0] - 1
