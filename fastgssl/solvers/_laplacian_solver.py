@@ -239,6 +239,13 @@ class LaplacianSolver:
                  null_space="auto", switch_iterations=SWITCH_ITERATIONS, block_size=None,
                  amg_options=None, reorder="auto", coarse_space="auto", check_input=True,
                  method=None):
+        # the setup's kernels run on the cores other jobs leave free, as the solve's
+        with numba_threads(None):
+            self._setup(Q, solver, rtol, maxiter, power, null_space, switch_iterations,
+                        block_size, amg_options, reorder, coarse_space, check_input, method)
+
+    def _setup(self, Q, solver, rtol, maxiter, power, null_space, switch_iterations,
+               block_size, amg_options, reorder, coarse_space, check_input, method):
         t0 = time.perf_counter()
         solver = renamed("LaplacianSolver", "method", "solver", method, solver, "auto")
         if not isinstance(solver, str) or solver not in METHODS:
@@ -521,7 +528,8 @@ class LaplacianSolver:
         Bs = B / col_scale
         if self.order_ is not None:
             Bs = Bs[self.order_]
-        X = self._project(np.ascontiguousarray(Bs))
+        with numba_threads(None):
+            X = self._project(np.ascontiguousarray(Bs))
         iterations = np.zeros(r, dtype=np.int64)
         converged = np.ones(r, dtype=bool)
         methods = []
