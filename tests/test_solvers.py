@@ -236,6 +236,23 @@ def test_reused_solver_shares_the_setup_of_equal_matrices():
         reused_solver(L, null_space=np.ones((300, 1)))
 
 
+def test_a_coarse_space_out_of_memory_warns_and_solves_with_jacobi(monkeypatch):
+    import fastgssl.solvers._laplacian_solver as ls
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(ls, "AggregationCoarseSpace", no_memory)
+    W = _clusters()
+    L = laplacian(W)
+    B = L @ np.random.default_rng(1).normal(size=(W.shape[0], 3))
+    solver = LaplacianSolver(L, solver="cg", rtol=1e-10)
+    with pytest.warns(ResourceWarning, match="coarse space .* did not fit in memory"):
+        X, info = solver.solve(B)
+    assert not info and solver.coarse_space_ is None
+    np.testing.assert_allclose(L @ X, B, atol=1e-8 * np.abs(B).max())
+
+
 def test_setup_cache_is_bounded_in_bytes_and_cleared(monkeypatch):
     from fastgssl.solvers import clear_solver_cache, reused_solver
     from fastgssl.solvers._laplacian_solver import _RECENT, _nbytes

@@ -8,7 +8,9 @@ from pyamg's standard aggregation (Vanek, Mandel & Brezina 1996) applied repeate
 graph and its Galerkin coarsenings ``A_l = Z_l^T A_{l-1} Z_l`` (``Z_l`` the aggregate
 indicator of pass l, ``A_0 = A``), until at most ``max_coarse`` aggregates remain. With
 ``P_l = Z_1 ... Z_l`` the indicator of the level-l aggregates on the graph and ``E = A_L``
-(m x m, dense, pseudo-inverted: a Laplacian's coarse operator is singular per component),
+(m x m; ``E^+`` its pseudo-inverse, applied through a factorization grounded at one vertex
+per singular component, see :class:`_CoarseSolve`: a Laplacian's coarse operator is
+singular per component),
 the preconditioners are
 
 ``"two_level"``, the additive two-level one (Toselli & Widlund 2005, chapter 2)::
@@ -193,7 +195,7 @@ class _CoarseSolve:
 
 
 class AggregationCoarseSpace:
-    """Aggregates of ``A``'s graph, their coarse operators and the coarsest pseudo-inverse.
+    """Aggregates of ``A``'s graph, their coarse operators and the coarsest one factorized.
 
     Parameters
     ----------

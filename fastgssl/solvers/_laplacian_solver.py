@@ -9,11 +9,11 @@ Methods
 -------
 ``"cg"``
     Block Jacobi-preconditioned CG (:mod:`fastgssl.solvers._block_pcg`): the columns of a
-    panel (``block_size``) in lock-step, one sparse-times-block product per iteration; with
-    the default ``coarse_space="auto"`` the Jacobi preconditioner gets an additive coarse
-    correction on aggregates of the graph (:mod:`fastgssl.solvers._coarse_space`), which
-    holds the slow modes of near-separate clusters (87 -> 34 iterations on a 10^5-point
-    10-class kNN graph).
+    panel (``block_size``) in lock-step, one sparse-times-block product per iteration; the
+    Jacobi preconditioner may get an additive coarse correction on aggregates of the graph
+    (:mod:`fastgssl.solvers._coarse_space`), which holds the slow modes of near-separate
+    clusters (87 -> 34 iterations on a 10^5-point 10-class kNN graph), where it pays
+    (below).
 ``"amg"``
     The same block CG preconditioned by one V-cycle of aggregation multigrid configured
     for graph Laplacians (:mod:`fastgssl.solvers._multigrid`).
@@ -29,6 +29,24 @@ Methods
     iterations (poorly conditioned graphs, e.g. low-dimensional data or long chains), the
     multigrid hierarchy is built and the unconverged columns continue with AMG-PCG from
     their current iterates; later solves use ``"amg"`` directly.
+
+Setup priced by what it saves (``coarse_space="auto"``, the default). The coarse space is
+not built at the start: its setup (aggregation passes, the Galerkin products, the coarse
+factorization) costs about ``COARSE_SETUP_PRODUCTS`` = 40 single-column products with ``Q``
+(measured 20-70, CPU seconds, at 2x10^4 and 10^5 points), and a block iteration of a panel
+of r columns about ``1 + r / 6`` of them, so its price is ``k = ceil(40 / (1 + r / 6))``
+Jacobi iterations (at least 4: 15 for 10 classes, 5 for 50 columns). The first solve runs
+Jacobi-PCG to that checkpoint; if columns are still unconverged and the residual's rate
+over the last ``k / 2`` iterations (the best residual of each half: CG's is not monotone)
+leaves more than ``k`` iterations to go, the coarse space is built and those columns
+continue with it from their iterates (a restart: CG's Krylov space is not carried over);
+otherwise Jacobi goes on undisturbed, and a later solve prices it again. Once built, later
+solves use it from the start. Measured (MNIST, 5,000 images, graphlearning's 10-NN W,
+Poisson learning's 10 columns at rtol 1e-6, CPU seconds, one thread): Jacobi 69 iterations
+(0.051 s), two-level from the start 34 (0.035 s), priced 15 + 29 (0.046 s); a 10^5-point
+10-NN mixture graph: Jacobi needs 24 and the checkpoint at 15 keeps it (two-level would
+save 4 iterations for its setup). The coarse problem has at most ``sqrt(nnz(Q))``
+aggregates (and 1,000), so that its factor costs less per iteration than the product.
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
 from ``REORDER_MIN_N`` vertices): with a coarse space, the order of its aggregates (each
@@ -193,13 +211,18 @@ class LaplacianSolver:
         Locality order of the iterative methods, once at setup: ``"aggregates"`` (the
         coarse space's aggregates contiguous; ``"rcm"`` without a coarse space),
         ``"rcm"`` (reverse Cuthill-McKee; the coarse space is then aggregated in that
-        order), None (the input order), ``"auto"``: ``"aggregates"`` from 20,000 vertices.
+        order), None (the input order), ``"auto"``: from 20,000 vertices, ``"aggregates"``
+        with an explicit coarse space, ``"rcm"`` with ``coarse_space="auto"`` (a coarse
+        space priced in later is aggregated in the input order, then follows the solver's
+        order); ``"aggregates"`` with ``coarse_space="auto"`` builds the coarse space at once.
     coarse_space : {"auto", "two_level", "multilevel", "multiplicative", None}, default="auto"
         ``"cg"`` only: the aggregation coarse correction of the Jacobi preconditioner
-        (:mod:`fastgssl.solvers._coarse_space`; None: Jacobi alone). ``"auto"`` is
-        ``"two_level"``, the least CPU time measured (``bench/bench_coarse_space.py``:
+        (:mod:`fastgssl.solvers._coarse_space`; None: Jacobi alone). ``"auto"``:
+        ``"two_level"`` (the least CPU time measured, ``bench/bench_coarse_space.py``:
         ``"multiplicative"`` halves the iterations but costs two more products each,
-        ``"multilevel"`` needs about as many as ``"two_level"``).
+        ``"multilevel"`` needs about as many as ``"two_level"``), built during the first
+        solve that pays for it (module docstring: "Setup priced by what it saves"); an
+        explicit kind is built at once.
     check_input : bool, default=True
         Check that ``Q`` is finite and symmetric with a nonnegative diagonal (O(nnz) work
         and a transposed copy); False for a matrix the caller built from a checked graph.
@@ -217,7 +240,8 @@ class LaplacianSolver:
     order_ : ndarray of int of shape (n,) or None
         The locality order (the solver works on ``Q[order_][:, order_]``), or None.
     coarse_space_ : AggregationCoarseSpace or None
-        The aggregates of the coarse correction (``n_aggregates_``, ``passes_``).
+        The aggregates of the coarse correction (``n_aggregates_``, ``passes_``); with
+        ``coarse_space="auto"`` None until a solve has priced it in.
     setup_time_ : float
     multigrid_ : BlockMultigrid or None
         The hierarchy (``operator_complexity``, ``sizes``) when built.
@@ -454,11 +478,21 @@ class LaplacianSolver:
         if remaining <= k:
             return False
         t0 = time.perf_counter()
-        space = AggregationCoarseSpace(self.Q_, kind=COARSE_AUTO) or None
+        self._coarse_pending = False
+        try:
+            space = AggregationCoarseSpace(self.Q_, kind=COARSE_AUTO) or None
+        except MemoryError:
+            A = self._A
+            warnings.warn(
+                f"LaplacianSolver: the coarse space of a {self.n_}-vertex matrix with {A.nnz} "
+                f"entries ({A.data.nbytes + A.indices.nbytes + A.indptr.nbytes} bytes; its "
+                f"aggregation makes a copy and Galerkin products of about that size) did not "
+                f"fit in memory; the solve goes on with Jacobi alone (coarse_space=None).",
+                ResourceWarning, stacklevel=5)
+            return False
         if space is not None and self.order_ is not None:
             space.permute(self.order_, self._A)
         self.coarse_space_ = space
-        self._coarse_pending = False
         self.setup_time_ += time.perf_counter() - t0
         return space is not None
 
