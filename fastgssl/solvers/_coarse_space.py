@@ -208,6 +208,12 @@ class AggregationCoarseSpace:
         from 60 to 29 but their dense factor cost as much per iteration as the product; the
         next pass, 3 aggregates, gives 36 at no cost per iteration). A pass that would
         leave one aggregate is not taken.
+    strict : bool, default=False
+        When the passes stop above ``max_coarse`` aggregates (the next pass would leave
+        one), leave the space empty (falsy) instead of factorizing a coarse operator whose
+        factor costs more per application than a product with A (measured at 10^5 points,
+        graphlearning's 10-NN graph: 1,975 aggregates, a dense Cholesky of 0.5 s for 4 of
+        33 iterations saved).
     kind : {"two_level", "multilevel"}
         The preconditioner (see the module docstring).
 
@@ -221,9 +227,11 @@ class AggregationCoarseSpace:
         Aggregates per pass.
     passes_ : int
         Aggregation passes made.
+    too_fine_ : bool
+        The passes stopped above ``max_coarse`` aggregates.
     """
 
-    def __init__(self, A, max_coarse=None, kind="two_level"):
+    def __init__(self, A, max_coarse=None, kind="two_level", strict=False):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}.")
         if max_coarse is None:
@@ -255,7 +263,8 @@ class AggregationCoarseSpace:
             if m <= max_coarse:
                 break
         self.passes_ = len(self._maps)
-        if not self._maps:
+        self.too_fine_ = bool(self._maps) and self.sizes_[-1] > max_coarse
+        if not self._maps or (strict and self.too_fine_):
             self.aggregates_ = np.full(n, -1, dtype=np.int64)
             self.n_aggregates_ = 0
             return
