@@ -38,14 +38,18 @@ of r columns about ``1 + r / 6`` of them, so its price is ``k = ceil(40 / (1 + r
 Jacobi iterations (at least 4: 15 for 10 classes, 5 for 50 columns). The first solve runs
 Jacobi-PCG to that checkpoint; if columns are still unconverged and the residual's rate
 over the last ``k / 2`` iterations (the best residual of each half: CG's is not monotone)
-leaves more than ``k`` iterations to go, the coarse space is built and those columns
-continue with it from their iterates (a restart: CG's Krylov space is not carried over);
-otherwise Jacobi goes on undisturbed, and a later solve prices it again. Once built, later
-solves use it from the start. Measured (MNIST, 5,000 images, graphlearning's 10-NN W,
-Poisson learning's 10 columns at rtol 1e-6, CPU seconds, one thread): Jacobi 69 iterations
-(0.051 s), two-level from the start 34 (0.035 s), priced 15 + 29 (0.046 s); a 10^5-point
-10-NN mixture graph: Jacobi needs 24 and the checkpoint at 15 keeps it (two-level would
-save 4 iterations for its setup). The coarse problem has at most ``sqrt(nnz(Q))``
+leaves more than ``2 k`` iterations to go (twice the price: the restart loses CG's Krylov
+space and a coarse iteration costs more), the coarse space is built and those columns
+continue with it from their iterates; otherwise (or when that rate shows no progress, above
+0.99 per iteration) Jacobi goes on undisturbed, and a later solve prices it again. Once
+built, later solves use it from the start. Measured (MNIST, 5,000 images, graphlearning's 10-NN W,
+Poisson learning's 10 columns at rtol 1e-6, CPU seconds, one thread, load 4): Jacobi 69
+iterations (0.048 s), two-level from the start 34 (0.046 s), priced 15 + 29 (0.049 s); a
+10^5-point 10-NN mixture graph: Jacobi needs 24 and the checkpoint at 15 keeps it
+(two-level would save 4 iterations for its setup); 8 near-separate clusters (24,000
+points, rtol 1e-10, 10 columns): Jacobi 78, priced 15 + 24.
+``bench/bench_priced_setup.py`` times it against ``coarse_space=None`` and a scipy
+Jacobi-cg loop. The coarse problem has at most ``sqrt(nnz(Q))``
 aggregates (and 1,000), so that its factor costs less per iteration than the product;
 when aggregation cannot get there (the next pass would leave one aggregate) "auto" keeps
 Jacobi (graphlearning's 10-NN graph of 10^5 mixture points: 1,975 aggregates, a 0.5 s
@@ -122,6 +126,8 @@ COARSE_AUTO = "two_level"
 # costs about this many single-column products with Q (measured 20-70 at 2x10^4 and
 # 10^5 points), a block iteration of r columns about 1 + r / BLOCK_SHARE of them
 COARSE_SETUP_PRODUCTS, BLOCK_SHARE, COARSE_MIN_CHECK = 40, 6, 4
+# a residual rate per iteration above this over the checkpoint's second half is a stall
+COARSE_STALL_RATE = 0.99
 
 
 @dataclass
@@ -474,14 +480,18 @@ class LaplacianSolver:
 
     def _price_coarse(self, history, k):
         """At the checkpoint k: build the coarse space when the iterations still needed at
-        the rate of the last k / 2 extrapolate to more than k (the setup then costs less
-        than the iterations it can save); True: restart with it."""
+        the rate of the last k / 2 extrapolate to more than 2 k (the setup, priced at k,
+        then costs less than half the iterations it can save); True: restart with it."""
         # CG's residual is not monotone: the best of each half, half the iterations apart
         half = k // 2
         early, late = max(history[:half + 1].min(), 1e-300), max(history[half:].min(), 1e-300)
-        rate = min((late / early) ** (1.0 / max(1, k - half)), 1.0 - 1e-12)
+        rate = (late / early) ** (1.0 / max(1, k - half))
+        if rate >= COARSE_STALL_RATE:  # no measurable progress: no basis to price on
+            return False
         remaining = np.log(self.rtol / late) / np.log(rate)
-        if remaining <= k:
+        # the restart loses the Krylov space and a coarse iteration costs more: the
+        # iterations to go must pay the setup twice
+        if remaining <= 2 * k:
             return False
         t0 = time.perf_counter()
         self._coarse_pending = False
