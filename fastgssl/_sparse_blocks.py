@@ -231,6 +231,23 @@ def aggregate_sums(agg, m, R):
 
 
 @njit(cache=True, parallel=True)
+def grouped_sums(ptr, members, R):
+    """``S = Z^T R`` for aggregates given by their members (``members[ptr[a]:ptr[a + 1]]``
+    the rows of aggregate a): one task per aggregate, no per-chunk (m, r) partial arrays,
+    whose zeroing and summing cost more than the sums themselves once m is in the hundreds.
+    Deterministic (each sum runs in member order)."""
+    m = ptr.shape[0] - 1
+    r = R.shape[1]
+    S = np.zeros((m, r))
+    for a in prange(m):
+        for k in range(ptr[a], ptr[a + 1]):
+            i = members[k]
+            for c in range(r):
+                S[a, c] += R[i, c]
+    return S
+
+
+@njit(cache=True, parallel=True)
 def jacobi_coarse_dot(dinv, agg, C, R, Z):
     """Two-level additive preconditioner ``Z = D^-1 R + Z_agg C`` (``C`` the coarse
     correction per aggregate); return the column products ``R^T Z``."""
@@ -248,49 +265,6 @@ def jacobi_coarse_dot(dinv, agg, C, R, Z):
                 Z[i, c] = z
                 partial[t, c] += R[i, c] * z
     return partial.sum(axis=0)
-
-
-@njit(cache=True, parallel=True)
-def symmetric_average(indptr, indices, data):
-    """For a CSR matrix with sorted row indices and no stored diagonal: ``(max |A_ij -
-    A_ji|, entries whose mirror is not stored, data of (A + A^T) / 2 on A's pattern)`` in
-    one parallel pass without a transposed copy: every entry above the diagonal finds its
-    mirror by binary search and sets both averages. When some mirror is missing the
-    maximum counts it as 0 only for entries above the diagonal and the averaged data is
-    not that of (A + A^T) / 2: the caller falls back to a transposed copy."""
-    n = indptr.shape[0] - 1
-    out = np.empty_like(data)
-    worst = np.zeros(_N_CHUNKS)
-    pairs = np.zeros(_N_CHUNKS, dtype=np.int64)
-    missing = np.zeros(_N_CHUNKS, dtype=np.int64)
-    for t in prange(_N_CHUNKS):
-        lo, hi = _chunk_rows(t, n)
-        for i in range(lo, hi):
-            for k in range(indptr[i], indptr[i + 1]):
-                j = indices[k]
-                if j <= i:
-                    continue
-                a, b = indptr[j], indptr[j + 1]
-                while a < b:  # first position in row j with index >= i
-                    mid = (a + b) // 2
-                    if indices[mid] < i:
-                        a = mid + 1
-                    else:
-                        b = mid
-                if a < indptr[j + 1] and indices[a] == i:
-                    diff = abs(data[k] - data[a])
-                    avg = 0.5 * data[k] + 0.5 * data[a]
-                    out[k] = avg
-                    out[a] = avg
-                    pairs[t] += 1
-                else:
-                    diff = abs(data[k])
-                    missing[t] += 1
-                if diff > worst[t]:
-                    worst[t] = diff
-    # entries below the diagonal without a mirror above it
-    below = indices.shape[0] - 2 * pairs.sum() - missing.sum()
-    return worst.max(), missing.sum() + below, out
 
 
 @njit(cache=True, parallel=True)

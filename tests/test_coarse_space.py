@@ -70,7 +70,8 @@ def _dense_reference(space, A, R):
 @pytest.mark.parametrize("system", ["poisson", "dirichlet", "lgc"])
 @pytest.mark.parametrize("dense_max", [2000, 3])
 def test_preconditioner_equals_its_dense_formula(kind, system, dense_max, monkeypatch):
-    # dense_max=3: the coarsest operator factorized sparse (grounded per component)
+    # dense_max=3: the coarsest operator factorized sparse (grounded per component); both
+    # give the pseudo-inverse
     monkeypatch.setattr(cs, "DENSE_MAX", dense_max)
     A = _systems()[system]
     space = AggregationCoarseSpace(A, max_coarse=8, kind=kind)
@@ -84,14 +85,42 @@ def test_preconditioner_equals_its_dense_formula(kind, system, dense_max, monkey
     Z = np.empty_like(R)
     dots = space.precondition(dinv, R, Z)
     expected = _dense_reference(space, A, R)
-    if system == "poisson" and dense_max == 3:
-        # a grounded coarse solve differs from E^+ by constants per component
-        from fastgssl.regularizers import laplacian_null_space
-
-        N = laplacian_null_space(_graph())
-        Z, expected = Z - N @ (N.T @ Z), expected - N @ (N.T @ expected)
     np.testing.assert_allclose(Z, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
     np.testing.assert_allclose(dots, np.einsum("ij,ij->j", R, Z), rtol=1e-10)
+
+
+def _coarse_operators():
+    """Galerkin operators of the test graph's Laplacian (three components and an isolated
+    vertex: four singular blocks, one of them 1 x 1 and zero), of a Dirichlet block
+    (nonsingular) and of a ridged Laplacian (nearly singular)."""
+    systems = _systems()
+    W = _graph()
+    yield "laplacian", systems["poisson"]
+    yield "dirichlet", systems["dirichlet"]
+    yield "ridge", sp.csr_matrix(laplacian(W, ridge=1e-6))
+
+
+@pytest.mark.parametrize("name", ["laplacian", "dirichlet", "ridge"])
+@pytest.mark.parametrize("dense", [True, False])
+def test_coarse_solve_equals_the_dense_pseudo_inverse(name, dense, monkeypatch):
+    # grounded Cholesky (dense) or grounded sparse LU, projected: E^+ S to round-off
+    if not dense:
+        monkeypatch.setattr(cs, "DENSE_MAX", 0)
+    A = dict(_coarse_operators())[name]
+    for m_target in (60, 8):  # one and two aggregation passes
+        space = AggregationCoarseSpace(A, max_coarse=m_target)
+        E = A
+        for agg, m in zip(space._maps, space.sizes_):
+            E = cs._galerkin(E, agg, m)
+        solve = cs._CoarseSolve(E)
+        if solve._keep.size:  # else every component is one grounded vertex
+            assert (solve._chol is not None) == dense
+        S = np.random.default_rng(7).normal(size=(E.shape[0], 5))  # not in the range
+        expected = np.linalg.pinv(E.toarray(), rcond=1e-10, hermitian=True) @ S
+        # the ridge's coarse operator has condition ~1e9: both sides carry ~1e-7
+        tol = 1e-6 if name == "ridge" else 1e-10
+        np.testing.assert_allclose(solve(S), expected, rtol=tol,
+                                   atol=0.1 * tol * np.abs(expected).max())
 
 
 @pytest.mark.parametrize("kind", KINDS)

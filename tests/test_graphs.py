@@ -499,6 +499,14 @@ def test_dropped_builder_setting_warns_unless_offered_by_default(monkeypatch):
         PoissonLearning(graph="ring", n_neighbors=7).fit(X, y)
 
 
+def test_check_adjacency_returns_an_exactly_symmetric_graph_unaveraged():
+    # averaging would zero the smallest subnormal weight (0.5 * 5e-324 rounds to 0)
+    W = sp.csr_matrix(np.array([[0.0, 5e-324, 2.0], [5e-324, 0.0, 0.0], [2.0, 0.0, 0.0]]))
+    got = check_adjacency(W)
+    np.testing.assert_array_equal(got.toarray(), W.toarray())
+    assert got is not W and got.data is not W.data  # the caller's matrix is not shared
+
+
 @given(n=st.integers(1, 25), density=st.floats(0.0, 0.6), noise=st.sampled_from(
     [0.0, 1e-14, 1e-6]), drop=st.booleans(), scale=st.sampled_from([1e-300, 1.0, 1e300]),
     seed=st.integers(0, 10**6))

@@ -147,6 +147,7 @@ from fastgssl.regularizers import (
 from fastgssl.solvers import (
     LaplacianSolver,
     SolveInfo,
+    clear_solver_cache,
     reused_solver,
 )
 

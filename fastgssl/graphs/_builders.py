@@ -265,8 +265,6 @@ def check_adjacency(W, name="W"):
     -------
     W : scipy.sparse.csr_matrix, float64, sorted indices, no stored diagonal.
     """
-    from fastgssl._sparse_blocks import symmetric_average
-
     if W is None:
         raise ValueError(f"{name} is None; pass a square (n, n) adjacency matrix.")
     check_no_complex(W, name)
@@ -288,26 +286,35 @@ def check_adjacency(W, name="W"):
             f"{name} has {int((W.data < 0).sum())} negative weight(s) (min {W.data.min():g}); "
             f"graph weights must be nonnegative."
         )
-    W = drop_diagonal(W)
+    if W.diagonal().any():  # (stored zeros on the diagonal go with eliminate_zeros)
+        W = drop_diagonal(W)
     W.eliminate_zeros()
     W.sort_indices()
-    # one pass, no transposed copy: the largest |W_ij - W_ji| and (W + W^T) / 2 (halved
-    # first: no overflow) on W's pattern, exactly symmetric
-    worst, missing, averaged = symmetric_average(W.indptr, W.indices, W.data)
-    scale = W.data.max() if W.nnz else 0.0
-    if missing:  # some entry lacks its mirror: the transposed check (the pattern changes)
-        asym = abs(W - W.T)
+    # The transpose in CSR (one compiled pass; sorted indices) compared with W: an exactly
+    # symmetric W, as graph builders return, is returned as it is, never averaged again;
+    # one with W's pattern and round-off asymmetry gets (W + W^T) / 2 on that pattern
+    # (halved first: no overflow; exactly symmetric, as a + b = b + a).
+    T = W.T.tocsr()
+    same_pattern = (np.array_equal(T.indptr, W.indptr)
+                    and np.array_equal(T.indices, W.indices))
+    if same_pattern:
+        worst = float(np.max(np.abs(W.data - T.data))) if W.nnz else 0.0
+    else:
+        asym = abs(W - T)
         worst = asym.max() if asym.nnz else 0.0
+    scale = W.data.max() if W.nnz else 0.0
     if worst > 1e-12 * max(scale, 1.0):
         raise ValueError(
             f"{name} is not symmetric (max |W - W^T| = {worst:.3g}); pass "
             f"(W + W.T) / 2 or W.maximum(W.T)."
         )
-    if missing:
-        W = (W * 0.5 + W.T * 0.5).tocsr()
-        W.sort_indices()
+    if worst == 0.0:
+        return W
+    if same_pattern:
+        W.data = W.data * 0.5 + T.data * 0.5
     else:
-        W.data = averaged
+        W = (W * 0.5 + T * 0.5).tocsr()
+        W.sort_indices()
     return W
 
 

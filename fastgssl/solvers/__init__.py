@@ -5,6 +5,8 @@
   pseudo-inverse solutions for singular ``Q``, ``Q = R^p`` by p chained solves
 - :class:`SolveInfo`        per-column status, iterations and residuals of a solve
 - :func:`reused_solver`     a solver whose setup is reused for a matrix solved recently
+  (kept process-wide, bounded in count and bytes)
+- :func:`clear_solver_cache` forget the setups :func:`reused_solver` keeps
 
 Below the package's public names sit the kernel machines' solvers (damped Newton with an
 exact line search, the active-set box QP of the piecewise-quadratic losses, LAPACK from

@@ -15,7 +15,7 @@ from fastgssl import _sparse_blocks as K
 
 
 def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, maxiter=1000, project=None,
-              iterations_done=None):
+              iterations_done=None, checkpoint=None):
     """Solve ``A X = B`` column-wise by PCG.
 
     Parameters
@@ -30,6 +30,11 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, maxiter=1000, project=None,
     project : callable or None
         Applied to the residual block every 50 iterations to remove round-off drift into
         the null space of a singular ``A``.
+    checkpoint : (int, callable) or None
+        ``(k, stop)``: after iteration k, with columns still active, ``stop(history)`` is
+        called with the largest ``||r_j|| / ||b_j||`` of the active columns after each
+        iteration 0..k (recurrence residuals); a true result stops the iteration there
+        (the active columns keep their iterates, not converged).
 
     Returns
     -------
@@ -55,6 +60,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, maxiter=1000, project=None,
     active = np.flatnonzero(~converged)
     if active.size == 0:
         return X, iterations, converged
+    history = [float(np.max(np.sqrt(rnorm2[active]) / bnorm[active]))]
     Xa = np.ascontiguousarray(X[:, active])
     Ra = np.ascontiguousarray(R[:, active])
     ta = target[active]
@@ -85,6 +91,11 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, maxiter=1000, project=None,
             rz = rz[keep]
             Za = np.empty_like(Ra)
             APa = np.empty_like(Ra)
+        if checkpoint is not None and it <= checkpoint[0]:
+            history.append(float(np.max(np.sqrt(rn2[keep] if done.any() else rn2) / ta))
+                           * rtol)
+            if it == checkpoint[0] and checkpoint[1](np.asarray(history)):
+                break
         rz_new = precond(Ra, Za)
         beta = rz_new / np.where(rz > 0, rz, np.inf)
         K.direction_update(Pa, Za, beta)

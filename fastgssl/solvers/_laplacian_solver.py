@@ -9,11 +9,11 @@ Methods
 -------
 ``"cg"``
     Block Jacobi-preconditioned CG (:mod:`fastgssl.solvers._block_pcg`): the columns of a
-    panel (``block_size``) in lock-step, one sparse-times-block product per iteration; with
-    the default ``coarse_space="auto"`` the Jacobi preconditioner gets an additive coarse
-    correction on aggregates of the graph (:mod:`fastgssl.solvers._coarse_space`), which
-    holds the slow modes of near-separate clusters (87 -> 34 iterations on a 10^5-point
-    10-class kNN graph).
+    panel (``block_size``) in lock-step, one sparse-times-block product per iteration; the
+    Jacobi preconditioner may get an additive coarse correction on aggregates of the graph
+    (:mod:`fastgssl.solvers._coarse_space`), which holds the slow modes of near-separate
+    clusters (87 -> 34 iterations on a 10^5-point 10-class kNN graph), where it pays
+    (below).
 ``"amg"``
     The same block CG preconditioned by one V-cycle of aggregation multigrid configured
     for graph Laplacians (:mod:`fastgssl.solvers._multigrid`).
@@ -29,6 +29,31 @@ Methods
     iterations (poorly conditioned graphs, e.g. low-dimensional data or long chains), the
     multigrid hierarchy is built and the unconverged columns continue with AMG-PCG from
     their current iterates; later solves use ``"amg"`` directly.
+
+Setup priced by what it saves (``coarse_space="auto"``, the default). The coarse space is
+not built at the start: its setup (aggregation passes, the Galerkin products, the coarse
+factorization) costs about ``COARSE_SETUP_PRODUCTS`` = 40 single-column products with ``Q``
+(measured 20-70, CPU seconds, at 2x10^4 and 10^5 points), and a block iteration of a panel
+of r columns about ``1 + r / 6`` of them, so its price is ``k = ceil(40 / (1 + r / 6))``
+Jacobi iterations (at least 4: 15 for 10 classes, 5 for 50 columns). The first solve runs
+Jacobi-PCG to that checkpoint; if columns are still unconverged and the residual's rate
+over the last ``k / 2`` iterations (the best residual of each half: CG's is not monotone)
+leaves more than ``2 k`` iterations to go (twice the price: the restart loses CG's Krylov
+space and a coarse iteration costs more), the coarse space is built and those columns
+continue with it from their iterates; otherwise (or when that rate shows no progress, above
+0.99 per iteration) Jacobi goes on undisturbed, and a later solve prices it again. Once
+built, later solves use it from the start. Measured (MNIST, 5,000 images, graphlearning's 10-NN W,
+Poisson learning's 10 columns at rtol 1e-6, CPU seconds, one thread, load 4): Jacobi 69
+iterations (0.048 s), two-level from the start 34 (0.046 s), priced 15 + 29 (0.049 s); a
+10^5-point 10-NN mixture graph: Jacobi needs 24 and the checkpoint at 15 keeps it
+(two-level would save 4 iterations for its setup); 8 near-separate clusters (24,000
+points, rtol 1e-10, 10 columns): Jacobi 78, priced 15 + 24.
+``bench/bench_priced_setup.py`` times it against ``coarse_space=None`` and a scipy
+Jacobi-cg loop. The coarse problem has at most ``sqrt(nnz(Q))``
+aggregates (and 1,000), so that its factor costs less per iteration than the product;
+when aggregation cannot get there (the next pass would leave one aggregate) "auto" keeps
+Jacobi (graphlearning's 10-NN graph of 10^5 mixture points: 1,975 aggregates, a 0.5 s
+dense factorization for 33 -> 29 iterations).
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
 from ``REORDER_MIN_N`` vertices): with a coarse space, the order of its aggregates (each
@@ -80,7 +105,7 @@ from ._laplacian_matrix import (
 from ._multigrid import BlockMultigrid
 from ._null_space import ComponentNullSpace, DenseNullSpace
 
-__all__ = ["LaplacianSolver", "SolveInfo", "reused_solver"]
+__all__ = ["LaplacianSolver", "SolveInfo", "clear_solver_cache", "reused_solver"]
 
 DIRECT_MAX_N = 2000
 # below this many vertices the block fits in cache: a locality order does not pay its setup
@@ -97,6 +122,12 @@ SWITCH_ITERATIONS = 150
 METHODS = ("auto", "amg", "cg", "direct")
 COARSE_SPACES = ("auto", "two_level", "multilevel", "multiplicative", None)
 COARSE_AUTO = "two_level"
+# the pricing of coarse_space="auto" (module docstring): the setup of the two-level space
+# costs about this many single-column products with Q (measured 20-70 at 2x10^4 and
+# 10^5 points), a block iteration of r columns about 1 + r / BLOCK_SHARE of them
+COARSE_SETUP_PRODUCTS, BLOCK_SHARE, COARSE_MIN_CHECK = 40, 6, 4
+# a residual rate per iteration above this over the checkpoint's second half is a stall
+COARSE_STALL_RATE = 0.99
 
 
 @dataclass
@@ -145,6 +176,13 @@ def _panel_width(n, r):
     return max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
 
 
+def _coarse_checkpoint(r):
+    """Jacobi iterations of an r-column panel that cost what the coarse space's setup
+    does: ``COARSE_SETUP_PRODUCTS`` single-column products over ``1 + r / BLOCK_SHARE``
+    per block iteration (module docstring)."""
+    return max(COARSE_MIN_CHECK, int(np.ceil(COARSE_SETUP_PRODUCTS / (1 + r / BLOCK_SHARE))))
+
+
 class LaplacianSolver:
     """Set up once, then solve ``Q^p X = B`` for one or many right-hand sides.
 
@@ -182,13 +220,18 @@ class LaplacianSolver:
         Locality order of the iterative methods, once at setup: ``"aggregates"`` (the
         coarse space's aggregates contiguous; ``"rcm"`` without a coarse space),
         ``"rcm"`` (reverse Cuthill-McKee; the coarse space is then aggregated in that
-        order), None (the input order), ``"auto"``: ``"aggregates"`` from 20,000 vertices.
+        order), None (the input order), ``"auto"``: from 20,000 vertices, ``"aggregates"``
+        with an explicit coarse space, ``"rcm"`` with ``coarse_space="auto"`` (a coarse
+        space priced in later is aggregated in the input order, then follows the solver's
+        order); ``"aggregates"`` with ``coarse_space="auto"`` builds the coarse space at once.
     coarse_space : {"auto", "two_level", "multilevel", "multiplicative", None}, default="auto"
         ``"cg"`` only: the aggregation coarse correction of the Jacobi preconditioner
-        (:mod:`fastgssl.solvers._coarse_space`; None: Jacobi alone). ``"auto"`` is
-        ``"two_level"``, the least CPU time measured (``bench/bench_coarse_space.py``:
+        (:mod:`fastgssl.solvers._coarse_space`; None: Jacobi alone). ``"auto"``:
+        ``"two_level"`` (the least CPU time measured, ``bench/bench_coarse_space.py``:
         ``"multiplicative"`` halves the iterations but costs two more products each,
-        ``"multilevel"`` needs about as many as ``"two_level"``).
+        ``"multilevel"`` needs about as many as ``"two_level"``), built during the first
+        solve that pays for it (module docstring: "Setup priced by what it saves"); an
+        explicit kind is built at once.
     check_input : bool, default=True
         Check that ``Q`` is finite and symmetric with a nonnegative diagonal (O(nnz) work
         and a transposed copy); False for a matrix the caller built from a checked graph.
@@ -206,7 +249,8 @@ class LaplacianSolver:
     order_ : ndarray of int of shape (n,) or None
         The locality order (the solver works on ``Q[order_][:, order_]``), or None.
     coarse_space_ : AggregationCoarseSpace or None
-        The aggregates of the coarse correction (``n_aggregates_``, ``passes_``).
+        The aggregates of the coarse correction (``n_aggregates_``, ``passes_``); with
+        ``coarse_space="auto"`` None until a solve has priced it in.
     setup_time_ : float
     multigrid_ : BlockMultigrid or None
         The hierarchy (``operator_complexity``, ``sizes``) when built.
@@ -228,6 +272,13 @@ class LaplacianSolver:
                  null_space="auto", switch_iterations=SWITCH_ITERATIONS, block_size=None,
                  amg_options=None, reorder="auto", coarse_space="auto", check_input=True,
                  method=None):
+        # the setup's kernels run on the cores other jobs leave free, as the solve's
+        with numba_threads(None):
+            self._setup(Q, solver, rtol, maxiter, power, null_space, switch_iterations,
+                        block_size, amg_options, reorder, coarse_space, check_input, method)
+
+    def _setup(self, Q, solver, rtol, maxiter, power, null_space, switch_iterations,
+               block_size, amg_options, reorder, coarse_space, check_input, method):
         t0 = time.perf_counter()
         solver = renamed("LaplacianSolver", "method", "solver", method, solver, "auto")
         if not isinstance(solver, str) or solver not in METHODS:
@@ -289,7 +340,12 @@ class LaplacianSolver:
         # the iterative methods work in a locality order (inputs and outputs are permuted):
         # the aggregates of the coarse space (built first, in the input order) or RCM
         space = None
-        if self.solver_ == "cg" and coarse_space is not None:
+        # "auto": the coarse space is priced at the first solve that needs it (see
+        # _solve_once); an explicit kind is built now and gives the locality order
+        # (and reorder="aggregates" asks for the aggregates now)
+        self._coarse_pending = (self.solver_ == "cg" and coarse_space == "auto"
+                                and reorder != "aggregates")
+        if self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending:
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
             space = AggregationCoarseSpace(Q, kind=kind) or None
         self.order_ = None
@@ -300,6 +356,9 @@ class LaplacianSolver:
             else:
                 self.order_ = _locality_order(Q)
         self._inverse_order = None
+        # the input-order matrix a priced-in coarse space aggregates (the caller holds it
+        # during the first solve; dropped after it, so the cache keeps one copy)
+        self._Q_input = Q if self._coarse_pending and self.order_ is not None else None
         if self.order_ is not None:
             self._inverse_order = np.empty(n, dtype=np.int64)
             self._inverse_order[self.order_] = np.arange(n)
@@ -393,8 +452,68 @@ class LaplacianSolver:
         maxiter = self.maxiter or max(1000, self.n_ // 10)
         auto = self.solver == "auto"
         first = min(maxiter, self.switch_iterations) if auto else maxiter
-        X, its, conv = block_pcg(self._A, B, self._jacobi, rtol=self.rtol, maxiter=first,
-                                 project=project)
+        X0, its = None, np.zeros(r, dtype=np.int64)
+        todo = np.arange(r)
+        conv = np.zeros(r, dtype=bool)
+        if self._coarse_pending:
+            # Jacobi first; after the iterations that cost what the coarse space would,
+            # build it if the columns still need more of them (module docstring)
+            k = _coarse_checkpoint(r)
+            X, its, conv = block_pcg(
+                self._A, B, self._jacobi, rtol=self.rtol, maxiter=first, project=project,
+                checkpoint=(k, lambda history: self._price_coarse(history, k)))
+            if conv.all() or self._coarse_pending or its.max() >= first:
+                return self._amg_after(B, X, its, conv, maxiter, auto, project)
+            todo = np.flatnonzero(~conv)
+            X0 = X
+        Bt = B if todo.size == r else np.ascontiguousarray(B[:, todo])
+        Xt, its_t, conv_t = block_pcg(
+            self._A, Bt, self._jacobi, rtol=self.rtol, project=project,
+            X0=None if X0 is None else np.ascontiguousarray(X0[:, todo]),
+            maxiter=max(1, first - int(its.max())))
+        X = Xt if X0 is None else X0
+        if X0 is not None:
+            X[:, todo] = Xt
+        its[todo] += its_t
+        conv[todo] = conv_t
+        return self._amg_after(B, X, its, conv, maxiter, auto, project)
+
+    def _price_coarse(self, history, k):
+        """At the checkpoint k: build the coarse space when the iterations still needed at
+        the rate of the last k / 2 extrapolate to more than 2 k (the setup, priced at k,
+        then costs less than half the iterations it can save); True: restart with it."""
+        # CG's residual is not monotone: the best of each half, half the iterations apart
+        half = k // 2
+        early, late = max(history[:half + 1].min(), 1e-300), max(history[half:].min(), 1e-300)
+        rate = (late / early) ** (1.0 / max(1, k - half))
+        if rate >= COARSE_STALL_RATE:  # no measurable progress: no basis to price on
+            return False
+        remaining = np.log(self.rtol / late) / np.log(rate)
+        # the restart loses the Krylov space and a coarse iteration costs more: the
+        # iterations to go must pay the setup twice
+        if remaining <= 2 * k:
+            return False
+        t0 = time.perf_counter()
+        self._coarse_pending = False
+        try:
+            Q_in = self._Q_input if self._Q_input is not None else self.Q_
+            space = AggregationCoarseSpace(Q_in, kind=COARSE_AUTO, strict=True) or None
+        except MemoryError:
+            A = self._A
+            warnings.warn(
+                f"LaplacianSolver: the coarse space of a {self.n_}-vertex matrix with {A.nnz} "
+                f"entries ({A.data.nbytes + A.indices.nbytes + A.indptr.nbytes} bytes; its "
+                f"aggregation makes a copy and Galerkin products of about that size) did not "
+                f"fit in memory; the solve goes on with Jacobi alone (coarse_space=None).",
+                ResourceWarning, stacklevel=5)
+            return False
+        if space is not None and self.order_ is not None:
+            space.permute(self.order_, self._A)
+        self.coarse_space_ = space
+        self.setup_time_ += time.perf_counter() - t0
+        return space is not None
+
+    def _amg_after(self, B, X, its, conv, maxiter, auto, project):
         if conv.all() or not auto:
             return X, its, conv, "cg"
         # "auto": too many Jacobi iterations -> build the hierarchy, continue with AMG-PCG
@@ -460,7 +579,8 @@ class LaplacianSolver:
         Bs = B / col_scale
         if self.order_ is not None:
             Bs = Bs[self.order_]
-        X = self._project(np.ascontiguousarray(Bs))
+        with numba_threads(None):
+            X = self._project(np.ascontiguousarray(Bs))
         iterations = np.zeros(r, dtype=np.int64)
         converged = np.ones(r, dtype=bool)
         methods = []
@@ -510,6 +630,7 @@ class LaplacianSolver:
                 ConvergenceWarning,
                 stacklevel=2,
             )
+        self._Q_input = None
         if self.order_ is not None:
             X = X[self._inverse_order]
         with np.errstate(over="ignore"):
@@ -531,9 +652,68 @@ class LaplacianSolver:
 
 
 # A few recent setups, keyed by the matrix's entries: the fit of a propagation learner and
-# its exact CV (and grid candidates on one graph) solve with the same matrix.
+# its exact CV (and grid candidates on one graph) solve with the same matrix. Bounded in
+# count and in bytes (the matrix in the solver's order, the factor or hierarchy, the
+# coarse space: at 10^6 points of a kNN graph a few hundred MB per setup).
 _RECENT = {}
 _RECENT_SIZE = 4
+#: default bound of the process-wide setup cache, in bytes (environment variable
+#: ``FASTGSSL_SOLVER_CACHE_BYTES`` overrides it; 0 disables the cache)
+SOLVER_CACHE_BYTES = 1 << 30
+_CACHE_ENV = "FASTGSSL_SOLVER_CACHE_BYTES"
+
+
+def _cache_bytes():
+    import os
+
+    value = os.environ.get(_CACHE_ENV)
+    if value is None:
+        return SOLVER_CACHE_BYTES
+    try:
+        out = int(float(value))
+    except ValueError:
+        raise ValueError(f"{_CACHE_ENV} must be a number of bytes, got {value!r}.") from None
+    if out < 0:
+        raise ValueError(f"{_CACHE_ENV} must be >= 0 bytes, got {value!r}.")
+    return out
+
+
+def _nbytes(obj, seen=None):
+    """Bytes held by the arrays of a solver setup (arrays, sparse matrices, SuperLU
+    factors, and the containers and fastgssl / pyamg objects holding them)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes if obj.base is None or id(obj.base) not in seen else 0
+    if hasattr(obj, "indptr") and hasattr(obj, "data"):  # CSR / CSC
+        return sum(_nbytes(a, seen) for a in (obj.data, obj.indices, obj.indptr))
+    if type(obj).__name__ == "SuperLU":
+        return int(obj.nnz) * 12 + obj.shape[0] * 16
+    if isinstance(obj, dict):
+        return sum(_nbytes(v, seen) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(v, seen) for v in obj)
+    module = type(obj).__module__ or ""
+    if hasattr(obj, "__dict__") and module.split(".")[0] in ("fastgssl", "pyamg"):
+        return _nbytes(vars(obj), seen)
+    return 0
+
+
+def clear_solver_cache():
+    """Forget every solver setup kept by :func:`reused_solver` (their memory is freed once
+    no fitted model refers to them); returns the number of setups dropped.
+
+    Examples
+    --------
+    >>> from fastgssl.solvers import clear_solver_cache
+    >>> clear_solver_cache() >= 0
+    True
+    """
+    count = len(_RECENT)
+    _RECENT.clear()
+    return count
 
 
 def _matrix_digest(Q):
@@ -551,8 +731,13 @@ def reused_solver(Q, solver="auto", rtol=1e-8, null_space="auto", check_input=Tr
     CG needed more than ``switch_iterations`` and multigrid took over) does not depend on
     the right-hand sides or the tolerance, so a label-propagation fit, its exact CV and grid
     candidates on one graph share it. The returned solver has ``rtol`` set for this call.
-    The last four setups are kept (process-wide). ``check_input=False``: the caller built
-    ``Q`` from a checked graph (see :class:`LaplacianSolver`).
+    ``check_input=False``: the caller built ``Q`` from a checked graph (see
+    :class:`LaplacianSolver`).
+
+    The setups are kept process-wide: the last four, and no more than
+    ``SOLVER_CACHE_BYTES`` (1 GiB; the environment variable
+    ``FASTGSSL_SOLVER_CACHE_BYTES`` sets another bound, 0 keeps none) of arrays in all,
+    the oldest dropped first; :func:`clear_solver_cache` drops them all.
     """
     if not (null_space is None or (isinstance(null_space, str) and null_space == "auto")):
         raise ValueError("reused_solver takes null_space='auto' or None.")
@@ -563,8 +748,12 @@ def reused_solver(Q, solver="auto", rtol=1e-8, null_space="auto", check_input=Tr
     if reused is None:
         reused = LaplacianSolver(Q, solver=solver, rtol=rtol, null_space=null_space,
                                  check_input=check_input)
-    _RECENT[key] = reused  # most recent last
-    while len(_RECENT) > _RECENT_SIZE:
+    # most recent last; the oldest go first while over the count or the bytes, and a
+    # setup larger than the whole bound is not kept
+    _RECENT[key] = reused
+    budget = _cache_bytes()
+    sizes = {k: _nbytes(v) for k, v in _RECENT.items()}
+    while _RECENT and (len(_RECENT) > _RECENT_SIZE or sum(sizes[k] for k in _RECENT) > budget):
         _RECENT.pop(next(iter(_RECENT)))
 
     reused.rtol = check_positive(rtol, "rtol")
