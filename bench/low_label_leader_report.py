@@ -23,8 +23,11 @@ import numpy as np
 LEARNERS = ("poisson", "poisson_mbo", "cutssl", "pwll", "lp_cmn")
 RULES = {
     "cut3": ("poisson_mbo", "poisson", "cutssl"),
-    "cut2": ("poisson_mbo", "poisson"),
     "cut5": LEARNERS,
+    "cutL": ("poisson", "pwll", "lp_cmn"),
+    "cutPL": ("pwll", "lp_cmn"),
+    "pwll+ref": ("pwll",),
+    "lp_cmn+ref": ("lp_cmn",),
 }
 
 

@@ -1,5 +1,5 @@
-"""LowLabelClassifier: the candidates' labelings, the least-cut choice, the confidence and
-the family's API, against the candidates run by hand on the same graph."""
+"""LowLabelClassifier: its labeling against CutRefinement of the same learner by hand, the
+class sizes, the confidence, the options and the family's API."""
 
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ from fastgssl.datasets import hide_labels
 from fastgssl.graphs import knn_graph
 from fastgssl.models import (
     CutRefinement,
-    CutSSL,
+    LabelPropagation,
     LowLabelClassifier,
     PoissonMBO,
     constrained_cut,
@@ -25,22 +25,24 @@ def digits():
     return X, y, W
 
 
-def test_choice_is_the_least_cut_of_the_refined_candidates(digits):
+def test_default_equals_cut_refinement_of_pwll_by_hand(digits):
     X, y, W = digits
     y_ssl = hide_labels(y, 2, random_state=0)
     model = LowLabelClassifier(graph=W, random_state=0).fit(X, y_ssl)
-    cuts = {c: r["cut"] for c, r in model.chosen_["cuts"].items()}
-    assert model.chosen_["learner"] == min(cuts, key=cuts.get)
-    # the kept labeling is the chosen candidate's: its cut is the reported one
+    assert model.chosen_["learner"] == "pwll"
+    pwll = LabelPropagation(graph=W, reweighting="poisson", class_mass_normalization=True)
+    ref = CutRefinement(pwll, random_state=0).fit(X, y_ssl)
+    np.testing.assert_array_equal(model.transduction_, ref.transduction_)
+    assert model.chosen_["cut"] == pytest.approx(ref.cut_)
+    assert model.chosen_["cut_start"] == pytest.approx(ref.cut_start_)
     idx = np.searchsorted(model.classes_, model.transduction_)
-    assert constrained_cut(W, idx) == pytest.approx(cuts[model.chosen_["learner"]])
-    # each candidate's record equals CutRefinement around the same learner, by hand
+    assert constrained_cut(W, idx) == pytest.approx(model.chosen_["cut"])
+    # another learner, with the priors
     priors = model.class_priors_
-    for name, est in (("poisson_mbo", PoissonMBO(priors, graph=W)),
-                      ("cutssl", CutSSL(priors, graph=W))):
-        ref = CutRefinement(est, priors, random_state=0).fit(X, y_ssl)
-        assert model.chosen_["cuts"][name]["cut"] == pytest.approx(ref.cut_)
-        assert model.chosen_["cuts"][name]["cut_rounded"] == pytest.approx(ref.cut_start_)
+    mbo = LowLabelClassifier(priors, learner="poisson_mbo", graph=W, random_state=0)
+    mbo.fit(X, y_ssl)
+    ref = CutRefinement(PoissonMBO(priors, graph=W), priors, random_state=0).fit(X, y_ssl)
+    np.testing.assert_array_equal(mbo.transduction_, ref.transduction_)
 
 
 def test_labels_sizes_confidence_and_api(digits):
@@ -62,19 +64,17 @@ def test_labels_sizes_confidence_and_api(digits):
     assert model.predict(X[:7]).shape == (7,)
     np.testing.assert_allclose(model.predict_proba(X[:7]).sum(axis=1), 1.0)
     assert model.score(X, y_ssl) == 1.0  # the labeled entries keep their labels
-    assert clone(model).get_params()["candidates"] == "auto"
+    assert clone(model).get_params()["learner"] == "auto"
 
 
-def test_candidates_and_refine_options(digits):
+def test_learner_and_refine_options(digits):
     X, y, W = digits
     y_ssl = hide_labels(y, 2, random_state=2)
-    one = LowLabelClassifier(candidates=["poisson"], refine=False, graph=W).fit(X, y_ssl)
-    assert list(one.chosen_["cuts"]) == ["poisson"]
-    assert one.chosen_["cuts"]["poisson"]["n_moved"] == 0
-    with pytest.raises(ValueError, match="candidates"):
-        LowLabelClassifier(candidates=["poisson", "nope"], graph=W).fit(X, y_ssl)
-    with pytest.raises(ValueError, match="candidates"):
-        LowLabelClassifier(candidates=[], graph=W).fit(X, y_ssl)
+    plain = LowLabelClassifier(learner="cutssl", refine=False, graph=W).fit(X, y_ssl)
+    assert plain.chosen_["learner"] == "cutssl" and plain.chosen_["n_moved"] == 0
+    assert plain.chosen_["cut"] == plain.chosen_["cut_start"]
+    with pytest.raises(ValueError, match="learner"):
+        LowLabelClassifier(learner="nope", graph=W).fit(X, y_ssl)
 
 
 def test_bad_priors_are_named(digits):
@@ -89,7 +89,6 @@ def test_bad_priors_are_named(digits):
 def test_verbose_prints_progress(digits, capsys):
     X, y, W = digits
     y_ssl = hide_labels(y, 1, random_state=0)
-    LowLabelClassifier(candidates=["poisson_mbo", "poisson"], graph=W,
-                       verbose=1).fit(X, y_ssl)
+    LowLabelClassifier(graph=W, verbose=1).fit(X, y_ssl)
     err = capsys.readouterr().err
-    assert "poisson_mbo: cut" in err and "poisson: cut" in err
+    assert "pwll fitted" in err and "refined (cut" in err
