@@ -59,63 +59,44 @@ logger = logging.getLogger("fastgssl")
 
 # -- the learner: the one place that chooses it ---------------------------------------------
 
-def _margin_confidence(scores, label_ids):
-    """The class margin ``s_i,label - max_{c != label} s_ic`` of continuous scores at each
-    row's label, divided by its largest value over the rows (1: the surest row; <= 0 where
-    the label is not the scores' argmax, e.g. moved by an MBO step)."""
-    S = np.asarray(scores, dtype=np.float64)
-    rows = np.arange(S.shape[0])
-    own = S[rows, label_ids]
-    rest = S.copy()
-    rest[rows, label_ids] = -np.inf
-    margin = own - rest.max(axis=1)
-    top = float(np.max(margin)) if margin.size else 0.0
-    return margin / top if top > 0 else margin
-
-
 def _make_learner(n_per_class, priors, n_samples, n_jobs, random_state):
-    """``(estimator, confidence, why)``: the learner of the few-labels guide for
+    """``(estimator, confidence, why)``: the learner the few-labels guide recommends for
     ``n_per_class`` (the smallest and largest labeled count of a class), a function of the
     fitted estimator giving one confidence per training row (higher: more often right),
     and a dict saying what was chosen and why.
 
-    Today the guide's default at any label count: ``PoissonMBO`` with class priors the
-    labels' shares (``priors``; the command cannot know better), on the default kNN graph,
-    or on the inverted-file graph from ``_IVF_FROM`` points. Its confidence is the class
-    margin of the continuous Poisson scores (``poisson_scores_``; the one-hot
-    ``label_distributions_`` of an MBO step rank nothing)."""
-    from fastgssl.models import PoissonMBO
+    :class:`fastgssl.models.LowLabelClassifier` at its defaults (PWLL with class mass
+    normalization, rounded exactly to the class sizes from the labels' shares and refined
+    by cut descent; ``chosen_`` says so), on the default kNN graph, or on the inverted-file
+    graph from ``_IVF_FROM`` points. Its ``confidence_`` ranks the rows."""
+    from fastgssl.models import LowLabelClassifier
 
     graph = "ivf" if n_samples >= _IVF_FROM else "knn"
-    # class_priors=None is PoissonMBO's own estimate, the labels' shares (``priors``): the
-    # same fit as PoissonMBO() by hand, and its class-share check on the labels' footing
+    # class_priors=None: the labels' shares (``priors``), all the command can know
     del priors
-    est = PoissonMBO(graph=graph, n_jobs=n_jobs)
+    est = LowLabelClassifier(graph=graph, n_jobs=n_jobs, random_state=random_state)
     lo, hi = n_per_class
     why = {
-        "learner": "PoissonMBO",
+        "learner": "LowLabelClassifier",
         "params": {"class_priors": "the labels' shares", "graph": graph,
                    "n_neighbors": est.n_neighbors},
-        "reason": (f"the few-labels guide's default for {lo}" + (f"-{hi}" if hi != lo else "")
-                   + " labels per class (docs/guide/low_labels.md): Poisson learning refined "
-                   "by volume-constrained MBO steps, class sizes from the labels' shares"),
+        "reason": (f"the few-labels guide's recommendation for {lo}"
+                   + (f"-{hi}" if hi != lo else "") + " labels per class "
+                   "(docs/guide/low_labels.md)"),
         "graph_reason": (f"{n_samples:,} points >= {_IVF_FROM:,}: the inverted-file graph "
                          f"(docs/guide/graphs.rst)" if graph == "ivf" else
                          f"{n_samples:,} points < {_IVF_FROM:,}: the exact kNN graph"),
         "search": ("none: at one label per class no cross-validation can score a choice, so "
-                   "the guide's default runs as it is" if lo < 2 else
-                   "none: the guide's default runs as it is, every given label kept for "
-                   "the fit"),
-        "confidence": ("class margin of the Poisson scores (poisson_scores_) at the row's "
-                       "label, divided by its largest value; below 0 where the MBO step "
-                       "moved the row off the Poisson argmax, 0 in a graph component "
-                       "without a label"),
+                   "the guide's recommendation runs as it is" if lo < 2 else
+                   "none: the guide's recommendation runs as it is, every given label kept "
+                   "for the fit"),
+        "confidence": ("the learner's score margin at the row's label, scaled to [0, 1] over "
+                       "the unlabeled rows (LowLabelClassifier.confidence_); 0 in a graph "
+                       "component without a label"),
     }
-    del random_state  # PoissonMBO draws nothing; a learner that draws takes it here
 
     def confidence(fitted):
-        ids = np.searchsorted(fitted.classes_, fitted.transduction_)
-        return _margin_confidence(fitted.poisson_scores_, ids)
+        return fitted.confidence_
 
     return est, confidence, why
 
@@ -523,10 +504,14 @@ def _label(path, out, unlabeled, standardize, n_jobs, random_state, say, clock):
 
 def _fitted_facts(est):
     """What the fitted learner reports: its own account of what it chose and why
-    (``chosen_``, a dict, when it keeps one), its threads and its graph's recall."""
-    facts = dict(getattr(est, "chosen_", None) or {})
-    facts["n_threads"] = getattr(est, "n_threads_", facts.get("n_threads"))
-    recall = getattr(est, "graph_recall_", facts.get("graph_recall"))
+    (``chosen_``, a dict, when it keeps one: under ``learner_chosen``), its threads and its
+    graph's recall."""
+    facts = {}
+    chosen = getattr(est, "chosen_", None)
+    if chosen:
+        facts["learner_chosen"] = dict(chosen)
+    facts["n_threads"] = getattr(est, "n_threads_", None)
+    recall = getattr(est, "graph_recall_", None)
     if recall is not None:
         facts["graph_recall"] = float(recall)
     info = getattr(est, "solver_info_", None)
@@ -596,6 +581,12 @@ def print_summary(s, stream):
     p(f"features     {s['features']}")
     params = ", ".join(f"{k}={v}" for k, v in c["params"].items())
     p(f"learner      {c['learner']}({params}): {c['reason']}")
+    inner = c.get("learner_chosen")
+    if inner:
+        p(f"chose        {inner.get('estimator', inner.get('learner'))}: "
+          f"{inner.get('reason', '')}"
+          + (f" ({inner['n_moved']:,} points moved by the cut descent)"
+             if "n_moved" in inner else ""))
     p(f"graph        {c['graph_reason']}"
       + (f"; recall {c['graph_recall']:.3f}" if "graph_recall" in c else ""))
     p(f"search       {c['search']}")
