@@ -78,6 +78,11 @@ from fastgssl.solvers import LaplacianSolver
 __all__ = ["CutSSL", "CutSSLWarning", "cutssl_admm", "cutssl_start", "row_margin"]
 
 
+# the ADMM's solves carry their residual from one iteration to the next; it is recomputed
+# from the matrix every this many iterations
+_RESIDUAL_EVERY = 20
+
+
 class CutSSLWarning(UserWarning):
     """CutSSL lowered s: below the bound that keeps its X-step convex, or after a stage
     diverged (the numbers are in the message)."""
@@ -94,14 +99,16 @@ def _rms(A):
     return float(np.sqrt(np.einsum("ij,ij->", A, A) / A.size))
 
 
-def _solve(H, dinv, B, X0, rtol, maxiter):
+def _solve(H, dinv, B, X0, rtol, maxiter, R0=None):
     """Block Jacobi-PCG for the SPD ``H``, warm-started from ``X0``, each column to
     ``||b - H x|| <= rtol ||b||``; numpy and scipy products (one thread: the ADMM calls it
     hundreds of times on systems of 10^3-10^5 rows, where a thread pool's start-up per
-    call costs more than the product). Returns ``(X, converged)``."""
+    call costs more than the product). ``R0``: the residual ``B - H X0`` when the caller
+    knows it (the ADMM carries it from the last solve: saves one product per call).
+    Returns ``(X, converged, R)`` with R the recurrence residual."""
     B = np.asarray(B, dtype=np.float64)
     X = np.zeros_like(B) if X0 is None else np.array(X0, dtype=np.float64)
-    R = B - H @ X
+    R = B - H @ X if R0 is None else R0
     target = rtol * np.sqrt(np.einsum("ij,ij->j", B, B))
     D = dinv[:, None]
     Z = D * R
@@ -109,18 +116,20 @@ def _solve(H, dinv, B, X0, rtol, maxiter):
     rz = np.einsum("ij,ij->j", R, Z)
     for _ in range(maxiter):
         if (np.sqrt(np.einsum("ij,ij->j", R, R)) <= target).all():
-            return X, True
+            return X, True, R
         HP = H @ P
         php = np.einsum("ij,ij->j", P, HP)
         alpha = np.divide(rz, php, out=np.zeros_like(rz), where=php > 0)
         X += P * alpha
-        R -= HP * alpha
-        Z = D * R
+        HP *= alpha
+        R -= HP
+        np.multiply(D, R, out=Z)
         rz_new = np.einsum("ij,ij->j", R, Z)
         beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
         rz = rz_new
-        P = Z + P * beta
-    return X, bool((np.sqrt(np.einsum("ij,ij->j", R, R)) <= target).all())
+        P *= beta
+        P += Z
+    return X, bool((np.sqrt(np.einsum("ij,ij->j", R, R)) <= target).all()), R
 
 
 def cutssl_start(L_uu, b, m, *, rtol=1e-8):
@@ -163,19 +172,27 @@ def _stage(L_uu, d_u, b, m, s, iters, rho, tol, rtol, y, lam, Z, g, callback):
     H.sort_indices()
     dinv = 1.0 / H.diagonal()
     a = np.asarray(H @ ones).ravel()
-    h, _ = _solve(H, dinv, ones[:, None], None, rtol * 1e-5, 10 * M + 100)
-    h = h[:, 0]
+    h = _solve(H, dinv, ones[:, None], None, rtol * 1e-5, 10 * M + 100)[0][:, 0]
     c = h.sum()
     it = 0
     r_pri = r_dual = np.inf
+    Zg = np.column_stack([Z, g])
+    B_last = R_last = None
     for it in range(1, int(iters) + 1):
-        R = rho * (y - lam) + b
-        mu2 = (R.sum(axis=1) - a) / k
+        B = np.empty((M, k + 1))
+        R = B[:, :k]
+        np.subtract(y, lam, out=R)
+        R *= rho
+        R += b
+        B[:, k] = mu2 = (R.sum(axis=1) - a) / k
         mu1 = (np.einsum("ij,i->j", R, h) - (h @ mu2) - m) / c
-        sol, _ = _solve(H, dinv, np.column_stack([R, mu2]), np.column_stack([Z, g]), rtol,
-                        10 * M + 100)
-        Z, g = sol[:, :k], sol[:, k]
-        X = Z - np.outer(h, mu1) - np.outer(g, np.ones(k))
+        # the residual of the warm start, B - H Zg = (B - B_last) + R_last, carried from the
+        # last solve; recomputed every _RESIDUAL_EVERY iterations against round-off drift
+        R0 = None if B_last is None or it % _RESIDUAL_EVERY == 0 else (B - B_last) + R_last
+        Zg, _, R_last = _solve(H, dinv, B, Zg, rtol, 10 * M + 100, R0=R0)
+        B_last = B
+        X = Zg[:, :k] - np.outer(h, mu1)
+        X -= Zg[:, k:]
         y_old = y
         y = np.maximum(X + lam, 0.0)
         lam = lam + X - y
@@ -184,9 +201,10 @@ def _stage(L_uu, d_u, b, m, s, iters, rho, tol, rtol, y, lam, Z, g, callback):
         if callback is not None:
             callback(s, it, X, y)
         if not r_pri <= 1.0:
-            return (y, lam, Z, g), None, True
+            return (y, lam, Zg[:, :k], Zg[:, k]), None, True
         if r_pri <= tol and r_dual <= tol:
             break
+    Z, g = Zg[:, :k], Zg[:, k]
     record = {"s": s, "iterations": it, "primal_residual": float(r_pri),
               "dual_residual": float(r_dual), "converged": bool(r_pri <= tol and r_dual <= tol)}
     return (y, lam, Z, g), record, False
