@@ -123,7 +123,8 @@ def main(argv=None):
     for ds, (n, k) in sorted(order.items()):
         print(f"| {ds} | {n} | {k / max(n, 1):.2f} |")
     print("\n## Refinement: never worse on average?\n")
-    print("| data | r | learner | acc -> refined (points) | t | cut above start | moved (median) |")
+    print("| data | r | learner | acc -> refined (points) | t | cut above start "
+          "| moved (median) |")
     print("|---|---|---|---|---|---|---|")
     for (ds, rate), fits in sorted(cells.items()):
         for x in LEARNERS:

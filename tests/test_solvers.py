@@ -255,7 +255,7 @@ def test_a_coarse_space_out_of_memory_warns_and_solves_with_jacobi(monkeypatch):
 
 def test_setup_cache_is_bounded_in_bytes_and_cleared(monkeypatch):
     from fastgssl.solvers import clear_solver_cache, reused_solver
-    from fastgssl.solvers._laplacian_solver import _RECENT, _nbytes
+    from fastgssl.solvers._solver_cache import _RECENT, _nbytes
 
     rng = np.random.default_rng(0)
     W = knn_graph(rng.normal(size=(400, 3)), 6)

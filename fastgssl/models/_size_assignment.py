@@ -137,7 +137,7 @@ def _move_along(path, arg, labels):
 def exact_size_assignment(scores, sizes):
     """The labeling with class sizes exactly ``sizes`` that maximises the total score.
 
-    Solves, exactly (to round-off),
+    Solves, exactly (to round-off)::
 
         max_c  sum_i scores[i, c(i)]   subject to   |{i : c(i) = c}| = sizes[c],
 
