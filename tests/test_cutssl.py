@@ -190,7 +190,7 @@ def test_bad_input_is_named():
     X, y, y_ssl = _blobs()
     with pytest.raises(ValueError, match="has 2 labels"):
         CutSSL([0.98, 0.01, 0.01], n_neighbors=8).fit(X, y_ssl)
-    with pytest.raises(ValueError, match="share 0"):
+    with pytest.raises(ValueError, match="is 0 for class"):
         CutSSL([0.5, 0.5, 0.0], n_neighbors=8).fit(X, y_ssl)
     with pytest.raises(ValueError, match="s_schedule"):
         CutSSL(s_schedule=(0.0, -1.0), n_neighbors=8).fit(X, y_ssl)

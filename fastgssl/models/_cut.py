@@ -471,6 +471,50 @@ def unlabeled_class_sizes(class_priors, label_counts, n_samples, classes=None):
     return sizes
 
 
+def sized_problem(W, labeled, Y, class_priors, classes):
+    """The data of a class-size-constrained labeling on the points the labels reach.
+
+    Parameters
+    ----------
+    W : sparse matrix of shape (n, n)
+    labeled : ndarray of bool of shape (n,)
+    Y : ndarray of shape (n, k)
+        One-hot rows of the labeled points.
+    class_priors : array-like of shape (k,) or None
+        Checked and normalized (:func:`~fastgssl.models._balance.check_class_priors`); None:
+        the labels' shares.
+    classes : ndarray
+        Class names for the messages.
+
+    Returns
+    -------
+    priors : ndarray of shape (k,)
+    idx : ndarray of int
+        The points of the components that hold a label (``reached``: its mask).
+    reached : ndarray of bool of shape (n,)
+    W_r : csr_matrix
+        W restricted to ``idx``.
+    sizes : ndarray of int of shape (k,)
+        m, the class sizes of the unlabeled points of ``idx`` (:func:`unlabeled_class_sizes`).
+    """
+    from fastgssl._components import labeled_components
+    from fastgssl.models._balance import check_class_priors
+
+    k = Y.shape[1]
+    counts = Y[labeled].sum(axis=0).round().astype(np.int64)
+    if class_priors is not None:
+        priors = check_class_priors(class_priors, k)
+    else:
+        priors = counts / counts.sum()
+    W = sp.csr_matrix(W, dtype=np.float64)
+    comp, has_label = labeled_components(W, np.flatnonzero(labeled))
+    reached = has_label[comp]
+    idx = np.flatnonzero(reached)
+    W_r = W[idx][:, idx].tocsr() if idx.size < W.shape[0] else W
+    sizes = unlabeled_class_sizes(priors, counts, idx.size, classes)
+    return priors, idx, reached, W_r, sizes
+
+
 # ---------------------------------------------------------------------------------------------
 # the wrapper
 # ---------------------------------------------------------------------------------------------

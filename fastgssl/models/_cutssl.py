@@ -65,11 +65,9 @@ from scipy.sparse.linalg import eigsh
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._components import labeled_components
 from fastgssl._doc_examples import blobs_example
 from fastgssl._validation import store_init_arguments
-from fastgssl.models._balance import check_class_priors
-from fastgssl.models._cut import unlabeled_class_sizes
+from fastgssl.models._cut import sized_problem
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import POLICY_PARAM, SELF_TUNED_NOTE, graph_params
 from fastgssl.models._size_assignment import exact_size_assignment
@@ -401,31 +399,13 @@ class CutSSL(_PropagationClassifier):
             raise ValueError(
                 "CutSSL needs labels of at least two classes; with one class every point "
                 "takes it.")
-        counts = Y[labeled].sum(axis=0)
-        if self.class_priors is not None:
-            self.class_priors_ = check_class_priors(self.class_priors, k)
-            zero = (self.class_priors_ == 0) & (counts > 0)
-            if zero.any():
-                c = self.classes_[np.flatnonzero(zero)[0]]
-                raise ValueError(
-                    f"class_priors gives class {c!r} the share 0 but it holds "
-                    f"{int(counts[np.flatnonzero(zero)[0]])} labels; give it a positive "
-                    f"share (or drop its labels).")
-        else:
-            self.class_priors_ = counts / counts.sum()
-        W = sp.csr_matrix(W, dtype=np.float64)
+        self.class_priors_, idx, reached, Wr, m = sized_problem(
+            W, labeled, Y, self.class_priors, self.classes_)
         lab = np.flatnonzero(labeled)
-        comp, has_label = labeled_components(W, lab)
-        reached = has_label[comp]
-        idx = np.flatnonzero(reached)
-        n_r = idx.size
         lab_r = np.flatnonzero(labeled[idx])
         unl_r = np.flatnonzero(~labeled[idx])
-        Wr = W[idx][:, idx].tocsr()
         d = np.asarray(Wr.sum(axis=1)).ravel()
         Fl = Y[idx][lab_r]
-        m = unlabeled_class_sizes(self.class_priors_, Fl.sum(axis=0).round().astype(np.int64),
-                                  n_r, self.classes_)
         self.class_sizes_ = m
         scores = np.zeros(Y.shape)
         scores[lab] = Y[lab]

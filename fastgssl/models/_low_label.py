@@ -26,19 +26,16 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from fastgssl._components import labeled_components
 from fastgssl._doc_examples import blobs_example
 from fastgssl._validation import store_init_arguments
 from fastgssl.exceptions import ClassShareWarning
-from fastgssl.models._balance import check_class_priors
 from fastgssl.models._cut import (
     _learner_scores,
     constrained_cut,
     refine_cut,
-    unlabeled_class_sizes,
+    sized_problem,
 )
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import POLICY_PARAM, SELF_TUNED_NOTE, graph_params
@@ -198,21 +195,12 @@ class LowLabelClassifier(_PropagationClassifier):
         name = AUTO if self.learner == "auto" else self.learner
         k = Y.shape[1]
         counts = Y[labeled].sum(axis=0).round().astype(np.int64)
-        if self.class_priors is not None:
-            self.class_priors_ = check_class_priors(self.class_priors, k)
-        else:
-            self.class_priors_ = counts / counts.sum()
-        W = sp.csr_matrix(W, dtype=np.float64)
-        lab = np.flatnonzero(labeled)
-        comp, has_label = labeled_components(W, lab)
-        reached = has_label[comp]
-        idx = np.flatnonzero(reached)
+        self.class_priors_, idx, reached, Wr, m = sized_problem(
+            W, labeled, Y, self.class_priors, self.classes_)
         n_r = idx.size
-        Wr = W[idx][:, idx].tocsr() if n_r < W.shape[0] else W
         lab_r = labeled[idx]
         unl = ~lab_r
         y_r = np.where(lab_r, np.argmax(Y[idx], axis=1), -1)
-        m = unlabeled_class_sizes(self.class_priors_, counts, n_r, self.classes_)
         self.class_sizes_ = m
         precomputed = self._X_fit is None
         X_r = Wr if precomputed else self._X_fit[idx]
