@@ -90,7 +90,7 @@ def run(name, draws, graph="gl"):
         exact_size_assignment,
         refine_cut,
     )
-    from fastgssl.models._cut import unlabeled_class_sizes
+    from fastgssl.models._size_assignment import unlabeled_class_sizes
 
     title, X, y = load(name)
     if graph == "gl":

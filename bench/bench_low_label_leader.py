@@ -114,7 +114,8 @@ def learners(W, priors):
 
 def run_cell(X, y, W, y_ssl, priors):
     from fastgssl.models import constrained_cut, exact_size_assignment, refine_cut
-    from fastgssl.models._cut import _learner_scores, unlabeled_class_sizes
+    from fastgssl.models._cut import _learner_scores
+    from fastgssl.models._size_assignment import unlabeled_class_sizes
 
     unl = y_ssl == -1
     lab = ~unl

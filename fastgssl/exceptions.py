@@ -3,12 +3,14 @@
 
 The ground floor of the package: it imports nothing from fastgssl, so any module can import
 it. The classes stay importable where they were first defined (``fastgssl.ClassShareWarning``,
-``fastgssl.models.UnlabeledComponentWarning``, ``fastgssl.graphs.LowRecallWarning``,
+``fastgssl.models.UnlabeledComponentWarning``, ``fastgssl.models.CutSSLWarning``,
+``fastgssl.graphs.LowRecallWarning``,
 ``fastgssl.kernels.IllConditionedKernelWarning``, ``fastgssl.registry.PluginWarning``,
 ``fastgssl._memory.InsufficientMemoryError``): those names are these classes.
 
 - :class:`UnlabeledComponentWarning`   graph components without a labeled point
 - :class:`ClassShareWarning`           predicted class shares collapsed onto a few classes
+- :class:`CutSSLWarning`               CutSSL lowered s (indefinite X-step, or a diverging stage)
 - :class:`OptimisticCriterionWarning`  an uninformative first-order CV selection
 - :class:`FoldsLoweredWarning`         fewer folds than asked: the labels allow no more
 - :class:`LowRecallWarning`            an approximate kNN graph below its recall target
@@ -19,6 +21,7 @@ it. The classes stay importable where they were first defined (``fastgssl.ClassS
 
 __all__ = [
     "ClassShareWarning",
+    "CutSSLWarning",
     "FoldsLoweredWarning",
     "IllConditionedKernelWarning",
     "InsufficientMemoryError",
@@ -47,6 +50,11 @@ class ClassShareWarning(UserWarning):
     ``fastgssl.models._balance.check_class_shares``). Typical of Laplace learning (the
     harmonic solution) at low label rates; :class:`fastgssl.models.PoissonLearning` or class
     mass normalization avoid it."""
+
+
+class CutSSLWarning(UserWarning):
+    """CutSSL lowered s: below the bound that keeps its X-step convex, or after a stage
+    diverged (the numbers are in the message)."""
 
 
 class OptimisticCriterionWarning(UserWarning):

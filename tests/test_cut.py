@@ -25,7 +25,7 @@ from fastgssl.models import (
     exact_size_assignment,
     refine_cut,
 )
-from fastgssl.models._cut import unlabeled_class_sizes
+from fastgssl.models._size_assignment import unlabeled_class_sizes
 
 
 def _lp_optimum(S, sizes):

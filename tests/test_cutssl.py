@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from fastgssl.models import CutSSL, CutSSLWarning
-from fastgssl.models._cut import unlabeled_class_sizes
 from fastgssl.models._cutssl import cutssl_admm, cutssl_start
+from fastgssl.models._size_assignment import unlabeled_class_sizes
 
 
 def _graph(seed, n=16, density=0.5):

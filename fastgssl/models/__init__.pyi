@@ -2,13 +2,13 @@
 this file (``fastgssl._lazy.attach_stub``), and so do editors and type checkers."""
 
 from fastgssl.exceptions import ClassShareWarning as ClassShareWarning
+from fastgssl.exceptions import CutSSLWarning as CutSSLWarning
 from fastgssl.exceptions import UnlabeledComponentWarning as UnlabeledComponentWarning
 from fastgssl.models._algt import ALGT as ALGT
 from fastgssl.models._cut import CutRefinement as CutRefinement
 from fastgssl.models._cut import constrained_cut as constrained_cut
 from fastgssl.models._cut import refine_cut as refine_cut
 from fastgssl.models._cutssl import CutSSL as CutSSL
-from fastgssl.models._cutssl import CutSSLWarning as CutSSLWarning
 from fastgssl.models._kernel_kmeans import KernelKMeans as KernelKMeans
 from fastgssl.models._label_propagation import DisconnectedGraphWarning as DisconnectedGraphWarning
 from fastgssl.models._label_propagation import LabelPropagation as LabelPropagation

@@ -32,9 +32,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._validation import check_random_state
 from fastgssl.models._label_propagation import LabelPropagation
-from fastgssl.models._size_assignment import exact_size_assignment
+from fastgssl.models._size_assignment import exact_size_assignment, unlabeled_class_sizes
 
-__all__ = ["CutRefinement", "constrained_cut", "refine_cut", "unlabeled_class_sizes"]
+__all__ = ["CutRefinement", "constrained_cut", "refine_cut"]
 
 # candidates per ordered pair of classes for the exchange cycles of three points
 _CYCLE_CANDIDATES = 4
@@ -416,103 +416,6 @@ def refine_cut(W, labels, labeled, *, max_iter=100, random_state=None):
 # ---------------------------------------------------------------------------------------------
 # class sizes from priors
 # ---------------------------------------------------------------------------------------------
-
-
-def unlabeled_class_sizes(class_priors, label_counts, n_samples, classes=None):
-    """Integer class sizes m of the unlabeled points: n pi - (labels per class), rounded by
-    largest remainders to sum to n - l.
-
-    Parameters
-    ----------
-    class_priors : array-like of shape (k,) or None
-        The class shares pi over all points (sum to 1, nonnegative, positive for every class
-        with a label); None: the labels' shares.
-    label_counts : array-like of int of shape (k,)
-    n_samples : int
-    classes : array-like, optional
-        Class names for the messages.
-    """
-    counts = np.asarray(label_counts, dtype=np.int64)
-    k = counts.size
-    names = np.arange(k).tolist() if classes is None else np.asarray(classes).tolist()
-    l = int(counts.sum())  # noqa: E741
-    n_free = int(n_samples) - l
-    if class_priors is None:
-        pi = counts / l
-    else:
-        pi = np.asarray(class_priors, dtype=np.float64)
-        if pi.shape != (k,) or not np.isfinite(pi).all():
-            raise ValueError(f"class_priors must hold {k} finite numbers in the order of "
-                             f"classes_ {names}, got {np.asarray(class_priors).tolist()}.")
-        if (pi < 0).any():
-            raise ValueError(f"class_priors must be nonnegative, got {pi.tolist()}.")
-        if abs(pi.sum() - 1.0) > 1e-6:
-            raise ValueError(f"class_priors must sum to 1 (the class shares), got sum "
-                             f"{pi.sum():.6g}; divide them by their sum.")
-        zero = np.flatnonzero((pi == 0) & (counts > 0))
-        if zero.size:
-            raise ValueError(f"class_priors is 0 for class {names[zero[0]]!r}, which has "
-                             f"{counts[zero[0]]} label(s): give it a positive share.")
-    raw = n_samples * pi - counts
-    over = np.flatnonzero(raw < -1e-9 * n_samples)
-    if over.size:
-        c = over[0]
-        raise ValueError(
-            f"class {names[c]!r} has {counts[c]} labels, more than n * class_priors = "
-            f"{n_samples} * {pi[c]:.6g} = {n_samples * pi[c]:.6g} points: raise its prior or "
-            f"label fewer of its points.")
-    raw = np.maximum(raw, 0.0)
-    sizes = np.floor(raw + 1e-9).astype(np.int64)
-    short = n_free - int(sizes.sum())
-    if short > 0:
-        sizes[np.argsort(sizes - raw, kind="stable")[:short]] += 1
-    elif short < 0:
-        sizes[np.argsort(raw - sizes, kind="stable")[:-short]] -= 1
-    return sizes
-
-
-def sized_problem(W, labeled, Y, class_priors, classes):
-    """The data of a class-size-constrained labeling on the points the labels reach.
-
-    Parameters
-    ----------
-    W : sparse matrix of shape (n, n)
-    labeled : ndarray of bool of shape (n,)
-    Y : ndarray of shape (n, k)
-        One-hot rows of the labeled points.
-    class_priors : array-like of shape (k,) or None
-        Checked and normalized (:func:`~fastgssl.models._balance.check_class_priors`); None:
-        the labels' shares.
-    classes : ndarray
-        Class names for the messages.
-
-    Returns
-    -------
-    priors : ndarray of shape (k,)
-    idx : ndarray of int
-        The points of the components that hold a label (``reached``: its mask).
-    reached : ndarray of bool of shape (n,)
-    W_r : csr_matrix
-        W restricted to ``idx``.
-    sizes : ndarray of int of shape (k,)
-        m, the class sizes of the unlabeled points of ``idx`` (:func:`unlabeled_class_sizes`).
-    """
-    from fastgssl._components import labeled_components
-    from fastgssl.models._balance import check_class_priors
-
-    k = Y.shape[1]
-    counts = Y[labeled].sum(axis=0).round().astype(np.int64)
-    if class_priors is not None:
-        priors = check_class_priors(class_priors, k)
-    else:
-        priors = counts / counts.sum()
-    W = sp.csr_matrix(W, dtype=np.float64)
-    comp, has_label = labeled_components(W, np.flatnonzero(labeled))
-    reached = has_label[comp]
-    idx = np.flatnonzero(reached)
-    W_r = W[idx][:, idx].tocsr() if idx.size < W.shape[0] else W
-    sizes = unlabeled_class_sizes(priors, counts, idx.size, classes)
-    return priors, idx, reached, W_r, sizes
 
 
 # ---------------------------------------------------------------------------------------------

@@ -67,10 +67,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._doc_examples import blobs_example
 from fastgssl._validation import store_init_arguments
-from fastgssl.models._cut import sized_problem
+from fastgssl.exceptions import CutSSLWarning
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import POLICY_PARAM, SELF_TUNED_NOTE, graph_params
-from fastgssl.models._size_assignment import exact_size_assignment
+from fastgssl.models._size_assignment import exact_size_assignment, sized_problem
 from fastgssl.solvers import LaplacianSolver
 
 __all__ = ["CutSSL", "CutSSLWarning", "cutssl_admm", "cutssl_start", "row_margin"]
@@ -79,11 +79,6 @@ __all__ = ["CutSSL", "CutSSLWarning", "cutssl_admm", "cutssl_start", "row_margin
 # the ADMM's solves carry their residual from one iteration to the next; it is recomputed
 # from the matrix every this many iterations
 _RESIDUAL_EVERY = 20
-
-
-class CutSSLWarning(UserWarning):
-    """CutSSL lowered s: below the bound that keeps its X-step convex, or after a stage
-    diverged (the numbers are in the message)."""
 
 
 # ---------------------------------------------------------------------------------------------

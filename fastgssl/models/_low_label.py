@@ -35,11 +35,10 @@ from fastgssl.models._cut import (
     _learner_scores,
     constrained_cut,
     refine_cut,
-    sized_problem,
 )
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import POLICY_PARAM, SELF_TUNED_NOTE, graph_params
-from fastgssl.models._size_assignment import exact_size_assignment
+from fastgssl.models._size_assignment import exact_size_assignment, sized_problem
 
 __all__ = ["LowLabelClassifier", "LEARNERS"]
 
