@@ -123,9 +123,9 @@ Support vector machine with the Huber-smoothed hinge loss (Liu et al. (2018)).
     lam : float > 0, default=1e-3
         Regularization: the weight of the ridge ``lam ||f||^2`` (larger smooths more; not
         the ``lam`` of :class:`fastgssl.models.LabelPropagation`). For the hinge (``h -> 0``)
-        this is scikit-learn's ``SVC(C=1 / (2 n lam), kernel="rbf", gamma=1 / (2 sigma))``: dividing the objective
-        by ``2 lam`` gives ``(1/2) ||f||^2 + C sum_i hinge`` (SVC's intercept is unpenalized,
-        ours, ``fit_intercept``, is penalized with ``||f||^2``).
+        this is scikit-learn's ``SVC(C=1 / (2 n lam), kernel="rbf", gamma=1 / (2 sigma))``:
+        dividing the objective by ``2 lam`` gives ``(1/2) ||f||^2 + C sum_i hinge`` (SVC's
+        intercept is unpenalized, ours, ``fit_intercept``, is penalized with ``||f||^2``).
     h : float > 0, default=0.05
         Half-width of the quadratic zone of the Huber hinge.
     sigma : float > 0, default=1.0
