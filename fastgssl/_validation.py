@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import inspect
 import numbers
 
 import numpy as np
@@ -515,16 +516,19 @@ def shared_checks():
         _SHARED_CHECKS.reset(token)
 
 
-def validate_params_once(estimator):
-    """``estimator._validate_params()``, skipping values already validated in
+def validate_params_once(estimator, constraints):
+    """scikit-learn's parameter validation of ``estimator`` against ``constraints`` (its
+    class's ``_parameter_constraints``, which the estimator passes: what
+    ``estimator._validate_params()`` does), skipping values already validated in
     :func:`shared_checks`."""
-    memo = _SHARED_CHECKS.get()
-    if memo is None:
-        estimator._validate_params()
-        return
     from sklearn.utils._param_validation import validate_parameter_constraints
 
     cls = type(estimator)
+    memo = _SHARED_CHECKS.get()
+    if memo is None:
+        validate_parameter_constraints(constraints, estimator.get_params(deep=False),
+                                       caller_name=cls.__name__)
+        return
     fresh, keys = {}, []
     for name, value in estimator.get_params(deep=False).items():
         key = ("param", cls, name, type(value), value)
@@ -536,8 +540,7 @@ def validate_params_once(estimator):
             fresh[name] = value
             keys.append(key)
     if fresh:
-        validate_parameter_constraints(estimator._parameter_constraints, fresh,
-                                       caller_name=cls.__name__)
+        validate_parameter_constraints(constraints, fresh, caller_name=cls.__name__)
         memo.update({key: True for key in keys if key is not None})
 
 
@@ -562,5 +565,8 @@ def store_init_arguments(estimator, arguments):
     ``locals()`` of that ``__init__``, whose signature scikit-learn reads for ``get_params``)
     stored unchanged under its own name; nothing else set, nothing checked before ``fit``
     (scikit-learn's rule for constructors)."""
-    for name in type(estimator)._get_param_names():
-        setattr(estimator, name, arguments[name])
+    for name, parameter in inspect.signature(type(estimator).__init__).parameters.items():
+        # the names scikit-learn's get_params reads (BaseEstimator._get_param_names)
+        if name != "self" and parameter.kind not in (parameter.VAR_KEYWORD,
+                                                     parameter.VAR_POSITIONAL):
+            setattr(estimator, name, arguments[name])

@@ -530,3 +530,21 @@ def test_a_learner_class_instead_of_an_instance_is_named():
     with pytest.raises(TypeError, match=r"got the class PoissonLearning; pass "
                                         r"PoissonLearning\(\)"):
         ActiveLearner(PoissonLearning, batch_size=5).query(X, y)
+
+
+def test_fit_sets_the_transduction_the_loop_records():
+    """``fit`` (no query) and ``transduction_``: the learner's labels on the kept graph, the
+    row :func:`active_learning_loop` records after its last round (issue 55: the loop reads
+    these instead of the learner's private methods)."""
+    X, y, y_true = _problem(n=120)
+    al = ActiveLearner(PoissonLearning(n_neighbors=8), criterion="vopt", batch_size=3,
+                       random_state=0)
+    h = active_learning_loop(al, X, y, y_true, 2)
+    graph = al.graph_
+    assert al.fit(X, h.y) is al and al.graph_ is graph  # the kept graph, no rebuild
+    np.testing.assert_array_equal(al.transduction_, h.transductions[-1])
+    ref = PoissonLearning(n_neighbors=8, unlabeled_policy="abstain").fit(X, h.y)
+    np.testing.assert_array_equal(al.transduction_, ref.transduction_)
+    idx = al.query(X, y)
+    assert idx.shape == (3,)
+    np.testing.assert_array_equal(al.transduction_, h.transductions[0])

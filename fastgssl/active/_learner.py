@@ -184,6 +184,9 @@ default="model_change"
     ----------
     estimator_ : estimator
         The learner fitted on the last query's ``y`` (on the kept graph).
+    transduction_ : ndarray of shape (n_samples,)
+        That learner's label of every point (-1 where it abstains: a graph component
+        without labels).
     graph_ : sparse matrix of shape (n, n)
         The learner's affinity, built at the first query of this ``X``.
     candidates_ : ndarray of int
@@ -322,6 +325,7 @@ default="model_change"
         self.estimator_ = est
         self._classes = np.asarray(state.classes)
         self._F = F if F.ndim == 2 else F[:, None]
+        self.transduction_ = self._transduction()
         return self._F, state.classes
 
     def _transduction(self):
@@ -376,7 +380,42 @@ default="model_change"
                                         gamma=self.gamma, solver=self.solver, rtol=self.rtol)
         return self._cov
 
-    def query(self, X, y, candidates=None):
+    def _check_params(self, stacklevel):
+        """Validate the parameters; return the criterion (given under either name)."""
+        validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
+                                       caller_name=type(self).__name__)
+        criterion = renamed(type(self).__name__, "method", "criterion", self.method,
+                            self.criterion, "model_change", unset=RENAMED,
+                            stacklevel=stacklevel + 1)
+        if isinstance(self.estimator, type):
+            raise TypeError(
+                f"estimator must be a learner instance, got the class "
+                f"{self.estimator.__name__}; pass {self.estimator.__name__}() (with its "
+                f"parameters) instead."
+            )
+        return criterion
+
+    def fit(self, X, y, *, x_key=None):
+        """Fit the learner on ``y`` on the kept graph of ``X`` (built at the first call on
+        this ``X``), without choosing points: ``transduction_`` is then the learner's answer
+        for these labels (:func:`active_learning_loop` calls it after the last round).
+
+        Parameters
+        ----------
+        X, y
+            As in :meth:`query`.
+        x_key : hashable or None, default=None
+            As in :meth:`query`.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params(stacklevel=3)
+        self._fit_learner(X, y, x_key)
+        return self
+
+    def query(self, X, y, candidates=None, *, x_key=None):
         """Fit the learner on ``y`` and return the next ``batch_size`` points to label.
 
         Parameters
@@ -388,26 +427,19 @@ default="model_change"
         candidates : array-like of int or None, default=None
             Unlabeled points to choose from (None: every unlabeled point; the variance
             criteria then score a preselection of ``n_candidates``).
+        x_key : hashable or None, default=None
+            What identifies the contents of ``X`` for the kept graph and covariance columns:
+            None computes a digest of its entries at each call; a caller that keeps one
+            ``X`` unchanged over many calls may compute it once and pass it
+            (:func:`active_learning_loop` does).
 
         Returns
         -------
         indices : ndarray of int of shape (batch_size,)
             Distinct unlabeled points, best first (greedy order for the variance criteria).
         """
-        return self._query(X, y, candidates)
-
-    def _query(self, X, y, candidates=None, x_key=None):
         t0, c0 = time.perf_counter(), time.process_time()
-        validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
-                                       caller_name=type(self).__name__)
-        criterion = renamed(type(self).__name__, "method", "criterion", self.method,
-                            self.criterion, "model_change", unset=RENAMED, stacklevel=4)
-        if isinstance(self.estimator, type):
-            raise TypeError(
-                f"estimator must be a learner instance, got the class "
-                f"{self.estimator.__name__}; pass {self.estimator.__name__}() (with its "
-                f"parameters) instead."
-            )
+        criterion = self._check_params(stacklevel=3)
         if getattr(self, "_rng", None) is None or self._seed != repr(self.random_state):
             # drawn once: later queries continue the stream (a fixed seed then gives one
             # reproducible sequence of queries, not the same draw every round)

@@ -47,11 +47,11 @@ def warmup(verbose=True):
         ("SVM + exact CV", lambda: cv.cv_result(models.SVM(), X, y, 2, random_state=0)),
         ("KRR", lambda: models.KRR().fit(X, y)),
     ]
-    from fastgssl import _jit
+    from fastgssl._jit import silence_compile_notice
 
     # the user asked for the compilation: the first-compilation notice (which names this
     # command) would only repeat it
-    _jit._notice["said"] = True
+    silence_compile_notice()
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

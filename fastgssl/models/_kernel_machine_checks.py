@@ -113,7 +113,7 @@ class _MachineChecks:
         return "full"
 
     def _check_common_params(self):
-        validate_params_once(self)
+        validate_params_once(self, self._parameter_constraints)
         check_kernel(self.kernel, self.kernel_params)
         _check_choice(self.backend, "backend", _BACKENDS)
         if self.backend == "nystrom" and (callable(self.kernel)
