@@ -25,7 +25,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from fastgssl import registry
 from fastgssl._folds import check_folds, folds_for_labels
 from fastgssl._protocol import learner_objective
-from fastgssl._validation import check_n_jobs, check_sample_weight, check_X, shared_checks
+from fastgssl._shared_checks import shared_checks
+from fastgssl._validation import check_n_jobs, check_sample_weight, check_X
 from fastgssl.cv._api import _method
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _one_vs_rest_only, _prepare, _unweighted_only, weight_kw

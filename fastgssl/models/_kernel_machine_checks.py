@@ -16,14 +16,13 @@ from sklearn.utils.validation import column_or_1d, validate_data
 from fastgssl import registry
 from fastgssl._deprecation import RENAMED, renamed
 from fastgssl._memory import check_dense_memory
+from fastgssl._shared_checks import targets_once, validate_params_once
 from fastgssl._validation import (
     as_label_array,
     check_bounded_int,
     check_positive,
     check_semi_supervised_y,
     check_X,
-    targets_once,
-    validate_params_once,
 )
 from fastgssl.kernels.internal import check_kernel
 from fastgssl.losses import get_loss
