@@ -183,7 +183,8 @@ default="model_change"
     Attributes
     ----------
     estimator_ : estimator
-        The learner fitted on the last query's ``y`` (on the kept graph).
+        The learner fitted on the ``y`` of the last :meth:`query` or :meth:`fit` (on the
+        kept graph).
     transduction_ : ndarray of shape (n_samples,)
         That learner's label of every point (-1 where it abstains: a graph component
         without labels).
