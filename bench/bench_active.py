@@ -187,7 +187,7 @@ def main():
         y0[start] = y_true[start]
         record = {}
         for name in methods:
-            al = ActiveLearner(make_learner(args.learner, W), method=name,
+            al = ActiveLearner(make_learner(args.learner, W), criterion=name,
                                batch_size=args.batch, n_candidates=args.n_candidates,
                                n_eigenpairs=args.n_eigenpairs, random_state=draw)
             h = active_learning_loop(al, X, y0, y_true, args.rounds)

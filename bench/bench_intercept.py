@@ -15,7 +15,7 @@ in the shared folder -- Liver is not, see ``PROVENANCE.md``):
   0 / 1; split r is ``train_test_split(test_size=0.3, stratify=y, random_state=r)``; the
   features standardized with the training part's mean and standard deviation;
 * on each split, for ``SVM()`` (Huber hinge, default h) and ``KRR(task="classification")``,
-  ``ApproxGridSearchCV(est, grid, method="exact", cv=10, random_state=r)`` (exact 10-fold CV,
+  ``fastgssl.cv.GridSearchCV(est, grid, method="exact", cv=10, random_state=r)`` (exact 10-fold CV,
   every fold refit) over sigma in s0 x {1/4, 1, 4} (s0 = ``default_sigma`` of the training
   part) and lam in {1e-5, 1e-4, 1e-3, 1e-2, 1e-1} (15 candidates), once with
   ``fit_intercept=False`` and once per ``intercept_scaling`` in ``--scalings`` with
@@ -84,7 +84,7 @@ def one_split(X_tr, y_tr, X_te, y_te, seed, todo, with_svc):
     from sklearn.model_selection import GridSearchCV, PredefinedSplit
     from sklearn.svm import SVC
 
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV as OurGridSearchCV
     from fastgssl.kernels import default_sigma
     from fastgssl.models import KRR, SVM
 
@@ -97,7 +97,7 @@ def one_split(X_tr, y_tr, X_te, y_te, seed, todo, with_svc):
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            search = ApproxGridSearchCV(est, grid, method="exact", cv=T_FOLDS,
+            search = OurGridSearchCV(est, grid, method="exact", cv=T_FOLDS,
                                         random_state=seed).fit(X_tr, y_tr)
         dt = time.perf_counter() - t0
         if folds is None:

@@ -148,17 +148,17 @@ def split(X, y, seed, task):
 
 def _search_row(base, grid, t, r, method, verify, X_tr, y_tr, X_te, y_te, task, scale,
                 **search_kw):
-    """One ApproxGridSearchCV on one split: (test error, seconds, search, warned).  ``t``:
+    """One fastgssl.cv.GridSearchCV on one split: (test error, seconds, search, warned).  ``t``:
     the number of folds or the fold ids; ``search_kw``: more of its arguments
     (``protocol``, ``n_components``)."""
     from fastgssl import OptimisticCriterionWarning
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV as OurGridSearchCV
 
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", OptimisticCriterionWarning)
-        s = ApproxGridSearchCV(base, grid, cv=t, method=method, verify=verify,
+        s = OurGridSearchCV(base, grid, cv=t, method=method, verify=verify,
                                random_state=r, **search_kw).fit(X_tr, y_tr)
     secs = time.perf_counter() - t0
     warned = any(issubclass(w.category, OptimisticCriterionWarning) for w in caught)
@@ -328,7 +328,8 @@ def part_b(repeats=1):
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.model_selection import GridSearchCV, PredefinedSplit
 
-    from fastgssl.cv import ApproxGridSearchCV, make_folds
+    from fastgssl.cv import GridSearchCV as OurGridSearchCV
+    from fastgssl.cv import make_folds
     from fastgssl.models import KRR
 
     X, y = make_regression(n_samples=2000, n_features=20, noise=10.0, random_state=0)
@@ -339,7 +340,7 @@ def part_b(repeats=1):
     ours, theirs = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        s = ApproxGridSearchCV(KRR(), grid, cv=folds, method="exact-quadratic").fit(X, y)
+        s = OurGridSearchCV(KRR(), grid, cv=folds, method="exact-quadratic").fit(X, y)
         ours.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         with warnings.catch_warnings():
@@ -370,7 +371,7 @@ def part_c():
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
     from sklearn.svm import SVC
 
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV as OurGridSearchCV
     from fastgssl.models import SVM
 
     X, y = make_classification(n_samples=3000, n_features=20, random_state=0)
@@ -381,13 +382,13 @@ def part_c():
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        s = ApproxGridSearchCV(SVM(h=0.05), grid, cv=10, method="fbif", random_state=0).fit(
+        s = OurGridSearchCV(SVM(h=0.05), grid, cv=10, method="fbif", random_state=0).fit(
             X_tr, y_tr)
     ours = time.perf_counter() - t0
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sv = ApproxGridSearchCV(SVM(h=0.05), grid, cv=10, method="fbif", random_state=0,
+        sv = OurGridSearchCV(SVM(h=0.05), grid, cv=10, method="fbif", random_state=0,
                                 verify="best").fit(X_tr, y_tr)
     ours_v = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -18,7 +18,7 @@ grids everywhere, 10 splits.
 What is measured, every ratio in the same run (2 shared cores: read the load printed with
 every row):
 
-* **SVM**: ``ApproxGridSearchCV(SVM(h=0.05, fit_intercept=True, multi_class="ovo"), grid,
+* **SVM**: ``fastgssl.cv.GridSearchCV(SVM(h=0.05, fit_intercept=True, multi_class="ovo"), grid,
   cv=folds, method="exact")`` (exact t-fold CV: every fold refit by fastgssl's solver,
   warm-started from the fit on all the training points; the lam path of each kernel width
   warm-started from its neighbour) against
@@ -33,7 +33,7 @@ every row):
   regularized bias) and the Huber hinge with h = 0.05; several classes: one-vs-one as SVC,
   ``multi_class="ovo"``, one C per pair, or one-vs-rest with ``--multi-class ovr``: the same
   selection problem, close but not identical models).
-* **KRR**: ``ApproxGridSearchCV(KRR(fit_intercept=False), grid, cv=folds,
+* **KRR**: ``fastgssl.cv.GridSearchCV(KRR(fit_intercept=False), grid, cv=folds,
   method="exact-quadratic")`` against
   ``GridSearchCV(KernelRidge(kernel="rbf"), grid', cv=PredefinedSplit(folds))`` with
   ``alpha = n' lam`` (the same 12 / 25 grids, lam in the KRR ranges 1e-8 ... 1e-1).
@@ -217,7 +217,8 @@ def one_split(task, X_tr, y_tr, X_te, y_te, grid_size, seed, t=10, sk_jobs=None)
     from sklearn.model_selection import GridSearchCV, PredefinedSplit
     from sklearn.svm import SVC
 
-    from fastgssl.cv import ApproxGridSearchCV, make_folds
+    from fastgssl.cv import GridSearchCV as OurGridSearchCV
+    from fastgssl.cv import make_folds
     from fastgssl.kernels import default_sigma
     from fastgssl.models import KRR, SVM
 
@@ -235,7 +236,7 @@ def one_split(task, X_tr, y_tr, X_te, y_te, grid_size, seed, t=10, sk_jobs=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
-        ours = ApproxGridSearchCV(ours_est, grid, cv=folds, method=method).fit(X_tr, y_tr)
+        ours = OurGridSearchCV(ours_est, grid, cv=folds, method=method).fit(X_tr, y_tr)
         t_ours = time.perf_counter() - t0
         t0 = time.perf_counter()
         sk = GridSearchCV(sk_est, sk_grid(grid, n_fit, task), cv=PredefinedSplit(folds),

@@ -56,7 +56,7 @@ def run(method, old, rounds=6):
     cm.MAX_DOWNDATE_RANK = -1 if old else 128
     cm.SKETCH_RTOL = 0.0 if old else 1e-3
     ActiveLearner._fit_learner = _fit_with_search if old else _fit
-    al = ActiveLearner(PoissonLearning(graph=W, class_priors=np.full(10, 0.1)), method=method,
+    al = ActiveLearner(PoissonLearning(graph=W, class_priors=np.full(10, 0.1)), criterion=method,
                        batch_size=10, random_state=0)
     if old:
         yy = y0.copy()

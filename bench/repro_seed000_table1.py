@@ -18,7 +18,7 @@ Here, on the sets of the table that the shared folder holds (a1a, fourclass, ger
 madelon (UCI training file), svmguide3, splice, w1a; abalone, bodyfat (StatLib, LIBSVM's
 layout), housing_scale, mpg, space_ga), each split is scored by
 
-* ``fbif``: ``ApproxGridSearchCV(..., method="fbif", verify=None, n_components=ceil(sqrt(n)))``:
+* ``fbif``: ``GridSearchCV(..., method="fbif", verify=None, n_components=ceil(sqrt(n)))``:
   seed 001's / 000's t-FBIF as written, the paper's c (ties to the largest gamma_A, and the
   ``OptimisticCriterionWarning`` counted);
 * ``trans``: exact transductive t-CV (``method="exact", protocol="transductive"``: the labels
@@ -104,7 +104,7 @@ PAPER = {
                  20: (8.32e-2, 0.18e-2, 8.32e-2, 0.18e-2)},
 }
 
-METHODS = {  # key: (method, verify, extra ApproxGridSearchCV arguments)
+METHODS = {  # key: (method, verify, extra fastgssl.cv.GridSearchCV arguments)
     "fbif": ("fbif", None, {}),
     "bif": ("bif", None, {}),
     "trans": ("exact", None, {"protocol": "transductive"}),

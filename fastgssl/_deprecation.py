@@ -1,8 +1,14 @@
 """Arguments renamed in one release and removed in a later one.
 
-One word, one meaning (issue 44): ``method`` is the CV method (:class:`fastgssl.cv.GridSearchCV`,
-:func:`fastgssl.cv.cv_result`), ``solver`` the Laplacian solve (the propagation learners,
-:class:`fastgssl.solvers.LaplacianSolver`) and ``optimizer`` the kernel machines' optimizer.
+One word, one meaning (issues 44, 55): ``method`` is the CV method
+(:class:`fastgssl.cv.GridSearchCV`, :func:`fastgssl.cv.cv_result`), ``solver`` the Laplacian
+solve (the propagation learners, :class:`fastgssl.solvers.LaplacianSolver`), ``optimizer`` the
+kernel machines' optimizer, ``criterion`` the active-learning acquisition
+(:class:`fastgssl.active.ActiveLearner`, formerly ``method``) and ``max_iter`` a cap on
+iterations (PoissonMBO's outer iterations, formerly ``n_mbo_iter``; LaplacianSolver's, formerly
+``maxiter``). ``lam`` keeps two documented meanings, each the name of its papers: the ridge
+weight of KRR / SVM (larger smooths more) and the labeled-fit weight of LabelPropagation's
+SS(lambda) criterion (larger trusts the labels more).
 The old names keep working for a deprecation period: they emit a :class:`DeprecationWarning`
 naming the new one, as scikit-learn does for its renamed parameters.
 """

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 
-__all__ = ["CompileClock", "install_compile_notice"]
+__all__ = ["CompileClock", "install_compile_notice", "silence_compile_notice"]
 
 
 class CompileClock:
@@ -105,6 +105,13 @@ class _CompileNotice:
                 "fastgssl: compiling Numba kernels for their first run (%.0f s so far; "
                 "cached on disk, later runs load them). `fastgssl warmup` compiles them "
                 "ahead of time.", _notice["burst"])
+
+
+def silence_compile_notice():
+    """No first-compilation notice in this process from now on: for callers that compile
+    on purpose (``fastgssl warmup``), to whom the notice, which names that command, would
+    only repeat what they asked for."""
+    _notice["said"] = True
 
 
 def install_compile_notice():

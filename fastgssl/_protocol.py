@@ -377,7 +377,7 @@ class PropagationSystem:
     alpha : float
         ``"lgc"`` only.
     solver, rtol : str, float
-        The learner's :class:`fastgssl.solvers.LaplacianSolver` method and tolerance.
+        The learner's :class:`fastgssl.solvers.LaplacianSolver` solver and tolerance.
     scores : callable
         ``scores(F, mass, counts) -> ndarray``: the decision values (coded like
         :attr:`CVState.f`) of the rows ``F`` (m x k) of a raw solution, given the column sums

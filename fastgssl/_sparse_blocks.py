@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from fastgssl._threads import numba_threads
 
-_N_CHUNKS = 64
+N_CHUNKS = 64
 
 
 @njit(inline="always")
@@ -31,9 +31,9 @@ def _row_product(indptr, indices, data, row, X, out, i):
 
 @njit(inline="always")
 def _chunk_rows(t, n):
-    """Rows ``[lo, hi)`` of chunk ``t`` when ``n`` rows are cut into ``_N_CHUNKS`` fixed
+    """Rows ``[lo, hi)`` of chunk ``t`` when ``n`` rows are cut into ``N_CHUNKS`` fixed
     chunks: the rows of one per-chunk partial sum of a column reduction."""
-    size = (n + _N_CHUNKS - 1) // _N_CHUNKS
+    size = (n + N_CHUNKS - 1) // N_CHUNKS
     return t * size, min(n, (t + 1) * size)
 
 
@@ -55,8 +55,8 @@ def spmm(indptr, indices, data, X, out):
 def spmm_dot(indptr, indices, data, P, AP):
     """``AP = A @ P`` and return the column inner products ``diag(P^T A P)``."""
     n, r = P.shape
-    partial = np.zeros((_N_CHUNKS, r))
-    for t in prange(_N_CHUNKS):
+    partial = np.zeros((N_CHUNKS, r))
+    for t in prange(N_CHUNKS):
         lo, hi = _chunk_rows(t, n)
         for i in range(lo, hi):
             _row_product(indptr, indices, data, i, P, AP, i)
@@ -69,8 +69,8 @@ def spmm_dot(indptr, indices, data, P, AP):
 def cg_update(X, R, P, AP, alpha):
     """``X += alpha P``, ``R -= alpha AP``; return the squared column norms of ``R``."""
     n, r = X.shape
-    partial = np.zeros((_N_CHUNKS, r))
-    for t in prange(_N_CHUNKS):
+    partial = np.zeros((N_CHUNKS, r))
+    for t in prange(N_CHUNKS):
         lo, hi = _chunk_rows(t, n)
         for i in range(lo, hi):
             for c in range(r):
@@ -84,8 +84,8 @@ def cg_update(X, R, P, AP, alpha):
 def diag_scale_dot(dinv, R, Z):
     """Jacobi preconditioner ``Z = diag(dinv) R``; return the column products ``R^T Z``."""
     n, r = R.shape
-    partial = np.zeros((_N_CHUNKS, r))
-    for t in prange(_N_CHUNKS):
+    partial = np.zeros((N_CHUNKS, r))
+    for t in prange(N_CHUNKS):
         lo, hi = _chunk_rows(t, n)
         for i in range(lo, hi):
             di = dinv[i]
@@ -100,8 +100,8 @@ def diag_scale_dot(dinv, R, Z):
 def column_dot(A, B):
     """Column inner products ``diag(A^T B)``."""
     n, r = A.shape
-    partial = np.zeros((_N_CHUNKS, r))
-    for t in prange(_N_CHUNKS):
+    partial = np.zeros((N_CHUNKS, r))
+    for t in prange(N_CHUNKS):
         lo, hi = _chunk_rows(t, n)
         for i in range(lo, hi):
             for c in range(r):
@@ -219,8 +219,8 @@ def aggregate_sums(agg, m, R):
     """``S = Z^T R`` for the aggregate indicator ``Z`` (row i in aggregate ``agg[i]``, none
     where ``agg[i] < 0``): per-chunk partial sums, shape (m, r)."""
     n, r = R.shape
-    partial = np.zeros((_N_CHUNKS, m, r))
-    for t in prange(_N_CHUNKS):
+    partial = np.zeros((N_CHUNKS, m, r))
+    for t in prange(N_CHUNKS):
         lo, hi = _chunk_rows(t, n)
         for i in range(lo, hi):
             a = agg[i]
@@ -252,8 +252,8 @@ def jacobi_coarse_dot(dinv, agg, C, R, Z):
     """Two-level additive preconditioner ``Z = D^-1 R + Z_agg C`` (``C`` the coarse
     correction per aggregate); return the column products ``R^T Z``."""
     n, r = R.shape
-    partial = np.zeros((_N_CHUNKS, r))
-    for t in prange(_N_CHUNKS):
+    partial = np.zeros((N_CHUNKS, r))
+    for t in prange(N_CHUNKS):
         lo, hi = _chunk_rows(t, n)
         for i in range(lo, hi):
             di = dinv[i]

@@ -11,8 +11,7 @@ Conventions (as :mod:`sklearn.semi_supervised`):
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
+import inspect
 import numbers
 
 import numpy as np
@@ -494,73 +493,13 @@ def check_sample_weight(sample_weight, n, estimator=None):
     return w
 
 
-# ---- checks shared by the candidates of a grid ----------------------------------------------
-_SHARED_CHECKS = contextvars.ContextVar("fastgssl_shared_checks", default=None)
-
-
-@contextlib.contextmanager
-def shared_checks():
-    """Within this context, checks repeated for every candidate of a grid are done once.
-
-    The grid search reads one objective per candidate (``cv_objective``): the same targets
-    and mostly the same parameter values each time. Inside the context a parameter value
-    already validated for an estimator class is not validated again (values that cannot be
-    hashed always are), and targets encoded from one array object are reused (read-only).
-    Errors are the same as without the context: every value is still checked once.
-    """
-    token = _SHARED_CHECKS.set({})
-    try:
-        yield
-    finally:
-        _SHARED_CHECKS.reset(token)
-
-
-def validate_params_once(estimator):
-    """``estimator._validate_params()``, skipping values already validated in
-    :func:`shared_checks`."""
-    memo = _SHARED_CHECKS.get()
-    if memo is None:
-        estimator._validate_params()
-        return
-    from sklearn.utils._param_validation import validate_parameter_constraints
-
-    cls = type(estimator)
-    fresh, keys = {}, []
-    for name, value in estimator.get_params(deep=False).items():
-        key = ("param", cls, name, type(value), value)
-        try:
-            seen = key in memo
-        except TypeError:  # unhashable (dicts, arrays): checked every time
-            seen, key = False, None
-        if not seen:
-            fresh[name] = value
-            keys.append(key)
-    if fresh:
-        validate_parameter_constraints(estimator._parameter_constraints, fresh,
-                                       caller_name=cls.__name__)
-        memo.update({key: True for key in keys if key is not None})
-
-
-def targets_once(y, key, compute):
-    """``compute()`` once per (array object ``y``, ``key``) in :func:`shared_checks` (its
-    arrays returned read-only); a plain call outside."""
-    memo = _SHARED_CHECKS.get()
-    if memo is None or y is None:
-        return compute()
-    slot = ("targets", id(y)) + tuple(key)
-    if slot not in memo:
-        out = compute()
-        for a in out if isinstance(out, tuple) else (out,):
-            if isinstance(a, np.ndarray):
-                a.flags.writeable = False
-        memo[slot] = (y, out)  # y kept alive: its id stays its own within the context
-    return memo[slot][1]
-
-
 def store_init_arguments(estimator, arguments):
     """The body of an estimator's ``__init__``: each constructor argument (``arguments``: the
     ``locals()`` of that ``__init__``, whose signature scikit-learn reads for ``get_params``)
     stored unchanged under its own name; nothing else set, nothing checked before ``fit``
     (scikit-learn's rule for constructors)."""
-    for name in type(estimator)._get_param_names():
-        setattr(estimator, name, arguments[name])
+    for name, parameter in inspect.signature(type(estimator).__init__).parameters.items():
+        # the names scikit-learn's get_params reads (BaseEstimator._get_param_names)
+        if name != "self" and parameter.kind not in (parameter.VAR_KEYWORD,
+                                                     parameter.VAR_POSITIONAL):
+            setattr(estimator, name, arguments[name])

@@ -88,6 +88,33 @@ class PluginEntry:
     def qualified_name(self):
         return self.name if self.distribution is None else f"{self.distribution}:{self.name}"
 
+    def load(self):
+        """The object this entry names (a spec or a factory), imported and checked on first
+        use (:func:`fastgssl.registry.load` finds the entry by name and calls this)."""
+        if self._object is not None:
+            return self._object
+        if self.status.startswith("failed"):
+            raise ValueError(
+                f"plugin {self.qualified_name!r} of group {self.group} failed to load "
+                f"({self.status}); fix or uninstall distribution {self.distribution!r}."
+            )
+        if self.distribution is None:
+            obj = _import_value(self.value)  # built-in: an error here is a fastgssl bug
+        else:
+            try:
+                obj = self._entry_point.load()
+            except Exception as exc:  # noqa: BLE001 - any plugin failure must not crash us
+                what = "attribute" if isinstance(exc, AttributeError) else "module"
+                return _fail(self, f"{what} failed to load: {type(exc).__name__}: {exc}")
+        problem = _check_type(self.group, obj)
+        if problem is not None:
+            if self.distribution is None:
+                raise TypeError(f"built-in {self.name!r} of {self.group}: {problem}")
+            return _fail(self, problem)
+        self._object = obj
+        self.status = "loaded"
+        return obj
+
 
 @dataclass(frozen=True)
 class _GroupDeclaration:
@@ -321,29 +348,7 @@ def load(group, name):
         raise ValueError(
             f"unknown name {name!r} in group {group}; available: {names}."
         ) from None
-    if entry._object is not None:
-        return entry._object
-    if entry.status.startswith("failed"):
-        raise ValueError(
-            f"plugin {entry.qualified_name!r} of group {group} failed to load "
-            f"({entry.status}); fix or uninstall distribution {entry.distribution!r}."
-        )
-    if entry.distribution is None:
-        obj = _import_value(entry.value)  # built-in: an error here is a fastgssl bug
-    else:
-        try:
-            obj = entry._entry_point.load()
-        except Exception as exc:  # noqa: BLE001 - any plugin failure must not crash us
-            what = "attribute" if isinstance(exc, AttributeError) else "module"
-            return _fail(entry, f"{what} failed to load: {type(exc).__name__}: {exc}")
-    problem = _check_type(group, obj)
-    if problem is not None:
-        if entry.distribution is None:
-            raise TypeError(f"built-in {name!r} of {group}: {problem}")
-        return _fail(entry, problem)
-    entry._object = obj
-    entry.status = "loaded"
-    return obj
+    return entry.load()
 
 
 def _fail(entry, reason):
@@ -352,7 +357,7 @@ def _fail(entry, reason):
         f"skipping plugin {entry.name!r} of distribution {entry.distribution!r} "
         f"(entry point {entry.name} = {entry.value} in group {entry.group}): {reason}",
         PluginWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
     raise ValueError(
         f"plugin {entry.qualified_name!r} of group {entry.group} failed to load ({reason}); "

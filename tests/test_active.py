@@ -107,7 +107,7 @@ def test_each_criterion_equals_its_dense_formula(criterion):
 @pytest.mark.parametrize("criterion", CRITERIA)
 def test_query_returns_the_dense_argmax(criterion):
     X, y, _ = _problem()
-    al = ActiveLearner(PoissonLearning(n_neighbors=8), method=criterion, batch_size=1,
+    al = ActiveLearner(PoissonLearning(n_neighbors=8), criterion=criterion, batch_size=1,
                        solver="direct")
     cand = np.flatnonzero(y == -1)
     idx = al.query(X, y, candidates=cand)
@@ -231,7 +231,7 @@ def test_setup_renewed_past_the_rank_limit_and_for_a_new_component(monkeypatch):
 
 def test_later_queries_update_instead_of_solving():
     X, y, y_true = _problem(n=150)
-    kw = dict(method="vopt", batch_size=4, solver="direct", n_candidates=40, n_sketch=8,
+    kw = dict(criterion="vopt", batch_size=4, solver="direct", n_candidates=40, n_sketch=8,
               random_state=0)
     al = ActiveLearner(PoissonLearning(n_neighbors=8), **kw)
     idx = al.query(X, y)
@@ -294,7 +294,7 @@ def test_uncertainty_scores():
 
 def test_uncertainty_query_takes_the_smallest_margins():
     X, y, _ = _problem()
-    al = ActiveLearner(PoissonLearning(n_neighbors=8), method="uncertainty", batch_size=5)
+    al = ActiveLearner(PoissonLearning(n_neighbors=8), criterion="uncertainty", batch_size=5)
     idx = al.query(X, y)
     u = uncertainty_scores(al.estimator_.cv_state().f)
     u[y != -1] = -1
@@ -302,11 +302,11 @@ def test_uncertainty_query_takes_the_smallest_margins():
 
 
 # ------------------------------------------------------------------ the loop
-@pytest.mark.parametrize("method", ["random", "uncertainty", "vopt", "sigma_opt",
-                                    "model_change"])
-def test_loop_labels_distinct_points(method):
+@pytest.mark.parametrize("criterion", ["random", "uncertainty", "vopt", "sigma_opt",
+                                       "model_change"])
+def test_loop_labels_distinct_points(criterion):
     X, y, y_true = _problem(n=150)
-    al = ActiveLearner(LabelPropagation(n_neighbors=8), method=method, batch_size=3,
+    al = ActiveLearner(LabelPropagation(n_neighbors=8), criterion=criterion, batch_size=3,
                        n_candidates=30, n_sketch=8, random_state=0)
     h = active_learning_loop(al, X, y, y_true, 4)
     assert h.queried.shape == (4, 3) and np.unique(h.queried).size == 12
@@ -316,7 +316,7 @@ def test_loop_labels_distinct_points(method):
     acc = h.accuracy(y_true)
     assert acc.shape == (5,) and np.all((acc >= 0) & (acc <= 1))
     again = active_learning_loop(ActiveLearner(LabelPropagation(n_neighbors=8),
-                                               method=method, batch_size=3, n_candidates=30,
+                                               criterion=criterion, batch_size=3, n_candidates=30,
                                                n_sketch=8, random_state=0),
                                  X, y, y_true, 4)
     assert np.array_equal(again.queried, h.queried)
@@ -325,7 +325,7 @@ def test_loop_labels_distinct_points(method):
 def test_active_learning_beats_nothing_on_blobs():
     # the loop does what it is for: labels bring the accuracy up
     X, y, y_true = _problem(n=300, centers=4)
-    al = ActiveLearner(PoissonLearning(n_neighbors=10), method="vopt", batch_size=5,
+    al = ActiveLearner(PoissonLearning(n_neighbors=10), criterion="vopt", batch_size=5,
                        random_state=0)
     acc = active_learning_loop(al, X, y, y_true, 4).accuracy(y_true)
     assert acc[-1] > acc[0]
@@ -334,7 +334,7 @@ def test_active_learning_beats_nothing_on_blobs():
 # ------------------------------------------------------------------ bad input
 def test_bad_candidates():
     X, y, _ = _problem()
-    al = ActiveLearner(PoissonLearning(n_neighbors=8), method="vopt", batch_size=2)
+    al = ActiveLearner(PoissonLearning(n_neighbors=8), criterion="vopt", batch_size=2)
     with pytest.raises(ValueError, match="candidates must be a non-empty"):
         al.query(X, y, candidates=np.array([], dtype=int))
     labeled = np.flatnonzero(y != -1)
@@ -360,7 +360,7 @@ def test_batch_size_larger_than_the_unlabeled_count():
 
 def test_bad_oracle():
     X, y, y_true = _problem()
-    al = ActiveLearner(PoissonLearning(n_neighbors=8), method="random", batch_size=3,
+    al = ActiveLearner(PoissonLearning(n_neighbors=8), criterion="random", batch_size=3,
                        random_state=0)
     with pytest.raises(ValueError, match=r"oracle returned -1"):
         active_learning_loop(al, X, y, np.full_like(y_true, -1), 1)
@@ -376,8 +376,8 @@ def test_bad_y_and_parameters():
     X, y, _ = _problem()
     with pytest.raises(ValueError, match="no labeled point"):
         ActiveLearner(PoissonLearning()).query(X, np.full_like(y, -1))
-    with pytest.raises(ValueError, match="method"):
-        ActiveLearner(PoissonLearning(), method="vop").query(X, y)
+    with pytest.raises(ValueError, match="criterion"):
+        ActiveLearner(PoissonLearning(), criterion="vop").query(X, y)
     with pytest.raises(ValueError, match="gamma"):
         ActiveLearner(PoissonLearning(), gamma=0.0).query(X, y)
     with pytest.raises(TypeError, match="estimator must be a graph-propagation learner"):
@@ -398,14 +398,14 @@ def test_components_without_labels():
     W, y = _two_components()
     learner = PoissonLearning(graph="precomputed")
     with pytest.raises(ValueError, match="tau=0"):
-        ActiveLearner(learner, method="vopt", tau=0.0, solver="direct").query(W, y)
-    for method in CRITERIA + ["uncertainty"]:
-        al = ActiveLearner(learner, method=method, batch_size=3, solver="direct")
+        ActiveLearner(learner, criterion="vopt", tau=0.0, solver="direct").query(W, y)
+    for criterion in CRITERIA + ["uncertainty"]:
+        al = ActiveLearner(learner, criterion=criterion, batch_size=3, solver="direct")
         idx = al.query(W, y, candidates=np.flatnonzero(y == -1))
         # the unlabeled copy carries the prior variance 1 / tau (the learner abstains
         # there): the first pick lies in it
-        assert idx[0] >= 80, (method, idx)
-        if method in ("vopt", "sigma_opt"):
+        assert idx[0] >= 80, (criterion, idx)
+        if criterion in ("vopt", "sigma_opt"):
             # scores of order 1 / tau there; the first pick removes that mode
             assert al.query_scores_[0] > 1e3 * al.query_scores_[1], al.query_scores_
 
@@ -478,7 +478,7 @@ def test_greedy_batch_equals_refits_with_the_picks_labeled(criterion):
 
 def test_active_learner_with_n_eigenpairs():
     X, y, y_true = _problem(n=200)
-    kw = dict(method="vopt", batch_size=4, random_state=0)
+    kw = dict(criterion="vopt", batch_size=4, random_state=0)
     al = ActiveLearner(PoissonLearning(n_neighbors=8), n_eigenpairs=10, **kw)
     idx = al.query(X, y)
     assert idx.size == 4 and np.unique(idx).size == 4 and np.all(y[idx] == -1)
@@ -501,7 +501,7 @@ def test_active_learner_with_n_eigenpairs():
 def test_fewer_candidates_than_the_batch_still_give_distinct_points(criterion):
     # issue 51: n_candidates=1 with batch_size=5 returned one point five times
     X, y, _ = _problem()
-    picks = [ActiveLearner(PoissonLearning(n_neighbors=5), method=criterion, batch_size=5,
+    picks = [ActiveLearner(PoissonLearning(n_neighbors=5), criterion=criterion, batch_size=5,
                            n_candidates=m, random_state=0).query(X, y) for m in (1, 5)]
     assert np.unique(picks[0]).size == 5 and (y[picks[0]] == -1).all()
     np.testing.assert_array_equal(picks[0], picks[1])  # the preselection is batch_size
@@ -513,10 +513,10 @@ def test_string_labels_with_the_learners_markers(marker):
     X, y, _ = _problem()
     names = np.array(["a", "b", "c"])
     y_str = np.array([names[v] if v >= 0 else marker for v in y], dtype=object)
-    for method in ("uncertainty", "vopt"):
-        al = ActiveLearner(PoissonLearning(n_neighbors=5), method=method, batch_size=5,
+    for criterion in ("uncertainty", "vopt"):
+        al = ActiveLearner(PoissonLearning(n_neighbors=5), criterion=criterion, batch_size=5,
                            random_state=0)
-        ref = ActiveLearner(PoissonLearning(n_neighbors=5), method=method, batch_size=5,
+        ref = ActiveLearner(PoissonLearning(n_neighbors=5), criterion=criterion, batch_size=5,
                             random_state=0)
         np.testing.assert_array_equal(al.query(X, y_str), ref.query(X, y))
     history = active_learning_loop(
@@ -530,3 +530,21 @@ def test_a_learner_class_instead_of_an_instance_is_named():
     with pytest.raises(TypeError, match=r"got the class PoissonLearning; pass "
                                         r"PoissonLearning\(\)"):
         ActiveLearner(PoissonLearning, batch_size=5).query(X, y)
+
+
+def test_fit_sets_the_transduction_the_loop_records():
+    """``fit`` (no query) and ``transduction_``: the learner's labels on the kept graph, the
+    row :func:`active_learning_loop` records after its last round (issue 55: the loop reads
+    these instead of the learner's private methods)."""
+    X, y, y_true = _problem(n=120)
+    al = ActiveLearner(PoissonLearning(n_neighbors=8), criterion="vopt", batch_size=3,
+                       random_state=0)
+    h = active_learning_loop(al, X, y, y_true, 2)
+    graph = al.graph_
+    assert al.fit(X, h.y) is al and al.graph_ is graph  # the kept graph, no rebuild
+    np.testing.assert_array_equal(al.transduction_, h.transductions[-1])
+    ref = PoissonLearning(n_neighbors=8, unlabeled_policy="abstain").fit(X, h.y)
+    np.testing.assert_array_equal(al.transduction_, ref.transduction_)
+    idx = al.query(X, y)
+    assert idx.shape == (3,)
+    np.testing.assert_array_equal(al.transduction_, h.transductions[0])

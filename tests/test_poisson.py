@@ -337,7 +337,7 @@ def test_poisson_mbo_at_least_as_accurate_as_graphlearning_on_the_same_graph():
 
 
 @parametrize_with_checks(
-    [PoissonLearning(n_neighbors=3), PoissonMBO(n_neighbors=3, n_mbo_iter=2),
+    [PoissonLearning(n_neighbors=3), PoissonMBO(n_neighbors=3, max_iter=2),
      VolumeMBO(n_neighbors=3, max_iter=5, random_state=0)],
     expected_failed_checks=lambda est: {
         "check_classifiers_classes": "the check uses -1 as a class label; -1 marks unlabeled "
@@ -497,7 +497,7 @@ def test_poisson_mbo_with_a_zero_prior_keeps_the_labels():
     # assignment was weighted by the priors once more)
     X, _, y_ssl = _moons()
     lab = y_ssl >= 0
-    model = PoissonMBO([1.0, 0.0], n_neighbors=5, n_mbo_iter=5).fit(X, y_ssl)
+    model = PoissonMBO([1.0, 0.0], n_neighbors=5, max_iter=5).fit(X, y_ssl)
     np.testing.assert_array_equal(model.transduction_[lab], y_ssl[lab])
     np.testing.assert_array_equal(np.bincount(model.transduction_), [55, 5])
     np.testing.assert_array_equal(model.label_distributions_,

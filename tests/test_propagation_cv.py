@@ -142,7 +142,7 @@ def test_components_that_lose_their_labels_follow_the_policy_exactly(est, policy
                                  LabelPropagation(class_mass_normalization=True, **TIGHT),
                                  LocalGlobalConsistency(**TIGHT),
                                  LocalGlobalConsistency(class_mass_normalization=True, **TIGHT),
-                                 PoissonMBO(n_mbo_iter=3)], ids=repr)
+                                 PoissonMBO(max_iter=3)], ids=repr)
 def test_abstention_is_an_error_as_in_the_refits(est):
     # fold 0 hides the only label (25) of the far component: with unlabeled_policy="abstain"
     # the refit labels 25 with -1, an error; CV used to score the all-zero row as classes_[0]
@@ -202,7 +202,7 @@ def test_poisson_mbo_cv_equals_brute_force_refits():
     from scipy.sparse.csgraph import connected_components
 
     X, y_ssl, lab = _data(5)
-    est = PoissonMBO(n_mbo_iter=3, n_neighbors=10)
+    est = PoissonMBO(max_iter=3, n_neighbors=10)
     assert connected_components(clone(est).fit(X, y_ssl).graph_, directed=False)[0] == 1
     folds = np.zeros(len(y_ssl), dtype=int)
     order = lab[np.argsort(y_ssl[lab], kind="stable")]  # stratified: every class kept
@@ -262,7 +262,7 @@ def test_search_over_learners_and_k_equals_per_candidate_cv_and_shares_the_knn_s
     monkeypatch.setattr(knn_module, "knn_search", spy)
     learners = [PoissonLearning(), LabelPropagation(),
                 LabelPropagation(class_mass_normalization=True), LocalGlobalConsistency(),
-                PoissonMBO(n_mbo_iter=3)]
+                PoissonMBO(max_iter=3)]
     grid = {"estimator": learners, "n_neighbors": [4, 7, 10]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_blobs, make_moons
 
 from fastgssl import CVObjective, CVState, RefitPart
-from fastgssl.cv import ApproxGridSearchCV, CVMethod, cv_result, cv_score, make_folds
+from fastgssl.cv import CVMethod, GridSearchCV, cv_result, cv_score, make_folds
 from fastgssl.models import LabelPropagation, LapRLS, LapSVM
 
 
@@ -121,7 +121,7 @@ def test_third_party_learner_one_fit_methods_run(method):
 def test_third_party_learner_in_the_search(learner):
     X, y = _data()
     grid = {"lam": [1e-3, 1e-1], "gamma": [0.5, 2.0]}
-    s = ApproxGridSearchCV(learner(), grid, cv=4, random_state=0).fit(X, y)
+    s = GridSearchCV(learner(), grid, cv=4, random_state=0).fit(X, y)
     assert s.method_ == "exact"
     for i, params in enumerate(s.cv_results_["params"]):
         ref = _brute_mean_form(learner(**params), X, y, s.folds_)
@@ -132,7 +132,7 @@ def test_third_party_learner_in_the_search(learner):
 def test_third_party_objective_validates_each_candidate_before_work():
     X, y = _data()
     with pytest.raises(ValueError, match="lam must be > 0"):
-        ApproxGridSearchCV(MeanFormKernelRidgeClassifier(), {"lam": [1e-2, -1.0]}, cv=4,
+        GridSearchCV(MeanFormKernelRidgeClassifier(), {"lam": [1e-2, -1.0]}, cv=4,
                            random_state=0).fit(X, y)
 
 
@@ -210,14 +210,14 @@ def test_cv_plugin_inside_the_search():
     X, y_semi = _semi()
     grid = {"gamma_i": [0.1, 1.0], "gamma_a": [1e-3, 1e-1]}
     est = LapSVM(sigma=0.5, n_neighbors=6)
-    a = ApproxGridSearchCV(est, grid, cv=4, method="hidden-label-refits",
+    a = GridSearchCV(est, grid, cv=4, method="hidden-label-refits",
                            random_state=0).fit(X, y_semi)
-    b = ApproxGridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
+    b = GridSearchCV(est, grid, cv=4, random_state=0).fit(X, y_semi)
     assert a.protocol_ == b.protocol_ == "transductive"
     assert np.allclose(a.cv_results_["mean_cv_error"], b.cv_results_["mean_cv_error"],
                        atol=1e-12)
     with pytest.raises(ValueError, match="not 'inductive'"):
-        ApproxGridSearchCV(est, grid, cv=4, method="hidden-label-refits",
+        GridSearchCV(est, grid, cv=4, method="hidden-label-refits",
                            protocol="inductive").fit(X, y_semi)
 
 
@@ -229,7 +229,7 @@ def test_search_with_scikit_learn_scorers(scoring):
               "f1": f1_score}[scoring]
     X, y_semi = _semi()
     grid = {"gamma_i": [0.01, 1.0], "sigma": [0.3, 1.0]}
-    s = ApproxGridSearchCV(LapSVM(n_neighbors=6), grid, cv=4, scoring=scoring,
+    s = GridSearchCV(LapSVM(n_neighbors=6), grid, cv=4, scoring=scoring,
                            random_state=0).fit(X, y_semi)
     lab = np.flatnonzero(y_semi != -1)
     for i, params in enumerate(s.cv_results_["params"]):
@@ -252,18 +252,19 @@ def test_search_with_a_callable_scorer_and_bad_scoring():
         calls.append(len(y_true))
         return float(np.mean(est.predict(rows) == y_true))
 
-    s = ApproxGridSearchCV(LapSVM(n_neighbors=6), {"gamma_i": [0.1, 1.0]}, cv=4,
+    s = GridSearchCV(LapSVM(n_neighbors=6), {"gamma_i": [0.1, 1.0]}, cv=4,
                            scoring=scorer, random_state=0).fit(X, y_semi)
     assert len(calls) == 8
     assert np.allclose(s.cv_results_["mean_test_score"], 1 - s.cv_results_["mean_cv_error"])
     with pytest.raises(ValueError, match="scoring must be"):
-        ApproxGridSearchCV(LapSVM(), {"gamma_i": [0.1]}, cv=4, scoring="nope").fit(X, y_semi)
+        GridSearchCV(LapSVM(), {"gamma_i": [0.1]}, cv=4, scoring="nope").fit(X, y_semi)
 
 
 def test_supervised_pipeline_in_the_search_equals_gridsearchcv():
     """An estimator without the protocol is scored by refits: with every point labeled,
     exactly scikit-learn's GridSearchCV on the same folds (error = 1 - accuracy)."""
-    from sklearn.model_selection import GridSearchCV, PredefinedSplit
+    from sklearn.model_selection import GridSearchCV as SklearnGridSearchCV
+    from sklearn.model_selection import PredefinedSplit
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
@@ -271,8 +272,8 @@ def test_supervised_pipeline_in_the_search_equals_gridsearchcv():
     X, y = _data(n=120)
     pipe = make_pipeline(StandardScaler(), SVC())
     grid = {"svc__C": [0.1, 10.0]}
-    ours = ApproxGridSearchCV(pipe, grid, cv=4, random_state=0).fit(X, y)
-    ref = GridSearchCV(pipe, grid, cv=PredefinedSplit(ours.folds_)).fit(X, y)
+    ours = GridSearchCV(pipe, grid, cv=4, random_state=0).fit(X, y)
+    ref = SklearnGridSearchCV(pipe, grid, cv=PredefinedSplit(ours.folds_)).fit(X, y)
     assert ours.method_ == "exact"
     assert np.allclose(ours.cv_results_["mean_cv_error"], 1 - ref.cv_results_["mean_test_score"],
                        atol=1e-12)
@@ -338,10 +339,10 @@ def test_third_party_learner_declaring_its_kernel_gets_the_shared_work(method):
     X, y = _data()
     grid = {"lam": [1e-3, 1e-2, 1e-1], "gamma": [0.5, 2.0]}
     DeclaredKernelRidgeClassifier.builds = 0
-    shared = ApproxGridSearchCV(DeclaredKernelRidgeClassifier(), grid, cv=4, method=method,
+    shared = GridSearchCV(DeclaredKernelRidgeClassifier(), grid, cv=4, method=method,
                                 random_state=0).fit(X, y)
     assert DeclaredKernelRidgeClassifier.builds == 2  # one per gamma, not one per candidate
-    plain = ApproxGridSearchCV(MeanFormKernelRidgeClassifier(), grid, cv=4, method=method,
+    plain = GridSearchCV(MeanFormKernelRidgeClassifier(), grid, cv=4, method=method,
                                random_state=0).fit(X, y)
     assert np.allclose(shared.cv_results_["mean_cv_error"], plain.cv_results_["mean_cv_error"],
                        rtol=0, atol=1e-12)
@@ -448,9 +449,9 @@ def test_fold_refits_declared_flat_still_work_with_a_deprecation_warning(method)
     assert np.abs(new.predictions - ref).max() < 1e-9
     with pytest.warns(DeprecationWarning, match="solve"):
         grid = {"lam": [1e-3, 1e-1]}
-        flat = ApproxGridSearchCV(FlatRefitKernelRidgeClassifier(), grid, cv=folds,
+        flat = GridSearchCV(FlatRefitKernelRidgeClassifier(), grid, cv=folds,
                                   method="exact").fit(X, y)
-    part = ApproxGridSearchCV(MeanFormKernelRidgeClassifier(), grid, cv=folds,
+    part = GridSearchCV(MeanFormKernelRidgeClassifier(), grid, cv=folds,
                               method="exact").fit(X, y)
     assert np.array_equal(flat.cv_results_["mean_cv_error"], part.cv_results_["mean_cv_error"])
 

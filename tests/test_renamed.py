@@ -89,3 +89,80 @@ def test_reused_solver_method_is_solver():
     assert old.solver_ == "cg"
     with pytest.raises(TypeError, match="pass solver only"):
         LaplacianSolver(Q, solver="amg", method="cg")
+
+
+# ------------------------------------------------------------------ issue 55
+
+
+def test_laplacian_solver_maxiter_is_max_iter():
+    Q = _path_laplacian()
+    B = np.random.default_rng(2).normal(size=(Q.shape[0], 2))
+    new = LaplacianSolver(Q, solver="cg", rtol=1e-12, max_iter=3)
+    with pytest.warns(DeprecationWarning, match=r"maxiter= was renamed max_iter=.*max_iter=3"):
+        old = LaplacianSolver(Q, solver="cg", rtol=1e-12, maxiter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # three iterations do not converge: a warning says so
+        (X_new, info_new), (X_old, info_old) = new.solve(B), old.solve(B)
+    np.testing.assert_array_equal(X_old, X_new)
+    assert new.max_iter == old.max_iter == 3
+    np.testing.assert_array_equal(info_old.iterations, info_new.iterations)
+    assert np.max(info_new.iterations) <= 3  # the cap applies
+    with pytest.warns(DeprecationWarning, match="read max_iter"):
+        assert old.maxiter == 3
+    with pytest.raises(TypeError, match="pass max_iter only"):
+        LaplacianSolver(Q, max_iter=5, maxiter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        assert LaplacianSolver(Q, "cg", 1e-8, 7).max_iter == 7  # positional: the new name
+
+
+def _semi(n=60):
+    X, y = _blobs(n)
+    y = y.copy()
+    y[np.arange(n) % 4 != 0] = -1
+    return X, y
+
+
+@pytest.mark.parametrize("value", [0, 1, 4])
+def test_poisson_mbo_n_mbo_iter_is_max_iter(value):
+    from fastgssl.models import PoissonMBO
+
+    X, y = _semi()
+    new = PoissonMBO(n_neighbors=6, max_iter=value).fit(X, y)
+    old = PoissonMBO(n_neighbors=6, n_mbo_iter=value)
+    with pytest.warns(DeprecationWarning, match=rf"PoissonMBO: n_mbo_iter= was renamed "
+                                                rf"max_iter=.*max_iter={value}"):
+        old.fit(X, y)
+    np.testing.assert_array_equal(old.label_distributions_, new.label_distributions_)
+    assert old.n_changed_ == new.n_changed_ and len(new.n_changed_) == value
+    assert clone(old).get_params()["n_mbo_iter"] == value
+    with pytest.raises(TypeError, match="pass max_iter only"):
+        PoissonMBO(max_iter=3, n_mbo_iter=5).fit(X, y)
+    with pytest.raises(ValueError, match="n_mbo_iter"):
+        PoissonMBO(n_mbo_iter=-1).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        PoissonMBO(n_neighbors=6, max_iter=value).fit(X, y)  # the new name: no warning
+
+
+@pytest.mark.parametrize("value", ["uncertainty", "vopt"])
+def test_active_learner_method_is_criterion(value):
+    from fastgssl.active import ActiveLearner
+    from fastgssl.models import PoissonLearning
+
+    X, y = _semi()
+    new = ActiveLearner(PoissonLearning(n_neighbors=6), criterion=value, batch_size=3,
+                        random_state=0)
+    old = ActiveLearner(PoissonLearning(n_neighbors=6), method=value, batch_size=3,
+                        random_state=0)
+    with pytest.warns(DeprecationWarning, match=rf"ActiveLearner: method= was renamed "
+                                                rf"criterion=.*criterion='{value}'"):
+        picked = old.query(X, y)
+    np.testing.assert_array_equal(picked, new.query(X, y))
+    np.testing.assert_array_equal(old.query_scores_, new.query_scores_)
+    with pytest.raises(TypeError, match="pass criterion only"):
+        ActiveLearner(PoissonLearning(), criterion="vopt", method="uncertainty").query(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        # positional: the new name (the criterion is the second argument, as before)
+        ActiveLearner(PoissonLearning(n_neighbors=6), value, 3).query(X, y)

@@ -597,7 +597,7 @@ def test_every_parameter_refuses_junk_with_value_or_type_error():
         "W ": lambda j: laplacian_null_space(j),
         "Q": lambda j: LaplacianSolver(j), "solver ": lambda j: LaplacianSolver(Q, solver=j),
         "rtol": lambda j: LaplacianSolver(Q, rtol=j),
-        "maxiter": lambda j: LaplacianSolver(Q, maxiter=j),
+        "max_iter ": lambda j: LaplacianSolver(Q, max_iter=j),
         "power ": lambda j: LaplacianSolver(Q, power=j),
         "null_space": lambda j: LaplacianSolver(Q, null_space=j),
         "block_size": lambda j: LaplacianSolver(Q, block_size=j),

@@ -316,13 +316,16 @@ def test_unverified_fbif_warns_for_a_regression_winner_whose_criterion_is_round_
 
 
 def test_former_name_is_an_alias_with_the_same_results():
-    """ApproxGridSearchCV: the search's former name, the same estimator and results."""
-    from fastgssl.cv import GridSearchCV
-
+    """ApproxGridSearchCV: the search's former name, the same estimator and results, and a
+    DeprecationWarning naming GridSearchCV with the method to pass."""
     X, y = regression_data(40)
     grid = {"sigma": [1.0, 3.0], "lam": [1e-3, 1e-1]}
-    old = ApproxGridSearchCV(KRR(), grid, cv=4, random_state=0).fit(X, y)
-    new = GridSearchCV(KRR(), grid, cv=4, random_state=0).fit(X, y)
+    with pytest.warns(DeprecationWarning,
+                      match=r"renamed GridSearchCV.*GridSearchCV\(estimator, param_grid, "
+                            r"method='exact-quadratic'"):
+        old = ApproxGridSearchCV(KRR(), grid, cv=4, method="exact-quadratic",
+                                 random_state=0).fit(X, y)
+    new = GridSearchCV(KRR(), grid, cv=4, method="exact-quadratic", random_state=0).fit(X, y)
     assert issubclass(ApproxGridSearchCV, GridSearchCV)
     assert old.method_ == new.method_ and old.best_params_ == new.best_params_
     assert np.array_equal(old.cv_results_["mean_cv_error"], new.cv_results_["mean_cv_error"])

@@ -123,7 +123,7 @@ def test_auto_switches_to_multigrid_on_poorly_conditioned_graph():
 def test_convergence_warning_with_numbers():
     rng = np.random.default_rng(6)
     W = knn_graph(rng.normal(size=(500, 2)), 4)
-    solver = LaplacianSolver(laplacian(W, ridge=1e-9), solver="cg", maxiter=3)
+    solver = LaplacianSolver(laplacian(W, ridge=1e-9), solver="cg", max_iter=3)
     with pytest.warns(ConvergenceWarning, match=r"did not reach rtol=1e-08"):
         X, info = solver.solve(rng.normal(size=(500, 2)))
     assert info and (info.status == 3).all()
@@ -153,7 +153,7 @@ def test_solver_property_random_small_graphs(n, density, ridge, method, seed):
 @pytest.mark.parametrize(
     "kwargs, match",
     [({"solver": "lu"}, "solver must be"), ({"rtol": 0.0}, "rtol must be > 0"),
-     ({"power": 0}, "power must be"), ({"maxiter": 0}, "maxiter must be"),
+     ({"power": 0}, "power must be"), ({"max_iter": 0}, "max_iter must be"),
      ({"block_size": 0}, "block_size must be")],
 )
 def test_bad_parameters(kwargs, match):

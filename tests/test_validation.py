@@ -106,7 +106,7 @@ def test_shared_checks_check_every_value_once_and_share_targets():
 
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from fastgssl._validation import shared_checks
+    from fastgssl._shared_checks import shared_checks
     from fastgssl.models import LapRLS
 
     y = np.r_[np.ones(5), np.full(5, np.nan)]

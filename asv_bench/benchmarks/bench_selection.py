@@ -26,10 +26,10 @@ METHODS = ["fbif", "fbif+verify", "exact", "auto"]
 
 
 def _search(estimator, grid, method, folds):
-    from fastgssl.cv import ApproxGridSearchCV
+    from fastgssl.cv import GridSearchCV as OurGridSearchCV
 
     base, _, verify = method.partition("+")
-    return ApproxGridSearchCV(estimator, grid, cv=folds, method=base, random_state=0,
+    return OurGridSearchCV(estimator, grid, cv=folds, method=base, random_state=0,
                               verify="best" if verify else None)
 
 
@@ -171,14 +171,14 @@ class SVMSelectionVsGridSearchCV_n500_grid12_t10:
         from sklearn.model_selection import GridSearchCV, PredefinedSplit
         from sklearn.svm import SVC
 
-        from fastgssl.cv import ApproxGridSearchCV
+        from fastgssl.cv import GridSearchCV as OurGridSearchCV
         from fastgssl.kernels import default_sigma
         from fastgssl.models import SVM
 
         s0 = float(default_sigma(X))
         sig, lam = [s0 / 4, s0, 4 * s0], [1e-6, 1e-4, 1e-2, 1.0]
         if impl == "fastgssl-exact":
-            return ApproxGridSearchCV(SVM(h=0.05), {"sigma": sig, "lam": lam}, cv=folds,
+            return OurGridSearchCV(SVM(h=0.05), {"sigma": sig, "lam": lam}, cv=folds,
                                       method="exact")
         n_fit = X.shape[0] * 0.9
         grid = {"gamma": [1 / (2 * s) for s in sig], "C": [1 / (2 * n_fit * v) for v in lam]}

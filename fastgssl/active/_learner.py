@@ -14,8 +14,14 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
+from sklearn.utils._param_validation import (
+    Hidden,
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
 
+from fastgssl._deprecation import RENAMED, renamed
 from fastgssl._digest import content_digest
 from fastgssl._doc_examples import blobs_example
 from fastgssl._protocol import learner_objective
@@ -29,10 +35,9 @@ from fastgssl._validation import (
 from ._covariance import PosteriorCovariance, greedy_batch
 from ._spectral import SpectralCovariance, normalized_eigenpairs
 
-__all__ = ["METHODS", "ActiveLearner", "uncertainty_scores"]
+__all__ = ["CRITERIA", "ActiveLearner", "uncertainty_scores"]
 
-METHODS = ("random", "uncertainty", "vopt", "sigma_opt", "model_change")
-VARIANCE_METHODS = ("vopt", "sigma_opt", "model_change")
+CRITERIA = ("random", "uncertainty", "vopt", "sigma_opt", "model_change")
 UNCERTAINTIES = ("smallest_margin", "entropy")
 
 
@@ -124,7 +129,7 @@ class ActiveLearner(BaseEstimator):
         variance criteria assume) after 100 model-change queries (0.853 / 0.857) and better
         before (+10.3 points after 30 queries, +3.4 after 50), and better for every other
         acquisition (random sampling: +6.2 after 100).
-    method : {"model_change", "uncertainty", "vopt", "sigma_opt", "random"}, \
+    criterion : {"model_change", "uncertainty", "vopt", "sigma_opt", "random"}, \
 default="model_change"
         The acquisition function (larger is better; see Notes). ``"random"``: uniformly
         among the unlabeled points (the baseline). The default is the one never measured
@@ -165,17 +170,24 @@ default="model_change"
         10,000), its Sigma-opt and model change below theirs (docs/guide/active.md). The
         eigenpairs are computed once per graph (Lanczos).
     solver : {"auto", "amg", "cg", "direct"}, default="auto"
-        :class:`fastgssl.solvers.LaplacianSolver` method of the covariance columns.
+        :class:`fastgssl.solvers.LaplacianSolver` solver of the covariance columns.
     rtol : float, default=1e-6
         Relative residual of those solves (the criteria inherit about this relative
         accuracy; the tests solve to 1e-13 to compare with dense inverses at 1e-10).
     random_state : int, RandomState instance or None, default=None
         Seeds ``"random"`` and the sketch (drawn at the first query, kept for later ones).
+    method : str, default="deprecated"
+        Former name of ``criterion`` (deprecated: a ``DeprecationWarning`` at the query;
+        ``method`` names the CV method elsewhere, :class:`fastgssl.cv.GridSearchCV`).
 
     Attributes
     ----------
     estimator_ : estimator
-        The learner fitted on the last query's ``y`` (on the kept graph).
+        The learner fitted on the ``y`` of the last :meth:`query` or :meth:`fit` (on the
+        kept graph).
+    transduction_ : ndarray of shape (n_samples,)
+        That learner's label of every point (-1 where it abstains: a graph component
+        without labels).
     graph_ : sparse matrix of shape (n, n)
         The learner's affinity, built at the first query of this ``X``.
     candidates_ : ndarray of int
@@ -254,7 +266,8 @@ default="model_change"
 
     _parameter_constraints = {
         "estimator": [object],
-        "method": [StrOptions(set(METHODS))],
+        "criterion": [StrOptions(set(CRITERIA))],
+        "method": [StrOptions(set(CRITERIA)), Hidden(StrOptions({RENAMED}))],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "uncertainty": [StrOptions(set(UNCERTAINTIES))],
         "gamma": [Interval(Real, 0, None, closed="neither")],
@@ -267,11 +280,15 @@ default="model_change"
         "random_state": ["random_state"],
     }
 
-    def __init__(self, estimator, method="model_change", batch_size=10, *,
+    def __init__(self, estimator, criterion="model_change", batch_size=10, *,
                  uncertainty="smallest_margin", gamma=0.1, tau=1e-6, n_candidates=100,
                  n_sketch=32, n_eigenpairs=None, solver="auto", rtol=1e-6,
-                 random_state=None):
+                 random_state=None, method=RENAMED):
         store_init_arguments(self, locals())
+
+    def _criterion(self):
+        """``criterion``, or the value given under its former name ``method``."""
+        return self.criterion if self.method == RENAMED else self.method
 
     # ------------------------------------------------------------------ the learner
     def _learner_on_graph(self, X, y, x_key=None):
@@ -309,6 +326,7 @@ default="model_change"
         self.estimator_ = est
         self._classes = np.asarray(state.classes)
         self._F = F if F.ndim == 2 else F[:, None]
+        self.transduction_ = self._transduction()
         return self._F, state.classes
 
     def _transduction(self):
@@ -363,7 +381,42 @@ default="model_change"
                                         gamma=self.gamma, solver=self.solver, rtol=self.rtol)
         return self._cov
 
-    def query(self, X, y, candidates=None):
+    def _check_params(self, stacklevel):
+        """Validate the parameters; return the criterion (given under either name)."""
+        validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
+                                       caller_name=type(self).__name__)
+        criterion = renamed(type(self).__name__, "method", "criterion", self.method,
+                            self.criterion, "model_change", unset=RENAMED,
+                            stacklevel=stacklevel + 1)
+        if isinstance(self.estimator, type):
+            raise TypeError(
+                f"estimator must be a learner instance, got the class "
+                f"{self.estimator.__name__}; pass {self.estimator.__name__}() (with its "
+                f"parameters) instead."
+            )
+        return criterion
+
+    def fit(self, X, y, *, x_key=None):
+        """Fit the learner on ``y`` on the kept graph of ``X`` (built at the first call on
+        this ``X``), without choosing points: ``transduction_`` is then the learner's answer
+        for these labels (:func:`active_learning_loop` calls it after the last round).
+
+        Parameters
+        ----------
+        X, y
+            As in :meth:`query`.
+        x_key : hashable or None, default=None
+            As in :meth:`query`.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params(stacklevel=3)
+        self._fit_learner(X, y, x_key)
+        return self
+
+    def query(self, X, y, candidates=None, *, x_key=None):
         """Fit the learner on ``y`` and return the next ``batch_size`` points to label.
 
         Parameters
@@ -375,24 +428,19 @@ default="model_change"
         candidates : array-like of int or None, default=None
             Unlabeled points to choose from (None: every unlabeled point; the variance
             criteria then score a preselection of ``n_candidates``).
+        x_key : hashable or None, default=None
+            What identifies the contents of ``X`` for the kept graph and covariance columns:
+            None computes a digest of its entries at each call; a caller that keeps one
+            ``X`` unchanged over many calls may compute it once and pass it
+            (:func:`active_learning_loop` does).
 
         Returns
         -------
         indices : ndarray of int of shape (batch_size,)
             Distinct unlabeled points, best first (greedy order for the variance criteria).
         """
-        return self._query(X, y, candidates)
-
-    def _query(self, X, y, candidates=None, x_key=None):
         t0, c0 = time.perf_counter(), time.process_time()
-        validate_parameter_constraints(self._parameter_constraints, self.get_params(deep=False),
-                                       caller_name=type(self).__name__)
-        if isinstance(self.estimator, type):
-            raise TypeError(
-                f"estimator must be a learner instance, got the class "
-                f"{self.estimator.__name__}; pass {self.estimator.__name__}() (with its "
-                f"parameters) instead."
-            )
+        criterion = self._check_params(stacklevel=3)
         if getattr(self, "_rng", None) is None or self._seed != repr(self.random_state):
             # drawn once: later queries continue the stream (a fixed seed then gives one
             # reproducible sequence of queries, not the same draw every round)
@@ -410,10 +458,10 @@ default="model_change"
                              f"unlabeled points.")
         F, _ = self._fit_learner(X, y, x_key)
         self.n_solved_ = 0
-        if self.method == "random":
+        if criterion == "random":
             chosen = self._rng.choice(pool, self.batch_size, replace=False)
             self.candidates_, self.query_scores_ = pool, np.zeros(self.batch_size)
-        elif self.method == "uncertainty":
+        elif criterion == "uncertainty":
             u = uncertainty_scores(F, self.uncertainty)[pool]
             order = np.argsort(-u, kind="stable")[:self.batch_size]
             chosen, self.candidates_, self.query_scores_ = pool[order], pool, u[order]
@@ -424,7 +472,8 @@ default="model_change"
         return np.asarray(chosen, dtype=np.int64)
 
     def _variance_query(self, F, labeled, pool, given):
-        u = (uncertainty_scores(F, self.uncertainty) if self.method == "model_change"
+        criterion = self._criterion()
+        u = (uncertainty_scores(F, self.uncertainty) if criterion == "model_change"
              else None)
         if self.n_eigenpairs is not None:
             return self._spectral_query(u, labeled, pool)
@@ -441,7 +490,7 @@ default="model_change"
             # between points (1.16-1.76 on 2,000 MNIST digits with 10 labels, against
             # 15-80 for ||C e_k||^2) and are the part the sketch estimates poorly
             est = {"vopt": sq, "sigma_opt": col_sum ** 2,
-                   "model_change": None if u is None else u[pool] * np.sqrt(sq)}[self.method]
+                   "model_change": None if u is None else u[pool] * np.sqrt(sq)}[criterion]
             cand = np.sort(pool[np.argsort(-est, kind="stable")[:n_cand]])
         cov.ensure(cand)
         # columns of earlier candidates are kept (updated by rank one, free if they come
@@ -451,7 +500,7 @@ default="model_change"
         else:
             cov.keep_only(np.flatnonzero(~labeled))
         cols = cov.columns[:, cov.position(cand)]
-        pos, scores = greedy_batch(cols, cand, self.batch_size, cov.gamma2, self.method,
+        pos, scores = greedy_batch(cols, cand, self.batch_size, cov.gamma2, criterion,
                                    weights=None if u is None else u[cand])
         self.candidates_, self.query_scores_ = cand, scores
         self.n_solved_ = cov.n_solved - solved
@@ -466,7 +515,7 @@ default="model_change"
             self._eig_key = (self._graph_key, k)
         cov = SpectralCovariance(*self._eig, np.flatnonzero(labeled), tau=self.tau,
                                  gamma=self.gamma)
-        pos, scores = cov.greedy_batch(pool, self.batch_size, self.method,
+        pos, scores = cov.greedy_batch(pool, self.batch_size, self._criterion(),
                                        weights=None if u is None else u[pool])
         self.candidates_, self.query_scores_ = pool, scores
         return pool[pos]

@@ -134,8 +134,8 @@ def active_learning_loop(learner, X, y, oracle, n_rounds, *, classes=None, callb
     queried, answers, preds, times, cpu, solved = [], [], [], [], [], []
     x_key = _x_key(X)  # X is the same every round: its digest once, not per query
     for r in range(n_rounds):
-        idx = learner._query(X, y, None, x_key)
-        preds.append(learner._transduction())
+        idx = learner.query(X, y, x_key=x_key)
+        preds.append(learner.transduction_)
         times.append(learner.query_time_)
         cpu.append(learner.query_cpu_time_)
         solved.append(learner.n_solved_)
@@ -147,8 +147,8 @@ def active_learning_loop(learner, X, y, oracle, n_rounds, *, classes=None, callb
         answers.append(labels)
         if callback is not None:
             callback(r, learner, y)
-    learner._fit_learner(X, y, x_key)
-    preds.append(learner._transduction())
+    learner.fit(X, y, x_key=x_key)
+    preds.append(learner.transduction_)
     return ActiveLearningHistory(y=y, queried=np.array(queried), answers=np.array(answers),
                                  transductions=np.array(preds), round_times=np.array(times),
                                  n_solved=np.array(solved, dtype=np.int64),

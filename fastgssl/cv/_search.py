@@ -25,7 +25,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from fastgssl import registry
 from fastgssl._folds import check_folds, folds_for_labels
 from fastgssl._protocol import learner_objective
-from fastgssl._validation import check_n_jobs, check_sample_weight, check_X, shared_checks
+from fastgssl._shared_checks import shared_checks
+from fastgssl._validation import check_n_jobs, check_sample_weight, check_X
 from fastgssl.cv._api import _method
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _one_vs_rest_only, _prepare, _unweighted_only, weight_kw
@@ -539,11 +540,22 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
 
 
 class ApproxGridSearchCV(GridSearchCV):
-    """Former name of :class:`GridSearchCV`, kept as an alias (soft-deprecated).
+    """Former name of :class:`GridSearchCV` (deprecated).
 
     The search runs exact CV by default; the name said "approximate" because its first
-    methods were the one-fit approximations. Same parameters, attributes and results. It
-    emits no warning, so that code (and checks) reading the warnings a search raises, e.g.
-    :class:`fastgssl.OptimisticCriterionWarning`, see the same ones under either name; new
-    code should use :class:`GridSearchCV`.
+    methods were the one-fit approximations. Same parameters, attributes and results;
+    ``fit`` emits a :class:`DeprecationWarning` naming :class:`GridSearchCV` (the approximate
+    methods are its ``method=``: ``GridSearchCV(estimator, grid, method="fbif")``). The name
+    will be removed in a future release.
     """
+
+    def fit(self, X, y, sample_weight=None):
+        """As :meth:`GridSearchCV.fit`, with a :class:`DeprecationWarning`."""
+        warnings.warn(
+            "ApproxGridSearchCV was renamed GridSearchCV and the old name will be removed in a "
+            "future release; use fastgssl.cv.GridSearchCV(estimator, param_grid, "
+            f"method={self.method!r}, ...), which gives the same results.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return super().fit(X, y, sample_weight=sample_weight)

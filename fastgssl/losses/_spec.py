@@ -75,6 +75,13 @@ class LossSpec:
     api_version: int = API_VERSION
     _builtin_code: int | None = None
 
+    @property
+    def builtin_code(self):
+        """The number of a built-in loss's compiled loops (:mod:`fastgssl.losses._builtin`,
+        set by :mod:`fastgssl.losses._builtin_specs`); None for a plugin loss, whose loops
+        are compiled from its ``value`` / ``d1`` / ``d2``."""
+        return self._builtin_code
+
     def __post_init__(self):
         if self.y_domain not in _DOMAINS:
             raise ValueError(f"y_domain must be one of {_DOMAINS}, got {self.y_domain!r}.")
@@ -154,8 +161,8 @@ class Loss:
             yv = np.ascontiguousarray(y).ravel()
             fv = np.ascontiguousarray(f).ravel()
         out = np.empty(yv.shape[0], dtype=np.float64)
-        if self.spec._builtin_code is not None:
-            apply_builtin(self.spec._builtin_code, order, yv, fv, self.p, out)
+        if self.spec.builtin_code is not None:
+            apply_builtin(self.spec.builtin_code, order, yv, fv, self.p, out)
         else:
             _plugin_loop(self.spec, order)(yv, fv, self.p, out)
         return out.reshape(shape)

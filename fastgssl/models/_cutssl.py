@@ -92,7 +92,7 @@ def _rms(A):
     return float(np.sqrt(np.einsum("ij,ij->", A, A) / A.size))
 
 
-def _solve(H, dinv, B, X0, rtol, maxiter, R0=None):
+def _solve(H, dinv, B, X0, rtol, max_iter, R0=None):
     """Block Jacobi-PCG for the SPD ``H``, warm-started from ``X0``, each column to
     ``||b - H x|| <= rtol ||b||``; numpy and scipy products (one thread: the ADMM calls it
     hundreds of times on systems of 10^3-10^5 rows, where a thread pool's start-up per
@@ -107,7 +107,7 @@ def _solve(H, dinv, B, X0, rtol, maxiter, R0=None):
     Z = D * R
     P = Z.copy()
     rz = np.einsum("ij,ij->j", R, Z)
-    for _ in range(maxiter):
+    for _ in range(max_iter):
         if (np.sqrt(np.einsum("ij,ij->j", R, R)) <= target).all():
             return X, True, R
         HP = H @ P

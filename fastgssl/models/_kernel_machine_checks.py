@@ -16,14 +16,13 @@ from sklearn.utils.validation import column_or_1d, validate_data
 from fastgssl import registry
 from fastgssl._deprecation import RENAMED, renamed
 from fastgssl._memory import check_dense_memory
+from fastgssl._shared_checks import targets_once, validate_params_once
 from fastgssl._validation import (
     as_label_array,
     check_bounded_int,
     check_positive,
     check_semi_supervised_y,
     check_X,
-    targets_once,
-    validate_params_once,
 )
 from fastgssl.kernels.internal import check_kernel
 from fastgssl.losses import get_loss
@@ -113,7 +112,7 @@ class _MachineChecks:
         return "full"
 
     def _check_common_params(self):
-        validate_params_once(self)
+        validate_params_once(self, self._parameter_constraints)
         check_kernel(self.kernel, self.kernel_params)
         _check_choice(self.backend, "backend", _BACKENDS)
         if self.backend == "nystrom" and (callable(self.kernel)

@@ -86,8 +86,10 @@ class LabelPropagation(_PropagationClassifier):
     Parameters
     ----------
     lam : float, default=numpy.inf
-        Weight lambda of the labeled-fit term. ``inf`` clamps the labels (harmonic function of
-        Zhu, Ghahramani & Lafferty 2003); a finite value lets noisy labels move.
+        Weight lambda of the labeled-fit term (the SS(lambda) criterion). ``inf`` clamps the
+        labels (harmonic function of Zhu, Ghahramani & Lafferty 2003); a finite value lets
+        noisy labels move. Larger trusts the labels more: the opposite of the ridge ``lam``
+        of :class:`KRR` / :class:`SVM`, which smooths more.
 """ + GRAPH_PARAMS + SUBSET_PARAMS + POLICY_PARAM + CLASS_MASS_PARAM + SOLVE_PARAMS + (
         REWEIGHTING_PARAMS) + """
     Attributes
@@ -219,7 +221,8 @@ class LabelPropagationRegressor(RegressorMixin, _GraphPropagation):
     Parameters
     ----------
     lam : float, default=numpy.inf
-        Weight of the labeled-fit term; ``inf`` clamps the targets.
+        Weight of the labeled-fit term (SS(lambda), as in :class:`LabelPropagation`; not a
+        ridge); ``inf`` clamps the targets.
     unlabeled_policy : {"uniform", "nearest"}, default="uniform"
         Points in graph components without a labeled point (a warning names how many):
         ``"uniform"`` gives them the mean of the labeled targets, ``"nearest"`` copies the

@@ -18,7 +18,7 @@ semi-supervised learning at very low label rates* (ICML), sections 2-4:
 - **Poisson MBO** starts from that decision and alternates ``n_diffusion_steps`` explicit steps
   of u <- u - dt (L u - mu b) (dt = 1 / max degree, b the Poisson sources) with a
   volume-constrained assignment of the points to classes whose sizes follow the priors
-  (:func:`volume_assignment`), ``n_mbo_iter`` times.
+  (:func:`volume_assignment`), ``max_iter`` times.
 
 Both are transductive; new points get the Parzen induction formula of the family
 (Bengio et al. 2005) over the fitted scores.
@@ -33,10 +33,11 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._components import labeled_components
+from fastgssl._deprecation import RENAMED, renamed
 from fastgssl._doc_examples import blobs_example
 from fastgssl._validation import store_init_arguments
 from fastgssl.models._balance import check_class_priors, prior_weighted
@@ -417,13 +418,18 @@ class PoissonMBO(_PoissonBase):
         Class shares in the order of ``classes_``: the sizes the assignment enforces
         (rounded to the number of points in labeled components). None: the shares of the
         labels.
-    n_mbo_iter : int, default=20
-        Outer iterations T (diffusion, then assignment).
+    max_iter : int, default=20
+        Outer iterations T (diffusion, then assignment); the name of
+        :class:`VolumeMBO`'s and :class:`CutSSL`'s outer iterations.
     n_diffusion_steps : int, default=40
         Explicit diffusion steps N_s per outer iteration.
     fidelity : float, default=1.0
         Weight mu of the Poisson sources during diffusion.
-""" + _GRAPH_DOC + """
+""" + _GRAPH_DOC.rstrip("\n") + """
+    n_mbo_iter : int, default="deprecated"
+        Former name of ``max_iter`` (deprecated: a :class:`DeprecationWarning` at ``fit``
+        names the new one).
+
     Attributes
     ----------
     classes_, transduction_, class_priors_
@@ -435,6 +441,8 @@ class PoissonMBO(_PoissonBase):
         The prior-weighted Poisson scores the iteration started from.
     n_changed_ : list of int
         Points whose class changed in each outer iteration.
+    n_iter_ : int
+        Outer iterations run (``max_iter``, 0 when no point was reached).
     graph_, n_unreached_, solver_info_, graph_recall_, n_threads_
         As in :class:`LabelPropagation`.
 
@@ -477,17 +485,28 @@ class PoissonMBO(_PoissonBase):
 
     _parameter_constraints = {
         **_PoissonBase._parameter_constraints,
-        "n_mbo_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "n_mbo_iter": [Interval(Integral, 0, None, closed="left"),
+                       Hidden(StrOptions({RENAMED}))],
         "n_diffusion_steps": [Interval(Integral, 1, None, closed="left")],
         "fidelity": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, class_priors=None, *, n_mbo_iter=20, n_diffusion_steps=40,
+    def __init__(self, class_priors=None, *, max_iter=20, n_diffusion_steps=40,
                  fidelity=1.0, graph="knn", n_neighbors=10, graph_weight="self_tuned",
                  graph_symmetrize="max", sigma_w=None, self_tuned_constant=3.0,
                  unlabeled_policy="auto",
-                 solver="auto", rtol=1e-6, n_jobs=None):
+                 solver="auto", rtol=1e-6, n_jobs=None, n_mbo_iter=RENAMED):
         store_init_arguments(self, locals())
+
+    def _check_common_params(self):
+        super()._check_common_params()
+        renamed("PoissonMBO", "n_mbo_iter", "max_iter", self.n_mbo_iter, self.max_iter, 20,
+                unset=RENAMED, stacklevel=5)
+
+    def _max_iter(self):
+        """``max_iter``, or the value given under its former name ``n_mbo_iter``."""
+        return self.max_iter if self.n_mbo_iter == RENAMED else self.n_mbo_iter
 
     _share_hint = "Check the graph (n_neighbors, connectivity) and class_priors."
 
@@ -502,8 +521,9 @@ class PoissonMBO(_PoissonBase):
         labels = np.argmax(S, axis=1)
         labels[lab] = lab_class
         self.n_changed_ = []
-        if idx.size and self.n_mbo_iter > 0:
+        if idx.size and self._max_iter() > 0:
             labels = self._mbo(W, idx, labels, lab, lab_class, k)
+        self.n_iter_ = len(self.n_changed_)
         F = np.zeros_like(U)
         F[idx, labels[idx]] = 1.0
         return F, reached, info
@@ -523,7 +543,7 @@ class PoissonMBO(_PoissonBase):
         sizes = class_sizes(self.class_priors_, idx.size)
         cur = labels[idx].copy()
         duals = np.zeros(k)
-        for _ in range(self.n_mbo_iter):
+        for _ in range(self._max_iter()):
             U = np.zeros((idx.size, k))
             U[np.arange(idx.size), cur] = 1.0
             for _ in range(self.n_diffusion_steps):

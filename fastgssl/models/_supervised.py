@@ -44,8 +44,11 @@ Kernel ridge regression (square loss); LSSVM is the same model.
     Parameters
     ----------
     lam : float > 0, default=1e-3
-        Regularization. scikit-learn's ``KernelRidge(alpha=n * lam, kernel="rbf",
-        gamma=1 / (2 * sigma))`` fits the same function (its objective is the sum form
+        Regularization: the weight of the ridge ``lam ||f||^2`` (larger smooths more; the
+        papers' lambda, as in :class:`SVM`, LapRLS's ``gamma_a``). Not the ``lam`` of
+        :class:`fastgssl.models.LabelPropagation`, which weighs the labels instead.
+        scikit-learn's ``KernelRidge(alpha=n * lam, kernel="rbf", gamma=1 / (2 * sigma))``
+        fits the same function (its objective is the sum form
         ``sum_i (y_i - f_i)^2 + alpha ||f||^2``).
     sigma : float > 0, default=1.0
         RBF width in the papers' convention ``exp(-||x - x'||^2 / (2 sigma))``: a squared distance.
@@ -118,10 +121,11 @@ Support vector machine with the Huber-smoothed hinge loss (Liu et al. (2018)).
     Parameters
     ----------
     lam : float > 0, default=1e-3
-        Regularization. For the hinge (``h -> 0``) this is scikit-learn's
-        ``SVC(C=1 / (2 n lam), kernel="rbf", gamma=1 / (2 sigma))``: dividing the objective
-        by ``2 lam`` gives ``(1/2) ||f||^2 + C sum_i hinge`` (SVC's intercept is unpenalized,
-        ours, ``fit_intercept``, is penalized with ``||f||^2``).
+        Regularization: the weight of the ridge ``lam ||f||^2`` (larger smooths more; not
+        the ``lam`` of :class:`fastgssl.models.LabelPropagation`). For the hinge (``h -> 0``)
+        this is scikit-learn's ``SVC(C=1 / (2 n lam), kernel="rbf", gamma=1 / (2 sigma))``:
+        dividing the objective by ``2 lam`` gives ``(1/2) ||f||^2 + C sum_i hinge`` (SVC's
+        intercept is unpenalized, ours, ``fit_intercept``, is penalized with ``||f||^2``).
     h : float > 0, default=0.05
         Half-width of the quadratic zone of the Huber hinge.
     sigma : float > 0, default=1.0

@@ -14,7 +14,7 @@ import numpy as np
 from fastgssl import _sparse_blocks as K
 
 
-def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, maxiter=1000, project=None,
+def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
               iterations_done=None, checkpoint=None):
     """Solve ``A X = B`` column-wise by PCG.
 
@@ -26,7 +26,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, maxiter=1000, project=None,
     X0 : ndarray (n, r) or None
     rtol : float
         Stop column j when ``||b_j - A x_j|| <= rtol ||b_j||`` (recurrence residual).
-    maxiter : int
+    max_iter : int
     project : callable or None
         Applied to the residual block every 50 iterations to remove round-off drift into
         the null space of a singular ``A``.
@@ -68,7 +68,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, maxiter=1000, project=None,
     rz = precond(Ra, Za)
     Pa = Za.copy()
     APa = np.empty_like(Ra)
-    for it in range(1, maxiter + 1):
+    for it in range(1, max_iter + 1):
         pap = K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa)
         alpha = rz / np.where(pap > 0, pap, np.inf)
         rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)

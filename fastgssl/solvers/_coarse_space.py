@@ -307,7 +307,7 @@ class AggregationCoarseSpace:
         lists (built once per order) for many, whose (64, m, r) partials would cost more
         than the sums (:func:`fastgssl._sparse_blocks.grouped_sums`)."""
         agg, m = self.aggregates_, self.n_aggregates_
-        if m * K._N_CHUNKS * 4 <= agg.shape[0]:
+        if m * K.N_CHUNKS * 4 <= agg.shape[0]:
             return K.aggregate_sums(agg, m, R)
         if self._members is None:
             used = np.flatnonzero(agg >= 0)

@@ -196,9 +196,9 @@ class LaplacianSolver:
         ``method`` is its former name (deprecated: a ``DeprecationWarning``).
     rtol : float, default=1e-8
         Relative residual ``||b - R x|| <= rtol ||b||`` per column and per chained solve.
-    maxiter : int or None, default=None
+    max_iter : int or None, default=None
         Iteration cap per chained solve (None: ``max(1000, n // 10)`` for "cg", 500 for
-        "amg").
+        "amg"). ``maxiter`` is its former name (deprecated: a ``DeprecationWarning``).
     power : int, default=1
         Solve with ``Q^power`` by ``power`` chained solves (multiplies the power of a
         :class:`LaplacianPower` input).
@@ -267,26 +267,31 @@ class LaplacianSolver:
     (False, 0.0)
     """
 
-    def __init__(self, Q, solver="auto", rtol=1e-8, maxiter=None, power=1, *,
+    def __init__(self, Q, solver="auto", rtol=1e-8, max_iter=None, power=1, *,
                  null_space="auto", switch_iterations=SWITCH_ITERATIONS, block_size=None,
                  amg_options=None, reorder="auto", coarse_space="auto", check_input=True,
-                 method=None):
+                 method=None, maxiter=None):
         # the setup's kernels run on the cores other jobs leave free, as the solve's
         with numba_threads(None):
-            self._setup(Q, solver, rtol, maxiter, power, null_space, switch_iterations,
-                        block_size, amg_options, reorder, coarse_space, check_input, method)
+            self._setup(Q, solver, rtol, max_iter, power, null_space, switch_iterations,
+                        block_size, amg_options, reorder, coarse_space, check_input, method,
+                        maxiter)
 
-    def _setup(self, Q, solver, rtol, maxiter, power, null_space, switch_iterations,
-               block_size, amg_options, reorder, coarse_space, check_input, method):
+    def _setup(self, Q, solver, rtol, max_iter, power, null_space, switch_iterations,
+               block_size, amg_options, reorder, coarse_space, check_input, method, maxiter):
         t0 = time.perf_counter()
-        solver = renamed("LaplacianSolver", "method", "solver", method, solver, "auto")
+        solver = renamed("LaplacianSolver", "method", "solver", method, solver, "auto",
+                         stacklevel=4)
+        max_iter = renamed("LaplacianSolver", "maxiter", "max_iter", maxiter, max_iter, None,
+                           stacklevel=4)
         if not isinstance(solver, str) or solver not in METHODS:
             raise ValueError(f"solver must be one of {list(METHODS)}, got {solver!r}.")
         power = check_bounded_int(power, "power", low=1, high=MAX_POWER, hint=_POWER_HINT)
         self.rtol = check_positive(rtol, "rtol")
-        if maxiter is not None and (not isinstance(maxiter, (int, np.integer)) or maxiter < 1):
-            raise ValueError(f"maxiter must be a positive integer or None, got {maxiter!r}.")
-        self.maxiter = maxiter
+        if max_iter is not None and (not isinstance(max_iter, (int, np.integer))
+                                     or max_iter < 1):
+            raise ValueError(f"max_iter must be a positive integer or None, got {max_iter!r}.")
+        self.max_iter = max_iter
         self.solver = solver
         self.switch_iterations = check_bounded_int(switch_iterations, "switch_iterations",
                                                    low=1)
@@ -378,6 +383,7 @@ class LaplacianSolver:
         self.setup_time_ = time.perf_counter() - t0
 
     method = renamed_attribute("LaplacianSolver", "method", "solver")
+    maxiter = renamed_attribute("LaplacianSolver", "maxiter", "max_iter")
     method_ = renamed_attribute("LaplacianSolver", "method_", "solver_")
 
     @property
@@ -444,11 +450,11 @@ class LaplacianSolver:
                 X[self._keep] = self.lu_.solve(np.asarray(B[self._keep], order="F"))
             return X, np.zeros(r, dtype=np.int64), np.ones(r, dtype=bool), "direct"
         if self.solver_ == "amg":
-            maxiter = self.maxiter or 500
+            maxiter = self.max_iter or 500
             X, its, conv = block_pcg(self._A, B, self._amg_precond, rtol=self.rtol,
-                                     maxiter=maxiter, project=project)
+                                     max_iter=maxiter, project=project)
             return X, its, conv, "amg"
-        maxiter = self.maxiter or max(1000, self.n_ // 10)
+        maxiter = self.max_iter or max(1000, self.n_ // 10)
         auto = self.solver == "auto"
         first = min(maxiter, self.switch_iterations) if auto else maxiter
         X0, its = None, np.zeros(r, dtype=np.int64)
@@ -459,7 +465,7 @@ class LaplacianSolver:
             # build it if the columns still need more of them (module docstring)
             k = _coarse_checkpoint(r)
             X, its, conv = block_pcg(
-                self._A, B, self._jacobi, rtol=self.rtol, maxiter=first, project=project,
+                self._A, B, self._jacobi, rtol=self.rtol, max_iter=first, project=project,
                 checkpoint=(k, lambda history: self._price_coarse(history, k)))
             if conv.all() or self._coarse_pending or its.max() >= first:
                 return self._amg_after(B, X, its, conv, maxiter, auto, project)
@@ -469,7 +475,7 @@ class LaplacianSolver:
         Xt, its_t, conv_t = block_pcg(
             self._A, Bt, self._jacobi, rtol=self.rtol, project=project,
             X0=None if X0 is None else np.ascontiguousarray(X0[:, todo]),
-            maxiter=max(1, first - int(its.max())))
+            max_iter=max(1, first - int(its.max())))
         X = Xt if X0 is None else X0
         if X0 is not None:
             X[:, todo] = Xt
@@ -524,7 +530,7 @@ class LaplacianSolver:
         Xt, its_t, conv_t = block_pcg(
             self._A, np.ascontiguousarray(B[:, todo]), self._amg_precond,
             X0=np.ascontiguousarray(X[:, todo]), rtol=self.rtol,
-            maxiter=self.maxiter or 500, project=project,
+            max_iter=self.max_iter or 500, project=project,
         )
         X[:, todo] = Xt
         its[todo] += its_t
@@ -624,7 +630,7 @@ class LaplacianSolver:
             warnings.warn(
                 f"LaplacianSolver ({used}): {bad.size} of {r} right-hand side(s) did not "
                 f"reach rtol={self.rtol:g}; worst relative residual {rel[bad].max():.3g} "
-                f"after {iterations[bad].max()} iterations. Increase maxiter, add a ridge, "
+                f"after {iterations[bad].max()} iterations. Increase max_iter, add a ridge, "
                 f"or use solver='amg'.",
                 ConvergenceWarning,
                 stacklevel=2,
