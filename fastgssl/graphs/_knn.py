@@ -130,7 +130,7 @@ def _gemm_retry(X, R, failed, k, exclude_self, n_threads, sq_spread, out_i, out_
     Xf = X[rows]
     A, B, q_norms, r_norms, unit2 = _gemm_operands(Xf, R, sq_spread)
     nq, nr, d = rows.size, R.shape[0], R.shape[1]
-    bound = (out_d[rows, k - 1] / unit2 + 8.0 * (d + 9) * _U32 * (q_norms + r_norms.max()))
+    bound = out_d[rows, k - 1] / unit2 + filter_bound(d, q_norms, r_norms.max())
     bound *= 1.0 + 1e-12  # the rounding of this sum: keep a superset
     self_ids = rows if exclude_self else np.full(nq, -1, dtype=np.int64)
     best_d = np.full((nq, k), np.inf)
@@ -185,7 +185,7 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
         if sq_spread is None:
             sq_spread = squared_spread(Xq, None if same else Xr)
         # centred norms are at most sqrt(sq_spread): scale them to <= 1 by a power of two
-        unit = 2.0 ** np.ceil(0.5 * np.log2(sq_spread)) if sq_spread > 0 else 1.0
+        unit = power_of_two_unit(sq_spread)
         unit2 = unit * unit
         Fq = (Cq * (1.0 / unit)).astype(np.float32)
         Fr = Fq if same else (Cr * (1.0 / unit)).astype(np.float32)
@@ -213,6 +213,77 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     return cand_i, cand_worst, delta
 
 
+def filter_bound(d, q_norms, r_max, unit2=1.0):
+    """The float32 filter's rounding bound ``delta = 8 (d + 9) u (||x'||^2 + max ||y'||^2)
+    s^2`` (``u = 2^-24``) of the operands of :func:`_gemm_operands`: an approximate
+    squared distance differs from the exact one of the original rows by at most this (the
+    derivation is in :func:`_candidates_gemm`).  ``q_norms`` are the queries' squared norms
+    of the rounded scaled rows, ``r_max`` the largest of the references', ``unit2 = s^2``
+    (1: the bound in scaled units).  The exact search's certificate and retry and the
+    inverted-file search's certificate (:mod:`fastgssl.graphs._ivf_driver`) all use it."""
+    return 8.0 * (d + 9) * _U32 * (q_norms + r_max) * unit2
+
+
+def operand_step(d):
+    """Rows per block of the operands' float64 temporaries (~8 MB) and of the centre's
+    summation (:func:`centre_fold`)."""
+    return max(1, (1 << 20) // max(d, 1))
+
+
+def centre_fold(state, X, offset, step, pivot):
+    """Continue the reference mean's sum ``total += (X[s0:s0 + step] - pivot).sum(0)``
+    (blocks of ``step`` rows counted from row 0 of the whole array) over the rows ``X``
+    starting at row ``offset``; ``state = (total, partial sum of the open block or
+    None)``.  A NumPy sum along axis 0 adds rows in order, so a block cut by a chunk border
+    continues from its partial sum with the same result: one fold over the whole array or
+    one per row chunk (:mod:`fastgssl.graphs._ivf_dask`) give the same float64 centre.
+    The centre is ``pivot + (total + partial) / n``."""
+    total, partial = state
+    n = X.shape[0]
+    pos = 0
+    while pos < n:
+        g = offset + pos
+        end = (g // step + 1) * step
+        take = min(n - pos, end - g)
+        block = X[pos:pos + take] - pivot
+        if partial is not None:
+            block = np.concatenate([partial[None, :], block])
+        s = block.sum(axis=0)
+        pos += take
+        if offset + pos == end:
+            total = total + s
+            partial = None
+        else:
+            partial = s
+    return total, partial
+
+
+def power_of_two_unit(sq_spread):
+    """The scale ``s``: the power of two with ``s^2 >= sq_spread`` (1 for no spread)."""
+    return 2.0 ** np.ceil(0.5 * np.log2(sq_spread)) if sq_spread > 0 else 1.0
+
+
+def augmented_rows(X, centre, inv, step, query=True):
+    """The float32 rows ``[x', ||x'||^2, 1]`` (``query``) or ``[-2 x', 1, ||x'||^2]`` of
+    ``x' = (x - centre) * inv`` rounded once, and their float64 squared norms; in blocks of
+    ``step`` rows (each row's values do not depend on the blocking)."""
+    n, d = X.shape
+    out = np.empty((n, d + 2), dtype=np.float32)
+    norms = np.empty(n)
+    for s0 in range(0, n, step):
+        block = ((X[s0:s0 + step] - centre) * inv).astype(np.float32)
+        norms[s0:s0 + step] = np.einsum("ij,ij->i", block, block, dtype=np.float64)
+        if query:
+            out[s0:s0 + step, :d] = block
+            out[s0:s0 + step, d] = norms[s0:s0 + step]
+            out[s0:s0 + step, d + 1] = 1.0
+        else:
+            out[s0:s0 + step, :d] = block * np.float32(-2.0)  # exact
+            out[s0:s0 + step, d] = 1.0
+            out[s0:s0 + step, d + 1] = norms[s0:s0 + step]
+    return out, norms
+
+
 def _gemm_operands(Xq, Xr, sq_spread, references=True):
     """Float32 operands of the augmented product, built in row chunks (no n x d float64).
 
@@ -226,43 +297,27 @@ def _gemm_operands(Xq, Xr, sq_spread, references=True):
     distance of the scaled rows (symmetric when ``Xq is Xr``, which the self-search uses).
     Returns ``(A, B, q_norms, r_norms, s^2)``, the norms in float64 of the rounded rows
     (``B`` is None with ``references=False`` when ``Xq is Xr``: a caller that reorders the
-    rows first builds it from ``A``).
+    rows first builds it from ``A``).  The pieces (:func:`centre_fold`,
+    :func:`power_of_two_unit`, :func:`augmented_rows`) are shared with the Dask search,
+    which builds the same rows chunk by chunk.
     """
     same = Xq is Xr
     nr, d = Xr.shape
-    step = max(1, (1 << 20) // max(d, 1))  # ~8 MB float64 temporaries
+    step = operand_step(d)
     pivot = np.asarray(Xr[0], dtype=np.float64)
-    total = np.zeros(d)
-    for s0 in range(0, nr, step):
-        total += (Xr[s0:s0 + step] - pivot).sum(axis=0)
+    total, partial = centre_fold((np.zeros(d), None), Xr, 0, step, pivot)
+    if partial is not None:
+        total = total + partial
     centre = pivot + total / nr
-    unit = 2.0 ** np.ceil(0.5 * np.log2(sq_spread)) if sq_spread > 0 else 1.0
+    unit = power_of_two_unit(sq_spread)
     inv = 1.0 / unit
-
-    def augmented(X, query):
-        n = X.shape[0]
-        out = np.empty((n, d + 2), dtype=np.float32)
-        norms = np.empty(n)
-        for s0 in range(0, n, step):
-            block = ((X[s0:s0 + step] - centre) * inv).astype(np.float32)
-            norms[s0:s0 + step] = np.einsum("ij,ij->i", block, block, dtype=np.float64)
-            if query:
-                out[s0:s0 + step, :d] = block
-                out[s0:s0 + step, d] = norms[s0:s0 + step]
-                out[s0:s0 + step, d + 1] = 1.0
-            else:
-                out[s0:s0 + step, :d] = block * np.float32(-2.0)  # exact
-                out[s0:s0 + step, d] = 1.0
-                out[s0:s0 + step, d + 1] = norms[s0:s0 + step]
-        return out, norms
-
-    A, q_norms = augmented(Xq, True)
+    A, q_norms = augmented_rows(Xq, centre, inv, step, True)
     if same and not references:
         B, r_norms = None, q_norms
     elif same:
         B, r_norms = reference_rows(A), q_norms
     else:
-        B, r_norms = augmented(Xr, False)
+        B, r_norms = augmented_rows(Xr, centre, inv, step, False)
     return A, B, q_norms, r_norms, unit * unit
 
 
@@ -365,7 +420,7 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
 
     _run_blocks(work, tasks, threads)
     cand_worst = cand_d[:, 0].astype(np.float64) * unit2
-    delta = 8.0 * (d + 9) * _U32 * (q_norms + r_norms.max()) * unit2
+    delta = filter_bound(d, q_norms, r_norms.max(), unit2)
     return cand_i, cand_worst, delta
 
 
