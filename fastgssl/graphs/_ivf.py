@@ -32,6 +32,11 @@ the exact search's filter / refine / certify steps of :mod:`fastgssl.graphs._knn
 
 The result is therefore the exact ``k`` nearest neighbours *within the probed lists* of
 each point; with ``n_probe = n_lists`` it is the exact search's result, index for index.
+
+One driver runs these stages (:func:`fastgssl.graphs._ivf_driver.ivf_lists`: their order,
+the random streams, ``k_c``, the bound) over a rows backend, ``MemoryRows`` for an
+in-memory ``X`` or :class:`fastgssl.graphs._ivf_dask.DaskRows` for row chunks on a Dask
+cluster; this module holds the builder (parameters, weights, warnings, attributes).
 """
 
 from __future__ import annotations
@@ -131,10 +136,11 @@ class IVFGraph(_GraphBuilder):
         search forms about half of them); in memory a pair of lists probed both ways is
         searched once (:mod:`fastgssl.graphs._ivf_pairs`), on Dask once per direction.
     stage_times_ : dict
-        Wall seconds of the stages of the last call: ``"kmeans"``, ``"tune"`` (choice of
-        ``n_probe``), ``"assign"`` (probe lists), ``"search"``, ``"refine"``, ``"weights"``,
-        ``"recall"``; on Dask ``"operands"`` (chunks checked, centre, float32 rows)
-        instead of the in-memory operands inside ``"kmeans"``.
+        Wall seconds of the stages of the last call: ``"operands"`` (centre, float32
+        rows), ``"kmeans"``, ``"tune"`` (choice of ``n_probe``), ``"assign"`` (probe
+        lists), ``"search"``, ``"refine"``, ``"weights"``, ``"recall"``.  (On Dask the
+        chunks' check and ranges come before the stages, in no entry; the search tasks
+        refine their rows, so ``"refine"`` is only the exact search of short rows.)
     dask_info_ : dict or None
         On Dask: ``"bytes_moved"`` (scatter, rows sent to the list groups and lists
         gathered back; approximate), ``"n_groups"`` (search tasks) and

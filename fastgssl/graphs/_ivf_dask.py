@@ -4,19 +4,24 @@
 builder was given ``client=``; the client gets the same graph as the in-memory search with
 the same ``random_state`` and ``n_probe`` (same neighbours, same weights).
 
-Algorithm (the stages of :mod:`fastgssl.graphs._ivf`, split between client and workers):
+:class:`DaskRows` is the rows backend of the inverted-file driver
+(:func:`fastgssl.graphs._ivf_driver.ivf_lists`), which runs the stages of
+:mod:`fastgssl.graphs._ivf` in their order with their seeds and constants; the backend
+splits them between client and workers:
 
 1. *Parts.* ``X`` stays in row chunks on the workers: a dask array's chunks are computed
    there, a NumPy array is cut into one chunk per worker thread and scattered once.  Each
    chunk is validated and cast (float32 stays float32) where it lives.
 2. *Operands.* The per-feature ranges (the distance-scale check and the power-of-two scale)
    and the centre are reduced from the chunks; the centre is folded chunk after chunk in
-   the in-memory search's order of summation (blocks of ``2^20 / d`` rows from the first
-   row as pivot), so it is the same float64 vector bit for bit.  Each worker then builds
-   its chunk's float32 rows ``[x', ||x'||^2, 1]`` and their float64 norms.
-3. *Lists (client).* The k-means sample's rows are gathered to the client, which runs the
-   same k-means (and the ``target_recall`` choice of ``n_probe``: the sample's exact
-   neighbours are merged from per-chunk exact searches) with the same random streams.
+   the in-memory search's order of summation (:func:`fastgssl.graphs._knn.centre_fold`,
+   the in-memory code itself), so it is the same float64 vector bit for bit.  Each worker
+   then builds its chunk's float32 rows ``[x', ||x'||^2, 1]`` and their float64 norms
+   (:func:`fastgssl.graphs._knn.augmented_rows`, as in memory).
+3. *Lists (client).* The k-means sample's rows are gathered to the client, where the
+   driver runs the same k-means (and the ``target_recall`` choice of ``n_probe``: the
+   sample's exact neighbours are merged from per-chunk exact searches) with the same
+   random streams.
 4. *Probes (workers).* Every chunk selects its points' ``n_probe`` nearest centroids and
    returns only per-list counts (members and probing points).
 5. *Groups.* The lists are cut into ``n_groups`` groups of about equal cost ``sum_L
@@ -33,8 +38,9 @@ Algorithm (the stages of :mod:`fastgssl.graphs._ivf`, split between client and w
 7. *Merge (client).* Per point the top ``k`` of its groups' lists: the groups partition the
    lists, so this is the exact ``k`` nearest among all probed lists -- the in-memory
    result, index for index.  A point with fewer than ``k`` others in its probed lists is
-   searched exactly against every chunk (as the in-memory search does), then
-   :func:`knn_adjacency` gives the weights and ``recall_`` is measured.
+   searched exactly against every chunk (as the in-memory search does); the builder
+   then computes the weights and the driver measures ``recall_`` (per-chunk exact
+   searches of the recall sample).
 
 Bytes moved (``IVFGraph.dask_info_["bytes_moved"]``, approximate): ``X`` once when it is
 scattered (a dask array's chunks are computed where they live), the k-means sample to the
