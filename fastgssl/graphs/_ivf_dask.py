@@ -63,7 +63,7 @@ from fastgssl._geometry import check_distance_scale
 from fastgssl._threads import small_blas
 from fastgssl._validation import check_X
 
-from ._ivf_search import _nearest_centroids, _search_lists
+from ._ivf_search import _nearest_centroids
 from ._knn import (
     augmented_rows,
     centre_fold,
@@ -207,6 +207,7 @@ def _group_search(lists, n_lists, k, kc, unit2, rmax, *pieces):
     their k nearest among the group's probed lists, squared distances, pairs formed, CPU
     seconds of the task's thread)``."""
     from ._ivf_kernels import _invert_probes_here, _refine_task, _scan_task
+    from ._ivf_pairs import _search_pairs
 
     cpu0 = time.thread_time()
     orig, member, labels, probe, A, norms, Xr = (np.concatenate(p) for p in zip(*pieces))
@@ -222,10 +223,13 @@ def _group_search(lists, n_lists, k, kc, unit2, rmax, *pieces):
     orig, At, Xt, norms = orig[rows], A[rows], Xr[rows], norms[rows]
     m = members.size
     Bt = reference_rows(At[:m])
-    ptr, queries = _invert_probes_here(probe_l, n_l + 1, np.arange(probe_l.shape[0]))
+    # the other rows (members of other groups' lists that probe this group's) form list
+    # n_l + 1, which nobody probes: rows only; a pair of this group's lists probed both
+    # ways is searched once (two-way blocks, as in memory: _ivf_pairs)
+    ptr, queries = _invert_probes_here(probe_l, n_l + 2, np.arange(probe_l.shape[0]))
     with small_blas(0.0):
-        heap_d, heap_i = _search_lists(At, Bt, starts, ptr, queries, kc, 1)
-    scanned = float(np.dot(np.diff(ptr).astype(np.float64), counts))
+        heap_d, heap_i, scanned = _search_pairs(At, Bt, np.append(starts, rows.size), ptr,
+                                                queries, kc, 1)
     worst = heap_d[:, 0].astype(np.float64) * unit2
     delta = filter_bound(At.shape[1] - 2, norms, rmax, unit2)
     nt = rows.size
