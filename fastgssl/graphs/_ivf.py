@@ -21,10 +21,10 @@ the exact search's filter / refine / certify steps of :mod:`fastgssl.graphs._knn
 4. *Search.* The probe sets are inverted: list ``L`` is searched by the batch
    ``B_L = {q : L in P(q)}``.  Single-threaded ``sgemm`` blocks of the gathered query rows
    against the list's rows (contiguous: the rows are stored in list order) and the fused
-   top-``k_c`` selection into the queries' heaps (``k_c = k + max(4, k / 4)``); in memory
-   two lists probed both ways share their common block (rows and columns both select,
-   :mod:`fastgssl.graphs._ivf_pairs`).  Worker threads own whole tasks and their own heaps,
-   merged at the end.
+   top-``k_c`` selection into the queries' heaps (``k_c = k + max(4, k / 4)``); two lists
+   probed both ways share their common block (rows and columns both select,
+   :mod:`fastgssl.graphs._ivf_pairs`; on Dask within a search task's group of lists).
+   Worker threads own whole tasks and their own heaps, merged at the end.
 5. *Refine and certify* as the exact search: the ``k_c`` candidates are re-ranked by their
    float64 distances, sorted by ``(distance, index)``; a row whose float32 filter cannot
    separate the ``k``-th candidate from the rest of its probed points by the rounding bound
@@ -133,8 +133,9 @@ class IVFGraph(_GraphBuilder):
         The number of non-empty k-means lists.
     scan_fraction_ : float
         Distance pairs the search formed, as a share of all ``n^2`` pairs (the exact
-        search forms about half of them); in memory a pair of lists probed both ways is
-        searched once (:mod:`fastgssl.graphs._ivf_pairs`), on Dask once per direction.
+        search forms about half of them); a pair of lists probed both ways is searched
+        once (:mod:`fastgssl.graphs._ivf_pairs`), on Dask when both lists are in one
+        search task's group (else once per direction: a few more pairs).
     stage_times_ : dict
         Wall seconds of the stages of the last call: ``"operands"`` (centre, float32
         rows), ``"kmeans"``, ``"tune"`` (choice of ``n_probe``), ``"assign"`` (probe

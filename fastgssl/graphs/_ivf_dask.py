@@ -30,8 +30,11 @@ splits them between client and workers:
    to group ``g`` the points of its lists (members) and the other points that probe one
    of them (queries), with their float32 rows, float64 rows and probe lists.
 6. *Search (one task per group).* The local search on the group alone: members in list
-   order, the probe lists restricted to the group, one GEMM block + fused top-``k_c`` per
-   (list, batch), float64 re-ranking and certification; an uncertified row is scanned
+   order, the probe lists restricted to the group, GEMM blocks + fused top-``k_c`` per
+   (list, batch) where a pair of the group's lists probed both ways is searched once
+   (:func:`fastgssl.graphs._ivf_pairs._search_pairs`, the in-memory search; the rows of
+   other groups' lists are a list nobody probes), float64 re-ranking and certification
+   (:func:`fastgssl.graphs._knn.filter_bound`); an uncertified row is scanned
    exactly over its probed lists of the group.  So every task returns, per point, the
    exact ``k`` nearest (``(distance, index)`` order) among the members of its probed
    lists in that group.
