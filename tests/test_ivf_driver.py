@@ -16,7 +16,7 @@ import pytest
 
 from fastgssl.graphs import knn_search
 from fastgssl.graphs._ivf_driver import MemoryRows, candidate_count, ivf_lists, ivf_recall
-from fastgssl.graphs._knn import _gemm_operands, filter_bound
+from fastgssl.graphs._operands import _gemm_operands, filter_bound
 
 GRAPHS = pathlib.Path(__file__).resolve().parents[1] / "fastgssl" / "graphs"
 

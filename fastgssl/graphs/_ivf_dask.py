@@ -14,10 +14,10 @@ splits them between client and workers:
    chunk is validated and cast (float32 stays float32) where it lives.
 2. *Operands.* The per-feature ranges (the distance-scale check and the power-of-two scale)
    and the centre are reduced from the chunks; the centre is folded chunk after chunk in
-   the in-memory search's order of summation (:func:`fastgssl.graphs._knn.centre_fold`,
+   the in-memory search's order of summation (:func:`fastgssl.graphs._operands.centre_fold`,
    the in-memory code itself), so it is the same float64 vector bit for bit.  Each worker
    then builds its chunk's float32 rows ``[x', ||x'||^2, 1]`` and their float64 norms
-   (:func:`fastgssl.graphs._knn.augmented_rows`, as in memory).
+   (:func:`fastgssl.graphs._operands.augmented_rows`, as in memory).
 3. *Lists (client).* The k-means sample's rows are gathered to the client, where the
    driver runs the same k-means (and the ``target_recall`` choice of ``n_probe``: the
    sample's exact neighbours are merged from per-chunk exact searches) with the same
@@ -34,7 +34,7 @@ splits them between client and workers:
    (list, batch) where a pair of the group's lists probed both ways is searched once
    (:func:`fastgssl.graphs._ivf_pairs._search_pairs`, the in-memory search; the rows of
    other groups' lists are a list nobody probes), float64 re-ranking and certification
-   (:func:`fastgssl.graphs._knn.filter_bound`); an uncertified row is scanned
+   (:func:`fastgssl.graphs._operands.filter_bound`); an uncertified row is scanned
    exactly over its probed lists of the group.  So every task returns, per point, the
    exact ``k`` nearest (``(distance, index)`` order) among the members of its probed
    lists in that group.
@@ -67,7 +67,8 @@ from fastgssl._threads import small_blas
 from fastgssl._validation import check_X
 
 from ._ivf_search import _nearest_centroids
-from ._knn import (
+from ._nndescent import drop_self
+from ._operands import (
     augmented_rows,
     centre_fold,
     filter_bound,
@@ -75,7 +76,6 @@ from ._knn import (
     power_of_two_unit,
     reference_rows,
 )
-from ._nndescent import drop_self
 
 __all__ = ["DaskRows", "is_dask_array"]
 
@@ -349,8 +349,8 @@ class DaskRows:
 
     def operands(self, threads):
         """The in-memory operands chunk by chunk: the centre folded in the in-memory order
-        of summation (:func:`._knn.centre_fold`), then each chunk's rows
-        (:func:`._knn.augmented_rows`)."""
+        of summation (:func:`._operands.centre_fold`), then each chunk's rows
+        (:func:`._operands.augmented_rows`)."""
         client, d = self.client, self.d
         step = operand_step(d)
         pivot = np.asarray(self.take(self.futures, [0], "centre")[0], dtype=np.float64)

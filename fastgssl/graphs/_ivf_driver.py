@@ -3,7 +3,7 @@
 :func:`ivf_lists` runs the stages of :mod:`fastgssl.graphs._ivf` (operands, k-means lists,
 the choice of ``n_probe``, probes, search, refinement) in one order, with one split of the
 random stream (k-means, then the ``n_probe`` tuning sample), one candidate count ``k_c`` and
-one certification bound (:func:`fastgssl.graphs._knn.filter_bound`), and returns the lists
+one certification bound (:func:`fastgssl.graphs._operands.filter_bound`), and returns the lists
 and the ``info`` of the build; :func:`ivf_recall` measures their recall.  Where the rows
 live is the backend's business (the pattern of faiss' ``DatasetAssign`` /
 ``big_batch_search``: one driver, a data backend):
@@ -49,8 +49,8 @@ from fastgssl._threads import numba_threads, small_blas
 from fastgssl._validation import check_random_state
 
 from ._ivf_search import _centroid_order, _choose_n_probe, _kmeans, _nearest_centroids
-from ._knn import _gemm_operands, filter_bound
 from ._nndescent import draw_recall_sample, exact_sample_lists
+from ._operands import _gemm_operands, filter_bound
 
 __all__ = ["MemoryRows", "candidate_count", "ivf_lists", "ivf_recall"]
 
@@ -148,7 +148,7 @@ def ivf_recall(rows, indices, sq_distances, info, sample_size, random_state, n_j
 class MemoryRows:
     """The rows backend of an in-memory ``X`` (checked: float32 or float64, finite).
 
-    Operands of :func:`._knn._gemm_operands`; assignment by GEMM blocks against the
+    Operands of :func:`._operands._gemm_operands`; assignment by GEMM blocks against the
     centroids, the lists named in spatial order (:func:`._ivf_search._centroid_order`) and
     the rows stored in list order; search by :func:`._ivf_pairs._search_pairs` (a pair of
     lists probed both ways shares its block); refinement by the Numba kernels of
