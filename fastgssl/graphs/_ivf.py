@@ -21,10 +21,10 @@ the exact search's filter / refine / certify steps of :mod:`fastgssl.graphs._knn
 4. *Search.* The probe sets are inverted: list ``L`` is searched by the batch
    ``B_L = {q : L in P(q)}``.  Single-threaded ``sgemm`` blocks of the gathered query rows
    against the list's rows (contiguous: the rows are stored in list order) and the fused
-   top-``k_c`` selection into the queries' heaps (``k_c = k + max(4, k / 4)``); in memory
-   two lists probed both ways share their common block (rows and columns both select,
-   :mod:`fastgssl.graphs._ivf_pairs`).  Worker threads own whole tasks and their own heaps,
-   merged at the end.
+   top-``k_c`` selection into the queries' heaps (``k_c = k + max(4, k / 4)``); two lists
+   probed both ways share their common block (rows and columns both select,
+   :mod:`fastgssl.graphs._ivf_pairs`; on Dask within a search task's group of lists).
+   Worker threads own whole tasks and their own heaps, merged at the end.
 5. *Refine and certify* as the exact search: the ``k_c`` candidates are re-ranked by their
    float64 distances, sorted by ``(distance, index)``; a row whose float32 filter cannot
    separate the ``k``-th candidate from the rest of its probed points by the rounding bound
@@ -32,6 +32,11 @@ the exact search's filter / refine / certify steps of :mod:`fastgssl.graphs._knn
 
 The result is therefore the exact ``k`` nearest neighbours *within the probed lists* of
 each point; with ``n_probe = n_lists`` it is the exact search's result, index for index.
+
+One driver runs these stages (:func:`fastgssl.graphs._ivf_driver.ivf_lists`: their order,
+the random streams, ``k_c``, the bound) over a rows backend, ``MemoryRows`` for an
+in-memory ``X`` or :class:`fastgssl.graphs._ivf_dask.DaskRows` for row chunks on a Dask
+cluster; this module holds the builder (parameters, weights, warnings, attributes).
 """
 
 from __future__ import annotations
@@ -43,32 +48,18 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from fastgssl._geometry import check_distance_scale
-from fastgssl._threads import small_blas
 from fastgssl._validation import (
     check_bounded_int,
     check_n_neighbors,
-    check_random_state,
     check_X,
     store_init_arguments,
 )
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
-from ._ivf_search import (
-    _centroid_order,
-    _choose_n_probe,
-    _kmeans,
-    _nearest_centroids,
-)
-from ._knn import _U32, _gemm_operands, _search_dtype, numba_threads
-from ._nndescent import (
-    check_min_recall,
-    draw_recall_sample,
-    exact_sample_lists,
-    knn_recall,
-    recall_against,
-)
+from ._ivf_driver import MemoryRows, ivf_lists, ivf_recall
+from ._knn import _search_dtype
+from ._nndescent import check_min_recall
 from ._weights import (
     DEFAULT_SELF_TUNED_CONSTANT,
     check_self_tuned_constant,
@@ -142,13 +133,15 @@ class IVFGraph(_GraphBuilder):
         The number of non-empty k-means lists.
     scan_fraction_ : float
         Distance pairs the search formed, as a share of all ``n^2`` pairs (the exact
-        search forms about half of them); in memory a pair of lists probed both ways is
-        searched once (:mod:`fastgssl.graphs._ivf_pairs`), on Dask once per direction.
+        search forms about half of them); a pair of lists probed both ways is searched
+        once (:mod:`fastgssl.graphs._ivf_pairs`), on Dask when both lists are in one
+        search task's group (else once per direction: a few more pairs).
     stage_times_ : dict
-        Wall seconds of the stages of the last call: ``"kmeans"``, ``"tune"`` (choice of
-        ``n_probe``), ``"assign"`` (probe lists), ``"search"``, ``"refine"``, ``"weights"``,
-        ``"recall"``; on Dask ``"operands"`` (chunks checked, centre, float32 rows)
-        instead of the in-memory operands inside ``"kmeans"``.
+        Wall seconds of the stages of the last call: ``"operands"`` (centre, float32
+        rows), ``"kmeans"``, ``"tune"`` (choice of ``n_probe``), ``"assign"`` (probe
+        lists), ``"search"``, ``"refine"``, ``"weights"``, ``"recall"``.  (On Dask the
+        chunks' check and ranges come before the stages, in no entry; the search tasks
+        refine their rows, so ``"refine"`` is only the exact search of short rows.)
     dask_info_ : dict or None
         On Dask: ``"bytes_moved"`` (scatter, rows sent to the list groups and lists
         gathered back; approximate), ``"n_groups"`` (search tasks) and
@@ -230,7 +223,7 @@ class IVFGraph(_GraphBuilder):
         return k, sigma_w, n_lists, n_probe, float(target), recall_sample, min_recall
 
     def __call__(self, X):
-        from ._ivf_dask import dask_ivf_search, is_dask_array
+        from ._ivf_dask import DaskRows, is_dask_array
         from ._knn import shared_self_search
 
         if sp.issparse(X):
@@ -239,48 +232,39 @@ class IVFGraph(_GraphBuilder):
                 "coordinates); pass X.toarray() if it fits in memory, or use the exact "
                 "builder graph='knn', which searches sparse data natively."
             )
+        X_given = None
         if self.client is not None or is_dask_array(X):
-            out_i, out_d, info, recall = dask_ivf_search(self, X, self.client)
-            self.dask_info_ = {key: info[key] for key in
-                               ("bytes_moved", "n_groups", "groups_per_point",
-                                "search_cpu", "pairs")}
-            k, sigma_w, n_lists, _, _, recall_sample, min_recall = \
-                self._check_params(out_i.shape[0])
-            return self._finish(out_i, out_d, info, k, n_lists, sigma_w, recall_sample,
-                                min_recall, lambda: recall(out_i, recall_sample))
-        self.dask_info_ = None
-        X_given = X
-        X = check_X(X, "X", dtype=_search_dtype(X))  # float32 input stays float32
-        sq_spread = check_distance_scale(X, name="X")
-        n = X.shape[0]
+            rows = DaskRows(X, self.client)
+        else:
+            X_given = X
+            rows = MemoryRows(check_X(X, "X", dtype=_search_dtype(X)))  # float32 stays
         k, sigma_w, n_lists, n_probe, target, recall_sample, min_recall = \
-            self._check_params(n)
+            self._check_params(rows.n)
         seed = self.random_state
-        key = ("ivf", n_lists, n_probe, target,
-               seed if seed is None or isinstance(seed, (int, np.integer)) else id(seed))
 
         def search(n_neighbors):
-            return self._search(X, n_neighbors, n_lists, n_probe, target, sq_spread,
-                                recall_sample)
+            return self._search(rows, n_neighbors, n_lists, n_probe, target, recall_sample)
 
-        # inside reuse_neighbors (a grid over k): one search at the largest k
-        found = shared_self_search(X_given, k, key, search)
+        found = None
+        if X_given is not None:  # inside reuse_neighbors (a grid over k): one search
+            key = ("ivf", n_lists, n_probe, target,
+                   seed if seed is None or isinstance(seed, (int, np.integer)) else id(seed))
+            found = shared_self_search(X_given, k, key, search)
         out_i, out_d, info = search(k) if found is None else found
+        self.dask_info_ = info["backend"]
+        return self._finish(rows, out_i, out_d, info, k, n_lists, sigma_w, recall_sample,
+                            min_recall)
 
-        def recall():
-            exact = info.get("recall_exact")
-            if exact is not None and exact[1].shape[1] == k:  # found while tuning n_probe
-                return recall_against(X, out_i, *exact)
-            return knn_recall(X, out_i, sample_size=recall_sample,
-                              random_state=self.random_state)
+    def _search(self, rows, k, n_lists, n_probe, target, recall_points):
+        """The lists of every point of the rows backend ``rows`` (in memory or on Dask):
+        ``(indices, sq_distances, info)`` of :func:`._ivf_driver.ivf_lists`."""
+        return ivf_lists(rows, k, n_lists, n_probe, target, recall_points, self.random_state,
+                         self.n_jobs)
 
-        return self._finish(out_i, out_d, info, k, n_lists, sigma_w, recall_sample,
-                            min_recall, recall)
-
-    def _finish(self, out_i, out_d, info, k, n_lists, sigma_w, recall_sample, min_recall,
-                recall):
-        """Attributes, warnings, weights (:func:`knn_adjacency`) and ``recall_`` of the
-        lists of a search (in memory or on Dask); ``recall()`` measures the recall."""
+    def _finish(self, rows, out_i, out_d, info, k, n_lists, sigma_w, recall_sample,
+                min_recall):
+        """Attributes, warnings, weights (:func:`knn_adjacency`) and ``recall_``
+        (:func:`._ivf_driver.ivf_recall`) of the lists of a search."""
         n = out_i.shape[0]
         times = dict(info["times"])
         clock = time.perf_counter
@@ -298,7 +282,8 @@ class IVFGraph(_GraphBuilder):
         times["weights"] = clock() - t0
         t0 = clock()
         if recall_sample:
-            self.recall_ = recall()
+            self.recall_ = ivf_recall(rows, out_i, out_d, info, recall_sample,
+                                      self.random_state, self.n_jobs)
         else:
             self.recall_ = float("nan")
         times["recall"] = clock() - t0
@@ -313,100 +298,6 @@ class IVFGraph(_GraphBuilder):
                 stacklevel=3,
             )
         return W
-
-    def _search(self, X, k, n_lists, n_probe, target, sq_spread, recall_points):
-        """The lists of every point: ``(indices, sq_distances, info)`` (see the module
-        docstring for the stages).  When ``n_probe`` is tuned, the exact lists of the
-        ``recall_points`` points :func:`knn_recall` would check come from the tuning's
-        exact search (one search of both samples: the reference operands are built once)
-        and go to ``info["recall_exact"]``."""
-        from ._ivf_kernels import (
-            _invert_probes,
-            _list_order_operands,
-            _refine_lists,
-            _scan_probed,
-            _take_rows,
-        )
-        from ._ivf_pairs import _search_pairs
-
-        n, d = X.shape
-        rng = check_random_state(self.random_state)
-        kmeans_rng, tune_rng = (np.random.RandomState(s) for s in
-                                rng.randint(0, 2**31 - 1, size=2))
-        times = {}
-        exact = {}
-        clock = time.perf_counter
-        with numba_threads(self.n_jobs) as threads, small_blas(0.0):
-            t0 = clock()
-            A, _, q_norms, r_norms, unit2 = _gemm_operands(X, X, sq_spread, references=False)
-            C, Cop, n_empty = _kmeans(A, n_lists, kmeans_rng, threads)
-            n_lists_ = C.shape[0]
-            times["kmeans"] = clock() - t0
-            t0 = clock()
-            if n_probe is None:
-                neighbors = None
-                if recall_points and n_lists_ > 1:
-                    neighbors = self._tuning_and_recall_lists(X, recall_points, exact)
-                n_probe_ = (n_lists_ if n_lists_ == 1 else
-                            _choose_n_probe(X, A, Cop, k, target, tune_rng, threads,
-                                            self.n_jobs, neighbors=neighbors))
-            else:
-                n_probe_ = min(n_probe, n_lists_)
-            times["tune"] = clock() - t0
-            t0 = clock()
-            labels = np.empty(n, dtype=np.int64)
-            probe = np.empty((n, n_probe_), dtype=np.int32)
-            _nearest_centroids(A, Cop, n_probe_, threads, labels=labels, probe=probe,
-                               names=_centroid_order(C))
-            perm = np.argsort(labels, kind="stable")
-            counts = np.bincount(labels, minlength=n_lists_)
-            starts = np.concatenate(([0], np.cumsum(counts)))
-            times["assign"] = clock() - t0
-            t0 = clock()
-            ptr, queries = _invert_probes(probe, n_lists_, perm)
-            A, B = _list_order_operands(A, perm)
-            # candidates beyond k for the certificate's margin: fewer than the exact search's
-            # max(8, k) (each one costs heap pushes in every probed list; measured at 2x10^5
-            # x 50: 11 % less CPU time with k + 4 than with 2 k, the same lists)
-            kc = min(n - 1, k + max(4, k // 4))
-            heap_d, heap_i, scanned = _search_pairs(A, B, starts, ptr, queries, kc, threads)
-            del A, B, queries
-            times["search"] = clock() - t0
-            t0 = clock()
-            # the candidates re-ranked in float64 in list order (near rows, near in memory)
-            # and certified as in the exact search, written back in the original order
-            Xp = _take_rows(X, perm)
-            delta = 8.0 * (d + 9) * _U32 * (q_norms[perm] + r_norms.max()) * unit2
-            out_i = np.full((n, k), -1, dtype=np.int64)
-            out_d = np.full((n, k), np.inf)
-            failed = np.zeros(n, dtype=np.bool_)
-            _refine_lists(Xp, perm, heap_i, heap_d, unit2, delta, k, out_i, out_d, failed)
-            del Xp, heap_i, heap_d
-            rows = np.flatnonzero(failed)
-            n_full = 0
-            if rows.size:
-                n_full = _scan_probed(X, rows, probe[rows], starts, perm, k, out_i, out_d)
-            times["refine"] = clock() - t0
-        info = {"n_lists": int(n_lists_), "n_probe": int(n_probe_), "times": times,
-                "scan_fraction": scanned / max(float(n) * n, 1.0), "n_empty": n_empty,
-                "largest": int(counts.max()), "n_full": int(n_full),
-                "recall_exact": exact.get("recall")}
-        return out_i, out_d, info
-
-    def _tuning_and_recall_lists(self, X, recall_points, exact):
-        """``neighbors(sample, k)`` for :func:`._ivf_search._choose_n_probe`: one exact
-        search of the tuning sample together with the points :func:`knn_recall` draws
-        (``random_state``); the latter's lists are kept in ``exact["recall"]``."""
-        rec = draw_recall_sample(X.shape[0], recall_points, self.random_state)
-
-        def neighbors(sample, k):
-            both, where = np.unique(np.concatenate((sample, rec)), return_inverse=True)
-            idx, sq = exact_sample_lists(X, both, k, self.n_jobs)
-            at = where[sample.size:]
-            exact["recall"] = (rec, idx[at], sq[at])
-            return idx[where[:sample.size]]
-
-        return neighbors
 
     def _warn_lists(self, n, n_lists, n_empty, largest, n_full, k):
         """Warnings about the lists: empty ones, one holding most points, tiny probes."""

@@ -1,7 +1,8 @@
 """The stages of the inverted-file search (:mod:`fastgssl.graphs._ivf`) shared by the
 in-memory build and the Dask build (:mod:`fastgssl.graphs._ivf_dask`): k-means lists, the
 nearest centroids of rows, the choice of ``n_probe`` and the search of (list, batch) tasks.
-See :mod:`fastgssl.graphs._ivf` for the algorithm.
+See :mod:`fastgssl.graphs._ivf` for the algorithm and :mod:`fastgssl.graphs._ivf_driver`
+for the driver that runs them.
 """
 
 from __future__ import annotations

@@ -58,6 +58,12 @@ from fastgssl.graphs._knn_kernels import (
     _select_block_sym,
 )
 from fastgssl.graphs._knn_tree import _candidates_kdtree, _tree_retry
+from fastgssl.graphs._operands import (
+    _U32,
+    _gemm_operands,
+    filter_bound,
+    power_of_two_unit,
+)
 
 __all__ = ["knn_search", "reuse_neighbors", "shared_self_search"]
 
@@ -77,7 +83,6 @@ _GEMM_QUERY_BLOCK = 512
 _GEMM_REF_BLOCK = 2048
 # Square blocks of the symmetric self-search (one block feeds two sets of heaps).
 _GEMM_SYM_BLOCK = 1024
-_U32 = float(np.finfo(np.float32).eps) / 2
 _U64 = float(np.finfo(np.float64).eps) / 2
 
 
@@ -130,7 +135,7 @@ def _gemm_retry(X, R, failed, k, exclude_self, n_threads, sq_spread, out_i, out_
     Xf = X[rows]
     A, B, q_norms, r_norms, unit2 = _gemm_operands(Xf, R, sq_spread)
     nq, nr, d = rows.size, R.shape[0], R.shape[1]
-    bound = (out_d[rows, k - 1] / unit2 + 8.0 * (d + 9) * _U32 * (q_norms + r_norms.max()))
+    bound = out_d[rows, k - 1] / unit2 + filter_bound(d, q_norms, r_norms.max())
     bound *= 1.0 + 1e-12  # the rounding of this sum: keep a superset
     self_ids = rows if exclude_self else np.full(nq, -1, dtype=np.int64)
     best_d = np.full((nq, k), np.inf)
@@ -185,7 +190,7 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
         if sq_spread is None:
             sq_spread = squared_spread(Xq, None if same else Xr)
         # centred norms are at most sqrt(sq_spread): scale them to <= 1 by a power of two
-        unit = 2.0 ** np.ceil(0.5 * np.log2(sq_spread)) if sq_spread > 0 else 1.0
+        unit = power_of_two_unit(sq_spread)
         unit2 = unit * unit
         Fq = (Cq * (1.0 / unit)).astype(np.float32)
         Fr = Fq if same else (Cr * (1.0 / unit)).astype(np.float32)
@@ -211,70 +216,6 @@ def _candidates_blocked(Xq, Xr, kc, exclude_self, n_threads, sq_spread=None):
     cand_worst = cand_d[:, 0] * unit2
     delta = 8.0 * (d + 8) * u * (q_norms + r_norms.max()) * unit2
     return cand_i, cand_worst, delta
-
-
-def _gemm_operands(Xq, Xr, sq_spread, references=True):
-    """Float32 operands of the augmented product, built in row chunks (no n x d float64).
-
-    With ``c`` the mean of the reference rows and ``s`` a power of two that brings every
-    centred norm below 1 (``s^2 >= sq_spread``, exact scaling), ``x' = (x - c) / s`` and
-    ``y' = (y - c) / s`` are rounded once to float32 and the operands are
-
-        ``A = [x', ||x'||^2, 1]`` (queries)  and  ``B = [-2 y', 1, ||y'||^2]`` (references),
-
-    so that one GEMM ``A B^T`` gives ``||x'||^2 + ||y'||^2 - 2 <x', y'>``, the squared
-    distance of the scaled rows (symmetric when ``Xq is Xr``, which the self-search uses).
-    Returns ``(A, B, q_norms, r_norms, s^2)``, the norms in float64 of the rounded rows
-    (``B`` is None with ``references=False`` when ``Xq is Xr``: a caller that reorders the
-    rows first builds it from ``A``).
-    """
-    same = Xq is Xr
-    nr, d = Xr.shape
-    step = max(1, (1 << 20) // max(d, 1))  # ~8 MB float64 temporaries
-    pivot = np.asarray(Xr[0], dtype=np.float64)
-    total = np.zeros(d)
-    for s0 in range(0, nr, step):
-        total += (Xr[s0:s0 + step] - pivot).sum(axis=0)
-    centre = pivot + total / nr
-    unit = 2.0 ** np.ceil(0.5 * np.log2(sq_spread)) if sq_spread > 0 else 1.0
-    inv = 1.0 / unit
-
-    def augmented(X, query):
-        n = X.shape[0]
-        out = np.empty((n, d + 2), dtype=np.float32)
-        norms = np.empty(n)
-        for s0 in range(0, n, step):
-            block = ((X[s0:s0 + step] - centre) * inv).astype(np.float32)
-            norms[s0:s0 + step] = np.einsum("ij,ij->i", block, block, dtype=np.float64)
-            if query:
-                out[s0:s0 + step, :d] = block
-                out[s0:s0 + step, d] = norms[s0:s0 + step]
-                out[s0:s0 + step, d + 1] = 1.0
-            else:
-                out[s0:s0 + step, :d] = block * np.float32(-2.0)  # exact
-                out[s0:s0 + step, d] = 1.0
-                out[s0:s0 + step, d + 1] = norms[s0:s0 + step]
-        return out, norms
-
-    A, q_norms = augmented(Xq, True)
-    if same and not references:
-        B, r_norms = None, q_norms
-    elif same:
-        B, r_norms = reference_rows(A), q_norms
-    else:
-        B, r_norms = augmented(Xr, False)
-    return A, B, q_norms, r_norms, unit * unit
-
-
-def reference_rows(A):
-    """The reference operand ``[-2 x', 1, ||x'||^2]`` of the points whose query rows are
-    ``A = [x', ||x'||^2, 1]`` (:func:`_gemm_operands`; exact: a power-of-two scaling)."""
-    d = A.shape[1] - 2
-    B = np.empty_like(A)
-    B[:, :d] = A[:, :d] * np.float32(-2.0)
-    B[:, d] = 1.0
-    B[:, d + 1] = A[:, d]
-    return B
 
 
 def _symmetric_tasks(n_blocks):
@@ -365,7 +306,7 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
 
     _run_blocks(work, tasks, threads)
     cand_worst = cand_d[:, 0].astype(np.float64) * unit2
-    delta = 8.0 * (d + 9) * _U32 * (q_norms + r_norms.max()) * unit2
+    delta = filter_bound(d, q_norms, r_norms.max(), unit2)
     return cand_i, cand_worst, delta
 
 

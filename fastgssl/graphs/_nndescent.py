@@ -94,13 +94,19 @@ def exact_sample_lists(X, sample, k, n_jobs=None):
     """Exact ``k`` nearest neighbours of the points ``sample`` among all rows of ``X``,
     self left out (or, when ``k + 1`` equal points precede it, the ``(k + 1)``-th entry
     dropped): ``(indices, sq_distances)`` of shape ``(len(sample), k)``, nearest first."""
-    m = sample.size
     exact_idx, exact_sq = knn_search(X[sample], k + 1, X, n_jobs=n_jobs)
-    is_self = exact_idx == sample[:, None]
+    return drop_self(exact_idx, exact_sq, sample, k)
+
+
+def drop_self(idx, sq, sample, k):
+    """The exact ``k + 1`` lists ``(idx, sq)`` of the points ``sample`` without the point
+    itself (or, when ``k + 1`` equal points precede it, without the ``(k + 1)``-th entry)."""
+    m = sample.size
+    is_self = idx == sample[:, None]
     drop = np.where(is_self.any(axis=1), is_self.argmax(axis=1), k)
     keep = np.ones_like(is_self)
     keep[np.arange(m), drop] = False
-    return exact_idx[keep].reshape(m, k), exact_sq[keep].reshape(m, k)
+    return idx[keep].reshape(m, k), sq[keep].reshape(m, k)
 
 
 def recall_against(X, indices, sample, exact, exact_sq):
