@@ -241,9 +241,6 @@ def test_the_cv_package_reads_no_parameter_name():
 PRIVATE_READS_ALLOWED = {
     # the learner sets the warm start of its own clone (``clone(self)``, the same class)
     ("models/_kernel_machine_cv.py", "est._init_coef"),
-    # the Dask inverted-file search validates through the builder's checks; it goes with the
-    # one inverted-file driver over a rows backend (issue 55, its first part)
-    ("graphs/_ivf_dask.py", "builder._check_params"),
 }
 
 
