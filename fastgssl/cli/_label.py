@@ -583,8 +583,7 @@ def print_summary(s, stream):
     p(f"learner      {c['learner']}({params}): {c['reason']}")
     inner = c.get("learner_chosen")
     if inner:
-        p(f"chose        {inner.get('estimator', inner.get('learner'))}: "
-          f"{inner.get('reason', '')}"
+        p(f"chose        {inner.get('reason') or inner.get('estimator', inner.get('learner'))}"
           + (f" ({inner['n_moved']:,} points moved by the cut descent)"
              if "n_moved" in inner else ""))
     p(f"graph        {c['graph_reason']}"
