@@ -225,3 +225,19 @@ def test_divergent_stage_is_rerun_at_a_lower_s():
     assert model.admm_info_["stages"][1]["primal_residual"] < 1.0
     unl = y_ssl == -1
     assert (model.transduction_[unl] == y[unl]).mean() > 0.7
+
+
+def test_component_without_labels_follows_the_policy():
+    from fastgssl.exceptions import UnlabeledComponentWarning
+
+    X, y, y_ssl = _blobs()
+    far = X[:10] + 100.0  # a component of its own, no label in it
+    X2 = np.vstack([X, far])
+    y2 = np.concatenate([y_ssl, np.full(10, -1)])
+    with pytest.warns(UnlabeledComponentWarning, match="not connected to any labeled"):
+        model = CutSSL(n_neighbors=8, unlabeled_policy="abstain").fit(X2, y2)
+    assert (model.transduction_[-10:] == -1).all()
+    assert (model.confidence_[-10:] == 0).all()
+    inside = np.flatnonzero(y2[:60] == -1)
+    np.testing.assert_array_equal(np.bincount(model.transduction_[inside], minlength=3),
+                                  model.class_sizes_)
