@@ -104,6 +104,11 @@ class SearchPlan:
         return getattr(self.method, "group_path", None)
 
     @property
+    def exact(self):
+        """Whether the method is exact CV (``is_exact``): its scores are never re-scored."""
+        return bool(getattr(self.method, "is_exact", False))
+
+    @property
     def fold_of_labeled(self):
         """The fold of each labeled point."""
         return self.folds[np.flatnonzero(self.labeled)]
