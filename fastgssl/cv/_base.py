@@ -16,6 +16,7 @@ from sklearn.base import clone, is_regressor
 from fastgssl._folds import check_folds, labeled_mask_from_y
 from fastgssl._protocol import PROTOCOLS, CVState, learner_objective
 from fastgssl._validation import check_target
+from fastgssl.cv._parts import solves_one_vs_one
 from fastgssl.cv._result import _result, validation_loss
 from fastgssl.kernels import nystrom_from_gram
 
@@ -232,7 +233,7 @@ class _OneFitMethod(CVMethod):
         state = _check_fitted(fitted)
         if state.sample_weight is not None and not self.takes_weights:
             raise ValueError(_unweighted_only(self.name))
-        if state.decode is not None:
+        if solves_one_vs_one(state):
             raise ValueError(_one_vs_rest_only(self.name))
         classification = state.classification
         labeled = np.asarray(state.labeled, dtype=bool)

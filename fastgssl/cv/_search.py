@@ -31,6 +31,14 @@ from fastgssl.cv._api import _method
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _one_vs_rest_only, _prepare, _unweighted_only, weight_kw
 from fastgssl.cv._grid_groups import evaluate_group, fold_losses, shared_neighbors
+from fastgssl.cv._parts import (
+    dense_kernel,
+    graph_of,
+    kernel_of,
+    shares_graph,
+    shares_kernel,
+    solves_one_vs_one,
+)
 from fastgssl.cv._plan import Group, GroupCache, SearchPlan, candidate_estimator
 from fastgssl.cv._scoring import check_scoring, fold_scores
 from fastgssl.cv._search_results import _SearchResults
@@ -220,14 +228,14 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
         X = plan.X
         objective = (learner_objective(est, plan.y, plan.sample_weight) if plan.one_fit
                      else None)
-        if (objective is None or objective.build_kernel is None or objective.precomputed
+        if (objective is None or not dense_kernel(objective) or kernel_of(objective).precomputed
                 or objective.gamma_i > 0):
             return (est, X)
-        key = objective.kernel_key
+        key = kernel_of(objective).key
         if key not in kernels:
             kernels.clear()
-            kernels[key] = objective.build_kernel(X)
-        return (objective.estimator_for(gram=True), kernels[key])
+            kernels[key] = kernel_of(objective).build_kernel(X)
+        return (kernel_of(objective).estimator_for(gram=True), kernels[key])
 
     def _method_options(self, method):
         if method not in FBIF_METHODS:
@@ -259,19 +267,20 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
         # (CVObjective.graph_key / build_graph / with_graph): one graph per graph key
         graph_objectives = (
             objectives if declared and all(
-                o.loss is None and o.with_graph is not None and o.build_graph is not None
+                o.loss is None and shares_graph(o)
                 for o in objectives) else None)
         # kernel learners that declare their kernel (CVObjective.kernel_key / build_kernel
         # or build_factor / estimator_for) and a loss: the one-fit paths
         one_fit = bool(
             declared and not estimator_axis and callable(getattr(est, "cv_state", None))
-            and all(o.loss is not None and o.shares_kernel and o.estimator_for is not None
+            and all(o.loss is not None and shares_kernel(o)
+                    and kernel_of(o).estimator_for is not None
                     for o in objectives))
         # loss weights (sample_weight, class_weight): only exact CV carries them
         weighted = sample_weight is not None or any(
             getattr(o, "sample_weight", None) is not None for o in objectives or ())
         # one-vs-one learners: only exact CV decodes their pairwise columns
-        one_vs_one = any(getattr(o, "decode", None) is not None for o in objectives or ())
+        one_vs_one = any(o is not None and solves_one_vs_one(o) for o in objectives or ())
         # reused by the in-process evaluation (worker processes recompute their own)
         in_process = (objectives if one_fit and check_n_jobs(self.n_jobs) == 1
                       else None)
@@ -319,7 +328,7 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
             return [Group([i], repr(c)) for i, c in enumerate(candidates)]
         groups = {}
         for i, o in enumerate(objectives):
-            key = (o.kernel_key, o.graph_key, o.regularizer_key)
+            key = (kernel_of(o).key, graph_of(o).key, graph_of(o).regularizer_key)
             groups.setdefault(key, []).append(i)
         return [Group(idx, f"{len(idx)} candidate(s) from {candidates[idx[0]]}")
                 for idx in groups.values()]
