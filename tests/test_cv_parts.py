@@ -96,3 +96,20 @@ def test_an_undeclared_part_reads_as_the_empty_part():
         warnings.simplefilter("error")  # declaring the part whole: no deprecation
         declared = dataclasses.replace(o, kernel_part=KernelPart(key=1, build_factor=len))
     assert _parts.shares_kernel(declared) and not _parts.dense_kernel(declared)
+
+
+def test_search_options_are_declared_by_the_method_class():
+    """GridSearchCV passes its Nystrom options to the methods whose class declares them
+    (``takes_search_options``), not to a list of names."""
+    from fastgssl.cv import GridSearchCV, _search
+    from fastgssl.cv._base import CVMethod
+    from fastgssl.cv._influence import FBIFMethod, MarginFBIFMethod
+
+    assert not hasattr(_search, "FBIF_METHODS")
+    assert CVMethod.takes_search_options is False
+    assert FBIFMethod.takes_search_options and MarginFBIFMethod.takes_search_options
+    search = GridSearchCV(KRR(), {"lam": [0.1]}, n_components=7, random_state=None)
+    for name in ("fbif", "fbif-margin"):
+        assert search._method_options(name) == {"n_components": 7, "random_state": 0}
+    for name in ("exact", "bif", "newton"):
+        assert search._method_options(name) == {}

@@ -165,6 +165,10 @@ class CVMethod:
     paper_rank : bool
         That factor has seed 001's rank (:func:`fastgssl.cv._influence.fbif_rank`) without
         a graph.
+    takes_search_options : bool
+        :class:`fastgssl.cv.GridSearchCV` builds the method from its registry name with the
+        search's Nystrom options: its ``n_components`` and its landmark seed (its
+        ``random_state``, 0 when None) as ``random_state``. False: built without options.
     """
 
     name = ""
@@ -174,6 +178,7 @@ class CVMethod:
     spectral_form = None
     shares_factor = False
     paper_rank = False
+    takes_search_options = False
 
     def default_protocol(self):
         """The protocol used when the caller names none: transductive when supported."""

@@ -46,9 +46,6 @@ from fastgssl.exceptions import FoldsLoweredWarning
 
 __all__ = ["ApproxGridSearchCV", "GridSearchCV"]
 
-# the registry's methods that take the search's Nystrom options (n_components, landmarks)
-FBIF_METHODS = ("fbif", "fbif-margin")
-
 
 def _tuple(objectives):
     return None if objectives is None else tuple(objectives)
@@ -238,9 +235,11 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
         return (kernel_of(objective).estimator_for(gram=True), kernels[key])
 
     def _method_options(self, method):
-        if method not in FBIF_METHODS:
+        """The search's Nystrom options (``n_components`` and the landmark seed) for the
+        registered method ``method`` when its class declares it takes them
+        (:attr:`fastgssl.cv.CVMethod.takes_search_options`: the FBIF methods), else none."""
+        if not getattr(registry.load("fastgssl.cv", method), "takes_search_options", False):
             return {}
-        # the FBIF methods' own options (the search's n_components and landmark seed)
         return dict(n_components=self.n_components, random_state=self._landmark_seed())
 
     def _landmark_seed(self):
