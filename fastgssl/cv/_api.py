@@ -21,6 +21,7 @@ from fastgssl._validation import check_sample_weight, check_target, check_X
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _check_fitted
 from fastgssl.cv._influence import bif_of_fitted
+from fastgssl.cv._parts import solves_one_vs_one
 from fastgssl.cv._result import at_training_error
 from fastgssl.exceptions import FoldsLoweredWarning, OptimisticCriterionWarning
 
@@ -266,7 +267,7 @@ def bif_matrix(fitted_estimator, folds, method="bif", n_components=None, random_
         from fastgssl.cv._base import _unweighted_only
 
         raise ValueError(_unweighted_only(method))
-    if state.decode is not None:
+    if solves_one_vs_one(state):
         from fastgssl.cv._base import _one_vs_rest_only
 
         raise ValueError(_one_vs_rest_only(method))

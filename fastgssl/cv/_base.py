@@ -16,6 +16,7 @@ from sklearn.base import clone, is_regressor
 from fastgssl._folds import check_folds, labeled_mask_from_y
 from fastgssl._protocol import PROTOCOLS, CVState, learner_objective
 from fastgssl._validation import check_target
+from fastgssl.cv._parts import solves_one_vs_one
 from fastgssl.cv._result import _result, validation_loss
 from fastgssl.kernels import nystrom_from_gram
 
@@ -164,6 +165,10 @@ class CVMethod:
     paper_rank : bool
         That factor has seed 001's rank (:func:`fastgssl.cv._influence.fbif_rank`) without
         a graph.
+    takes_search_options : bool
+        :class:`fastgssl.cv.GridSearchCV` builds the method from its registry name with the
+        search's Nystrom options: its ``n_components`` and its landmark seed (its
+        ``random_state``, 0 when None) as ``random_state``. False: built without options.
     """
 
     name = ""
@@ -173,6 +178,7 @@ class CVMethod:
     spectral_form = None
     shares_factor = False
     paper_rank = False
+    takes_search_options = False
 
     def default_protocol(self):
         """The protocol used when the caller names none: transductive when supported."""
@@ -232,7 +238,7 @@ class _OneFitMethod(CVMethod):
         state = _check_fitted(fitted)
         if state.sample_weight is not None and not self.takes_weights:
             raise ValueError(_unweighted_only(self.name))
-        if state.decode is not None:
+        if solves_one_vs_one(state):
             raise ValueError(_one_vs_rest_only(self.name))
         classification = state.classification
         labeled = np.asarray(state.labeled, dtype=bool)

@@ -14,6 +14,7 @@ from sklearn.utils import get_tags
 from fastgssl._protocol import learner_objective
 from fastgssl._validation import check_n_jobs, check_sample_weight
 from fastgssl.cv._base import CVMethod, _prepare, weight_kw
+from fastgssl.cv._parts import graph_of, uses_graph
 from fastgssl.cv._result import _encode_targets, _result
 from fastgssl.cv._transductive import transductive_predictions
 
@@ -207,13 +208,13 @@ class ExactMethod(CVMethod):
         t0 = time.perf_counter()
         # the graph, read from the learner's protocol object (never by parameter name)
         objective = learner_objective(estimator, y)
-        has_graph = objective is not None and objective.uses_graph
+        has_graph = objective is not None and uses_graph(objective)
         graph_mode = graph_mode_option if has_graph else None
         W = None
-        if has_graph and objective.graph_given:
+        if has_graph and graph_of(objective).given:
             # a given affinity cannot be rebuilt: the folds use its induced subgraphs
             graph_mode = "induced"
-            W = sp.csr_matrix(objective.build_graph(X))
+            W = sp.csr_matrix(graph_of(objective).build_graph(X))
         full_fit = None
         if W is None and graph_mode == "induced":
             full_fit = clone(estimator).fit(X, y, **weight_kw(sample_weight))
@@ -226,7 +227,7 @@ class ExactMethod(CVMethod):
             train = np.flatnonzero(folds != i)
             val = np.flatnonzero((folds == i) & labeled)
             fold_estimator = estimator if W is None else \
-                objective.with_graph(W[train][:, train])
+                graph_of(objective).with_graph(W[train][:, train])
             init = None
             if full is not None:
                 init = full[train] * (n_lab / max(1, int(np.count_nonzero(labeled[train]))))

@@ -34,6 +34,7 @@ from fastgssl.cv._api import _run
 from fastgssl.cv._base import as_state, landmark_factor, weight_kw
 from fastgssl.cv._bif import bif_predictions, fbif_dense
 from fastgssl.cv._influence import fbif_rank
+from fastgssl.cv._parts import dense_kernel, graph_of, kernel_of, refit_of, solves_one_vs_one
 from fastgssl.cv._propagation import shared_blocks
 from fastgssl.cv._quadratic import exact_quadratic_cholesky, exact_quadratic_eigh
 from fastgssl.cv._result import validation_loss
@@ -86,9 +87,9 @@ def _square_fast_path_ok(objective, method):
     return (
         getattr(method, "spectral_form", None) is not None
         and getattr(objective.loss, "name", None) == "square"
-        and objective.build_kernel is not None
+        and dense_kernel(objective)
         and objective.gamma_i == 0
-        and objective.decode is None
+        and not solves_one_vs_one(objective)
         and bool(np.all(objective.labeled))
     )
 
@@ -163,14 +164,14 @@ class GraphGroup(GroupStrategy):
         objectives = plan.graph_objectives
         fold_of_labeled = plan.fold_of_labeled
         t0 = time.perf_counter()
-        W = objectives[group.indices[0]].build_graph(X)
+        W = graph_of(objectives[group.indices[0]]).build_graph(X)
         share = (time.perf_counter() - t0) / len(group.indices)
         exact = plan.method
         records = []
         with shared_blocks():
             for idx in group.indices:
                 t1 = time.perf_counter()
-                est = objectives[idx].with_graph(W)
+                est = graph_of(objectives[idx]).with_graph(W)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     res = exact.run_transductive(est, X, y, folds,
@@ -228,7 +229,7 @@ class TransductiveGroup(GroupStrategy):
         first = plan.candidate(group.indices[0])
         n = X.shape[0]
         objective0 = plan.objective(group.indices[0], first)
-        dense = objective0.build_kernel is not None
+        dense = dense_kernel(objective0)
         W = Q = None
         # the group's graph (its graph parameters are shared) when any candidate uses one:
         # a candidate with gamma_i = 0 in the group has r = 0 (the supervised kernel)
@@ -238,7 +239,8 @@ class TransductiveGroup(GroupStrategy):
             # one graph per graph key and one regularizer per (graph, regularizer) key,
             # shared across kernel widths
             W = cache.graph(graph_objective, X)
-            Q = cache.regularizer((graph_objective.graph_key, graph_objective.regularizer_key),
+            graph = graph_of(graph_objective)
+            Q = cache.regularizer((graph.key, graph.regularizer_key),
                                   lambda: graph_objective.regularizer_factory(W))
         K = V = None
         if dense:
@@ -250,7 +252,7 @@ class TransductiveGroup(GroupStrategy):
                 n, n, n_arrays,
                 what="the search's kernel matrix and deformed-kernel factorization",
                 remedy="use backend='nystrom' in the estimator or fewer points"))
-            K = objective0.build_kernel(X)
+            K = kernel_of(objective0).build_kernel(X)
         else:
             V = cache.factor(objective0, X)
         # the state of the grid's learner without a fit: what the reduction reads
@@ -309,9 +311,9 @@ class TransductiveGroup(GroupStrategy):
                     and not batched_fold_refits(objective))
             if warm:  # the fit on all of L, started from the previous candidate's solution
                 Y_L = state.columns()[0][L]
-                key = (r, objective.decode is not None)  # one-vs-one: one column per pair
+                key = (r, solves_one_vs_one(objective))  # one-vs-one: one column per pair
                 w = objective.sample_weight
-                beta = objective.solve(KLL, Y_L, init=previous.get(key),
+                beta = refit_of(objective).solve(KLL, Y_L, init=previous.get(key),
                                        **weight_kw(None if w is None else w[L]))
                 previous[key] = beta
                 state.deformed_coef = beta
@@ -330,11 +332,11 @@ def shared_neighbors(objectives, X):
     neighbour search (:func:`fastgssl.graphs.reuse_neighbors` with the largest k the
     learners declare in ``CVObjective.knn_k``; exact: the lists are sorted, the first k
     columns are the k-nearest lists)."""
-    knn = [o for o in objectives or () if o is not None and o.knn_k is not None]
-    if len({o.graph_key for o in knn}) < 2:
+    knn = [o for o in objectives or () if o is not None and graph_of(o).knn_k is not None]
+    if len({graph_of(o).key for o in knn}) < 2:
         return contextlib.nullcontext()
 
-    return reuse_neighbors(X, max(o.knn_k for o in knn))
+    return reuse_neighbors(X, max(graph_of(o).knn_k for o in knn))
 
 
 class OneFitGroup(GroupStrategy):
@@ -366,10 +368,11 @@ class OneFitGroup(GroupStrategy):
         semi_exact = refits and graph_objective is not None
 
         K = None
-        if first.build_kernel is not None and not semi_exact:
-            K = first.build_kernel(X)
+        if dense_kernel(first) and not semi_exact:
+            K = kernel_of(first).build_kernel(X)
         W = None  # one graph per graph key (a precomputed graph=W is used as given)
-        if graph_objective is not None and not semi_exact and not first.precomputed:
+        if (graph_objective is not None and not semi_exact
+                and not kernel_of(first).precomputed):
             W = cache.graph(graph_objective, X)
         setup = time.perf_counter() - t0
         fold_of_labeled = plan.fold_of_labeled
@@ -397,13 +400,14 @@ class OneFitGroup(GroupStrategy):
             if refits:
                 kw = weight_kw(plan.sample_weight)
                 if K is not None:
-                    est = objective.estimator_for(gram=True)
+                    est = kernel_of(objective).estimator_for(gram=True)
                     res = approx.run(est, K, y, folds, protocol=plan.protocol, **kw)
                 else:
                     est = plan.candidate(idx)
                     res = approx.run(est, X, y, folds, protocol=plan.protocol, **kw)
             else:
-                est = objective.estimator_for(gram=K is not None, graph=W, warm=previous)
+                est = kernel_of(objective).estimator_for(gram=K is not None, graph=W,
+                                                          warm=previous)
                 fitted = est.fit(X if K is None else K, y, **weight_kw(plan.sample_weight))
                 previous = fitted if warm else None
                 kw = {}
@@ -465,7 +469,7 @@ def _square_path(plan, K, group, setup):
     # (RBF kernels only: a precomputed K may be indefinite, and the eigendecomposition path
     # clips its negative eigenvalues; one convention per kernel, whatever the grid size)
     per_lam_cholesky = (form == "exact-quadratic" and len(group.indices) <= _CHOLESKY_MAX_LAMS
-                        and not objective0.precomputed)
+                        and not kernel_of(objective0).precomputed)
     if per_lam_cholesky:  # permute once so that every factorization sees contiguous folds
         order = np.argsort(folds, kind="stable")
         inverse = np.empty_like(order)

@@ -191,6 +191,7 @@ class FBIFMethod(BIFMethod):
     name = "fbif"
     spectral_form = "fbif"
     shares_factor = True
+    takes_search_options = True
     paper_rank = True
 
     def __init__(self, n_components=None, random_state=0):

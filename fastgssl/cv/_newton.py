@@ -14,6 +14,7 @@ from fastgssl.cv._base import (
     complement_regularizers,
 )
 from fastgssl.cv._bif import _as_operator, _solve_checked
+from fastgssl.cv._parts import refit_of
 
 __all__ = ["NewtonStepMethod", "newton_step_predictions"]
 
@@ -145,7 +146,7 @@ class NewtonStepMethod(_OneFitMethod):
         Qc = complement_regularizers(state, folds, n_folds)
         weights_for = None
         if state.sample_weight is not None:
-            weights_for = state.weights_for or (
+            weights_for = refit_of(state).weights_for or (
                 lambda kept: np.where(kept, state.sample_weight, 0.0))
         cols = [newton_step_predictions(K, alpha[:, k], G[:, k], Hc[:, k], labeled, folds,
                                         n_folds, float(state.gamma_a), gamma_i, Qc,

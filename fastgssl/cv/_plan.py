@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.base import clone
 
 from fastgssl._protocol import learner_objective
+from fastgssl.cv._parts import graph_of, kernel_of
 
 __all__ = ["Group", "GroupCache", "SearchPlan", "candidate_estimator"]
 
@@ -104,6 +105,11 @@ class SearchPlan:
         return getattr(self.method, "group_path", None)
 
     @property
+    def exact(self):
+        """Whether the method is exact CV (``is_exact``): its scores are never re-scored."""
+        return bool(getattr(self.method, "is_exact", False))
+
+    @property
     def fold_of_labeled(self):
         """The fold of each labeled point."""
         return self.folds[np.flatnonzero(self.labeled)]
@@ -144,13 +150,14 @@ class GroupCache:
     def graph(self, objective, X):
         """The graph of a group, built once per graph key: it does not depend on the kernel
         width, so groups that differ only in sigma share it."""
-        return self._get(self.graphs, objective.graph_key, lambda: objective.build_graph(X))
+        part = graph_of(objective)
+        return self._get(self.graphs, part.key, lambda: part.build_graph(X))
 
     def factor(self, objective, X):
         """The Nystrom features of a group, built once per kernel key: they do not depend
         on the graph, so groups that differ only in the graph share them."""
-        return self._get(self.factors, objective.kernel_key,
-                         lambda: objective.build_factor(X))
+        part = kernel_of(objective)
+        return self._get(self.factors, part.key, lambda: part.build_factor(X))
 
     def regularizer(self, key, build):
         return self._get(self.regularizers, key, build)

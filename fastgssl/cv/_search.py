@@ -31,15 +31,20 @@ from fastgssl.cv._api import _method
 from fastgssl.cv._auto import choose_method
 from fastgssl.cv._base import _one_vs_rest_only, _prepare, _unweighted_only, weight_kw
 from fastgssl.cv._grid_groups import evaluate_group, fold_losses, shared_neighbors
+from fastgssl.cv._parts import (
+    dense_kernel,
+    graph_of,
+    kernel_of,
+    shares_graph,
+    shares_kernel,
+    solves_one_vs_one,
+)
 from fastgssl.cv._plan import Group, GroupCache, SearchPlan, candidate_estimator
 from fastgssl.cv._scoring import check_scoring, fold_scores
 from fastgssl.cv._search_results import _SearchResults
 from fastgssl.exceptions import FoldsLoweredWarning
 
 __all__ = ["ApproxGridSearchCV", "GridSearchCV"]
-
-# the registry's methods that take the search's Nystrom options (n_components, landmarks)
-FBIF_METHODS = ("fbif", "fbif-margin")
 
 
 def _tuple(objectives):
@@ -211,38 +216,37 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
             return min(int(v), n_candidates)
         raise ValueError(f"verify must be None, 'best' or a positive int, got {v!r}.")
 
-    def _verify_inputs(self, est, X, y, kernels):
+    @staticmethod
+    def _verify_inputs(plan, est, kernels):
         """(estimator, X) for an exact re-scoring: the refits of a dense kernel machine
         without a graph slice one kernel matrix per kernel key (as the exact search does)
         instead of recomputing it per fold; graph models refit on the coordinates (graph
         rebuilt)."""
-        objective = learner_objective(est, y, self._sample_weight) if self._one_fit_ok \
-            else None
-        if (objective is None or objective.build_kernel is None or objective.precomputed
+        X = plan.X
+        objective = (learner_objective(est, plan.y, plan.sample_weight) if plan.one_fit
+                     else None)
+        if (objective is None or not dense_kernel(objective) or kernel_of(objective).precomputed
                 or objective.gamma_i > 0):
             return (est, X)
-        key = objective.kernel_key
+        key = kernel_of(objective).key
         if key not in kernels:
             kernels.clear()
-            kernels[key] = objective.build_kernel(X)
-        return (objective.estimator_for(gram=True), kernels[key])
-
-    def _approximate(self):
-        """Whether the method approximates CV (exact methods are never re-scored)."""
-        method = self._resolved[0]
-        return not getattr(_method(method, self._method_options(method)), "is_exact", False)
+            kernels[key] = kernel_of(objective).build_kernel(X)
+        return (kernel_of(objective).estimator_for(gram=True), kernels[key])
 
     def _method_options(self, method):
-        if method not in FBIF_METHODS:
+        """The search's Nystrom options (``n_components`` and the landmark seed) for the
+        registered method ``method`` when its class declares it takes them
+        (:attr:`fastgssl.cv.CVMethod.takes_search_options`: the FBIF methods), else none."""
+        if not getattr(registry.load("fastgssl.cv", method), "takes_search_options", False):
             return {}
-        # the FBIF methods' own options (the search's n_components and landmark seed)
         return dict(n_components=self.n_components, random_state=self._landmark_seed())
 
     def _landmark_seed(self):
         """The seed of FBIF's Nystrom landmarks: ``random_state``, 0 when None."""
         return self.random_state if self.random_state is not None else 0
 
-    def _resolve(self, X, y, candidates):
+    def _resolve(self, X, y, candidates, sample_weight):
         """(method, protocol, verify) actually used; ``method="auto"`` picks here
         (:func:`fastgssl.cv._auto.choose_method`). Returns what the plan holds besides:
         the method object and the candidates' objectives."""
@@ -255,29 +259,29 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
         if callable(getattr(est, "cv_objective", None)):
             with shared_checks():  # one target encoding, each parameter value checked once
                 objectives = [learner_objective(candidate_estimator(est, c), y,
-                                                self._sample_weight) for c in candidates]
+                                                sample_weight) for c in candidates]
         declared = objectives is not None and all(o is not None for o in objectives)
         estimator_axis = any("estimator" in c for c in candidates)
         # graph learners that declare how their graph is built and reused
         # (CVObjective.graph_key / build_graph / with_graph): one graph per graph key
         graph_objectives = (
             objectives if declared and all(
-                o.loss is None and o.with_graph is not None and o.build_graph is not None
+                o.loss is None and shares_graph(o)
                 for o in objectives) else None)
         # kernel learners that declare their kernel (CVObjective.kernel_key / build_kernel
         # or build_factor / estimator_for) and a loss: the one-fit paths
-        self._one_fit_ok = (
+        one_fit = bool(
             declared and not estimator_axis and callable(getattr(est, "cv_state", None))
-            and all(o.loss is not None and o.shares_kernel and o.estimator_for is not None
+            and all(o.loss is not None and shares_kernel(o)
+                    and kernel_of(o).estimator_for is not None
                     for o in objectives))
         # loss weights (sample_weight, class_weight): only exact CV carries them
-        weighted = self._sample_weight is not None or any(
+        weighted = sample_weight is not None or any(
             getattr(o, "sample_weight", None) is not None for o in objectives or ())
-        self._weighted = weighted
         # one-vs-one learners: only exact CV decodes their pairwise columns
-        one_vs_one = any(getattr(o, "decode", None) is not None for o in objectives or ())
+        one_vs_one = any(o is not None and solves_one_vs_one(o) for o in objectives or ())
         # reused by the in-process evaluation (worker processes recompute their own)
-        in_process = (objectives if self._one_fit_ok and check_n_jobs(self.n_jobs) == 1
+        in_process = (objectives if one_fit and check_n_jobs(self.n_jobs) == 1
                       else None)
         protocol = self.protocol
         method = self.method
@@ -285,7 +289,7 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
         if isinstance(method, str) and method == "auto":
             method, protocol, verify = choose_method(
                 objectives, protocol, verify=verify, n_candidates=len(candidates),
-                one_fit=self._one_fit_ok, weighted=weighted, one_vs_one=one_vs_one)
+                one_fit=one_fit, weighted=weighted, one_vs_one=one_vs_one)
             self.method_ = method
         else:
             self.method_ = method if isinstance(method, str) else getattr(method, "name",
@@ -293,7 +297,7 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
         obj = _method(method, self._method_options(method) if isinstance(method, str) else {})
         # the method's declared group work (CVMethod.group_path): the one-fit paths carry
         # loss weights for methods that take them, one-vs-one codings for exact refits only
-        path = getattr(obj, "group_path", None) if self._one_fit_ok else None
+        path = getattr(obj, "group_path", None) if one_fit else None
         if weighted and path is not None and not getattr(obj, "takes_weights", False):
             raise ValueError(_unweighted_only(self.method_))
         if one_vs_one and path == "fitted":
@@ -304,8 +308,7 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
             protocol = tuple(getattr(obj, "protocols", ("inductive",)))[0]
         self.protocol_ = protocol
         self.verify_ = verify
-        self._resolved = (method, protocol)
-        if not self._one_fit_ok and self.verbose:
+        if not one_fit and self.verbose:
             print(f"[{type(self).__name__}] {type(est).__name__}: each candidate is scored "
                   f"by {method!r} cross-validation with one refit per fold (this learner has "
                   f"no one-fit path)", file=sys.stderr, flush=True)
@@ -313,7 +316,7 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
                     graph_objectives=_tuple(graph_objectives),
                     # what the grouping, the shared kNN search and the tie-break read
                     declared=_tuple(objectives if declared else None),
-                    one_fit=self._one_fit_ok, weighted=weighted)
+                    one_fit=one_fit, weighted=weighted)
 
     @staticmethod
     def _groups(candidates, objectives):
@@ -324,16 +327,18 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
             return [Group([i], repr(c)) for i, c in enumerate(candidates)]
         groups = {}
         for i, o in enumerate(objectives):
-            key = (o.kernel_key, o.graph_key, o.regularizer_key)
+            key = (kernel_of(o).key, graph_of(o).key, graph_of(o).regularizer_key)
             groups.setdefault(key, []).append(i)
         return [Group(idx, f"{len(idx)} candidate(s) from {candidates[idx[0]]}")
                 for idx in groups.values()]
 
-    def _verify(self, X, y, folds, n_folds, labeled, classification, candidates, results, cap):
-        """Re-score the first-ranked candidates by exact CV until the winner is verified."""
+    def _verify(self, plan, results, cap):
+        """Re-score the first-ranked candidates by exact CV until the winner is verified
+        (the plan's data, folds, candidates, scorer and loss weights)."""
         exact = registry.get("fastgssl.cv", "exact", n_jobs=self.n_jobs,
                              protocol=self.protocol_)
-        fold_of_labeled = folds[np.flatnonzero(labeled)]
+        candidates = plan.candidates
+        fold_of_labeled = plan.fold_of_labeled
         t0 = time.perf_counter()
         n_done = 0
         kernels = {}  # the last kernel matrix, shared by re-scorings of one width
@@ -353,15 +358,14 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
                 )
                 break
             t1 = time.perf_counter()
-            est = candidate_estimator(self.estimator, candidates[top])
-            est_v, X_v = self._verify_inputs(est, X, y, kernels)
-            res = exact.run(est_v, X_v, y, folds, sample_weight=self._sample_weight)
+            est_v, X_v = self._verify_inputs(plan, plan.candidate(top), kernels)
+            res = exact.run(est_v, X_v, plan.y, plan.folds, sample_weight=plan.sample_weight)
             per_fold, mean = fold_losses(res.predictions, res.targets, fold_of_labeled,
-                                          n_folds, classification)
+                                          plan.n_folds, plan.classification)
             rec = results[top]
-            if self._scorer is not None:
-                rec["fold_scores"] = fold_scores(self._scorer, res.predictions, res.targets,
-                                                 fold_of_labeled, n_folds, self._classes)
+            if plan.scorer is not None:
+                rec["fold_scores"] = fold_scores(plan.scorer, res.predictions, res.targets,
+                                                 fold_of_labeled, plan.n_folds, plan.classes)
             rec["approx_error"] = rec["error"]
             rec.update(oof=res.predictions, targets=res.targets)
             rec.update(error=mean, fold_errors=per_fold, verified=True,
@@ -405,25 +409,24 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        self._scorer = check_scoring(self.scoring)
+        scorer = check_scoring(self.scoring)
         self._verify_cap(1)  # validate before any work
         X_in = X  # a DataFrame goes to the refit as given: best_estimator_ keeps its names
         X = check_X(X, "X")
         validate_data(self, X_in, skip_check_array=True, reset=True)  # feature_names_in_
-        self._sample_weight = check_sample_weight(sample_weight, X.shape[0],
-                                                  self.estimator)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0], self.estimator)
         y_arr, labeled, classification = _prepare(self.estimator, X, y, None)
         folds, n_folds = self._folds(y_arr, labeled, classification)
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid is empty.")
-        self._classes = np.unique(y_arr[labeled]) if classification else None
+        classes = np.unique(y_arr[labeled]) if classification else None
         # the frozen plan the group strategies read (never the search itself)
         plan = SearchPlan(X=X, y=y_arr, folds=folds, n_folds=n_folds, labeled=labeled,
-                          classification=classification, classes=self._classes,
-                          scorer=self._scorer, sample_weight=self._sample_weight,
+                          classification=classification, classes=classes,
+                          scorer=scorer, sample_weight=sample_weight,
                           estimator=self.estimator, candidates=tuple(candidates),
-                          **self._resolve(X, y, candidates))
+                          **self._resolve(X, y, candidates, sample_weight))
         group_list = self._groups(candidates, plan.declared)
         # one graph per graph key, shared across widths; one Nystrom factor per kernel key,
         # shared across graphs (within this grid evaluation only)
@@ -449,22 +452,19 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
                           f"({time.perf_counter() - t_start:.2f} s)", flush=True)
         strengths = (np.array([o.gamma_a for o in plan.declared], dtype=float)
                      if plan.declared is not None else np.zeros(len(candidates)))
-        del plan, cache  # graphs and factors were only shared within the grid evaluation
+        del cache  # graphs and factors were only shared within the grid evaluation
         cap = (self._verify_cap(len(candidates), self.verify_ or False)
-               if self._approximate() and self.verify_ not in (None, False) else 0)
-        self.n_verified_, self.verify_time_ = (
-            self._verify(X, y_arr, folds, n_folds, labeled, classification, candidates,
-                         results, cap)
-            if cap else (0, 0.0))
+               if not plan.exact and self.verify_ not in (None, False) else 0)
+        self.n_verified_, self.verify_time_ = (self._verify(plan, results, cap) if cap
+                                               else (0, 0.0))
         self.search_time_ = time.perf_counter() - t_start
-        self._store_results(candidates, results, n_folds, classification, strengths)
+        self._store_results(candidates, results, plan, strengths)
         self.folds_ = folds
         self.n_splits_ = n_folds
         self.cost_per_candidate_ = self.search_time_ / len(candidates)
         if self.refit:
             t0 = time.perf_counter()
-            self.best_estimator_ = self._refit_best(X_in, y, results[self.best_index_],
-                                                    classification, self._sample_weight)
+            self.best_estimator_ = self._refit_best(X_in, y, results[self.best_index_], plan)
             self.refit_time_ = time.perf_counter() - t0
         else:  # no refit reports the selected candidate's fit: its muted reports, once
             for category, message in results[self.best_index_].get("muted_warnings", ()):
@@ -472,12 +472,13 @@ class GridSearchCV(_SearchResults, MetaEstimatorMixin, BaseEstimator):
                               stacklevel=2)
         return self
 
-    def _refit_best(self, X, y, record, classification, sample_weight=None):
+    def _refit_best(self, X, y, record, plan):
         """Refit the selected candidate. A classifier asked for probabilities
         (``probability=True``) whose CV here was exact is calibrated on this search's
         out-of-fold values instead of running its own internal CV (one fit, not 1 + t)."""
         best = candidate_estimator(self.estimator, self.best_params_)
-        exact = bool(record.get("verified")) or not self._approximate()
+        classification, sample_weight = plan.classification, plan.sample_weight
+        exact = bool(record.get("verified")) or plan.exact
         self.probability_source_ = None
         objective = (learner_objective(best, y, sample_weight)
                      if classification and exact and callable(getattr(best, "cv_objective",

@@ -31,9 +31,12 @@ class _SearchResults:
             return -1.0, 1.0
         return -1.0, 0.0
 
-    def _store_results(self, candidates, results, n_folds, classification, strengths):
+    def _store_results(self, candidates, results, plan, strengths):
+        """``cv_results_`` and the selection, from the records of ``candidates`` (the
+        plan's, as a list) and the :class:`fastgssl.cv._plan.SearchPlan` of the search."""
+        n_folds, classification = plan.n_folds, plan.classification
         errors = np.array([results[i]["error"] for i in range(len(candidates))])
-        if self._scorer is None:
+        if plan.scorer is None:
             sign, offset = self._sign(classification)
             fold_errors = np.array([results[i]["fold_errors"] for i in range(len(candidates))])
             split = offset + sign * fold_errors
@@ -52,14 +55,14 @@ class _SearchResults:
             out[f"split{i}_test_score"] = split[:, i]
         out["mean_test_score"] = scores
         out["std_test_score"] = split.std(axis=1)
-        loss = errors if self._scorer is None else -scores
+        loss = errors if plan.scorer is None else -scores
         order = np.argsort(loss, kind="stable")
         # equal values share the best rank (scikit-learn's "min" ranking)
         rank = np.array([1 + int(np.sum(loss < loss[i])) for i in range(len(candidates))],
                         dtype=np.int32)
         out["rank_test_score"] = rank
         out["mean_cv_error"] = errors
-        if self.verify_ not in (None, False) and self._approximate():
+        if self.verify_ not in (None, False) and not plan.exact:
             verified = np.array([bool(results[i].get("verified")) for i in range(len(candidates))])
             out["verified"] = verified
             out["approx_cv_error"] = np.array(
@@ -72,7 +75,7 @@ class _SearchResults:
             out["n_undecided"] = np.array([u or 0 for u in undecided], dtype=np.int64)
         self.cv_results_ = out
         best = int(order[0])
-        unverified = self._approximate() and self.verify_ in (None, False)
+        unverified = not plan.exact and self.verify_ in (None, False)
         if unverified:
             best = self._most_regularized_tie(strengths, loss, best)
         self.best_index_ = best
@@ -80,7 +83,7 @@ class _SearchResults:
         self.best_score_ = float(scores[self.best_index_])
         self.best_cv_error_ = float(errors[self.best_index_])
         if unverified:
-            self._warn_training_error(candidates, results)
+            self._warn_training_error(candidates, results, classification)
         self._warn_undecided(candidates)
 
     def _warn_undecided(self, candidates):
@@ -111,12 +114,12 @@ class _SearchResults:
         strength = strengths[tied]
         return int(tied[np.flatnonzero(strength == strength.max())[0]])
 
-    def _warn_training_error(self, candidates, results):
+    def _warn_training_error(self, candidates, results, classification):
         """Warn when the unverified winner's criterion fell to its training error."""
         rec = results[self.best_index_]
         train = rec.get("train_error")
         if train is None or not at_training_error(rec["error"], train,
-                                                  self._classes is not None, rec["targets"]):
+                                                  classification, rec["targets"]):
             return
         warnings.warn(
             f"the selected candidate {candidates[self.best_index_]} has a {self.method_} "

@@ -35,6 +35,7 @@ import scipy.linalg as sla
 from fastgssl._indexing import fold_block, fold_split, held_out_values, take_block
 from fastgssl._threads import fold_threads, small_blas
 from fastgssl.cv._base import weight_kw
+from fastgssl.cv._parts import refit_of, solves_one_vs_one
 from fastgssl.cv._quadratic import exact_quadratic_cholesky
 
 __all__ = ["deformed_gram", "transductive_predictions"]
@@ -162,15 +163,16 @@ def batched_fold_refits(objective):
     the per-candidate fit on all labels that would only start the refits: on the Caravan
     shape (1,260 points, 12 candidates, one thread) the cold refits without those fits took
     9 % less time than the warm-started ones with them."""
-    return (objective.solve_folds is not None and objective.sample_weight is None
-            and objective.decode is None)
+    return (refit_of(objective).solve_folds is not None and objective.sample_weight is None
+            and not solves_one_vs_one(objective))
 
 
 def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
     """Losses without a closed form (and weighted or one-vs-one square losses): the
     learner's ``solve`` on each ``K~_RR``, with the loss weights each refit uses; the held-out
     values go through ``state.decode`` (one-vs-one votes) when the learner gives one."""
-    if state.solve is None:
+    refit = refit_of(state)
+    if refit.solve is None:
         raise ValueError(
             "the learner's CVState has no solve(K, Y, init) callable; the transductive "
             "refits of a loss without closed form need it: declare "
@@ -191,7 +193,7 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
         # every cold refit in one call; with the full fit's solution at hand only where the
         # folds run concurrently (a warm start saved 5-10 % of a refit, two threads ~40 %)
         with small_blas(l**3 / 3.0):
-            out = state.solve_folds(KLL, Y, fl, n_folds)
+            out = refit.solve_folds(KLL, Y, fl, n_folds)
         if out is not None:
             return out[0], [int(v) for v in out[1]], False
     pred = np.empty_like(Y)
@@ -204,11 +206,11 @@ def _refit_predictions(KLL, Y, fl, n_folds, state, warm_start):
             w_R = _fold_weights(state, L, R, fl, i)
             init = None if beta_full is None else beta_full[R] * _start_scale(w_full, w_R, R,
                                                                               l)
-            beta, info = state.solve(take_block(KLL, R), Y[R], init=init, return_info=True,
+            beta, info = refit.solve(take_block(KLL, R), Y[R], init=init, return_info=True,
                                      **weight_kw(w_R))
             with small_blas(2.0 * V.size * R.size * beta.shape[1]):
                 values = take_block(KLL, V, R) @ beta
-            pred[V] = values if state.decode is None else state.decode(values)
+            pred[V] = values if refit.decode is None else refit.decode(values)
             infos.append(max((d["n_iter"] for d in info), default=1))
     return pred, infos, beta_full is not None
 
@@ -219,7 +221,8 @@ def _fold_weights(state, L, R, fl, i):
         return None
     kept = np.zeros(state.labeled.shape[0], dtype=bool)
     kept[L[fl != i]] = True
-    w = state.weights_for(kept) if state.weights_for is not None else \
+    weights_for = refit_of(state).weights_for
+    w = weights_for(kept) if weights_for is not None else \
         np.where(kept, state.sample_weight, 0.0)
     w = np.asarray(w, dtype=np.float64)[L[R]]
     if not w.sum() > 0:
@@ -268,7 +271,7 @@ def transductive_predictions(state, folds, n_folds, *, warm_start=True, KLL=None
     if KLL is None:
         KLL = deformed_gram(state)
     if getattr(state.loss, "name", None) == "square" and state.sample_weight is None \
-            and state.decode is None:
+            and not solves_one_vs_one(state):
         pred = _square_predictions(KLL, Y, fl, n_folds, state.gamma_a)
         info = {"solver": "cholesky per fold" if KLL.shape[0] <= _DIRECT_MAX_L
                 else "cholesky per fold size", "warm_start": False}
@@ -287,7 +290,7 @@ def _propagation_predictions(state, folds, n_folds):
     L = np.flatnonzero(labeled)
     Y, _, one_d = state.columns()
     classification = state.classification
-    if state.relabel is None and state.propagation is None:
+    if refit_of(state).relabel is None and state.propagation is None:
         raise ValueError(
             "the learner's CVState has no loss, no propagation system and no relabel hook: "
             "transductive CV re-solves it with the fold's labels hidden and needs "
@@ -295,7 +298,7 @@ def _propagation_predictions(state, folds, n_folds):
         )
 
     def refit_fold(i):
-        if state.relabel is None:
+        if refit_of(state).relabel is None:
             raise ValueError(
                 f"fold {i} cannot be computed from the block solve (a graph component loses "
                 f"its labels) and the learner's CVState has no relabel hook to refit it."
@@ -305,7 +308,7 @@ def _propagation_predictions(state, folds, n_folds):
             y_fold = np.where(labeled & ~hide, np.argmax(Y, axis=1), -1)
         else:
             y_fold = np.where(labeled & ~hide, Y[:, 0], np.nan)
-        F = np.asarray(state.relabel(y_fold).f, dtype=np.float64)
+        F = np.asarray(refit_of(state).relabel(y_fold).f, dtype=np.float64)
         F = F[:, None] if F.ndim == 1 else F
         V = np.flatnonzero(hide)
         return F[V] if classification else F[V, :1]
