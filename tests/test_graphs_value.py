@@ -133,3 +133,31 @@ def test_learner_takes_the_bandwidth_from_the_value_and_from_the_edges_of_a_matr
     model = LabelPropagation(graph=W, graph_weight="gaussian").fit(X, y)
     np.testing.assert_allclose(model._sigma_induction, 1.7, rtol=1e-12)
     assert sp.issparse(model.graph_)
+
+
+def test_a_registered_plugin_that_returns_a_matrix_still_feeds_the_learners(monkeypatch):
+    from fastgssl import registry
+
+    X = _data(n=80, seed=5)
+    y = np.full(80, -1)
+    y[:12] = np.arange(12) % 3
+    W = knn_graph(X, 5, weight="gaussian", sigma_w=0.9)
+
+    class MatrixOnly:  # a plugin factory: takes the learner's settings, returns a dense W
+        def __init__(self, n_neighbors=5, weight="binary"):
+            self.n_neighbors, self.weight = n_neighbors, weight
+
+        def __call__(self, X):
+            return W.toarray()
+
+    load = registry.load
+    monkeypatch.setattr(registry, "load", lambda group, name: MatrixOnly
+                        if (group, name) == ("fastgssl.graphs", "matrix_only")
+                        else load(group, name))
+    Xn = _data(n=7, seed=6)
+    kw = dict(n_neighbors=5, graph_weight="gaussian")
+    plugin = LabelPropagation(graph="matrix_only", **kw).fit(X, y)
+    given = LabelPropagation(graph=W, **kw).fit(X, y)
+    assert _same_csr(plugin.graph_, W)
+    np.testing.assert_allclose(plugin._sigma_induction, 0.9, rtol=1e-12)
+    np.testing.assert_array_equal(plugin.predict_proba(Xn), given.predict_proba(Xn))
