@@ -359,8 +359,11 @@ class KNNGraph(_GraphBuilder):
     ----------
     kth_sq_distances_ : ndarray of shape (n_samples,)
         ``d_k(x_i)^2``, the squared distance from each point to its k-th neighbour in the
-        last graph built (the scale of the self-tuned weights; the propagation learners
-        read it for the induction formula at new points).
+        last graph built (the scale of the self-tuned weights), also the
+        ``kth_sq_distances`` of :meth:`build`'s value, which the propagation learners read.
+
+    ``builder.build(X)`` returns the graph value (:class:`fastgssl.graphs.Graph`: ``W``, the
+    lists, ``d_k(x_i)^2``, the weight's parameters as used); ``builder(X)`` is its ``W``.
 
     Examples
     --------
