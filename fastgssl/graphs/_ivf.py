@@ -276,11 +276,9 @@ class IVFGraph(_GraphBuilder):
         self.neighbors_ = out_i
         self._warn_lists(n, n_lists, info["n_empty"], info["largest"], info["n_full"], k)
         t0 = clock()
-        W, sigma_w, self.kth_sq_distances_ = knn_adjacency(out_i, out_d, weight=self.weight,
-                                                     sigma_w=sigma_w,
-                                                     symmetrize=self.symmetrize,
-                                                     self_tuned_constant=self.self_tuned_constant,
-                                                     n_jobs=self.n_jobs)
+        W, sigma_w, self.kth_sq_distances_ = knn_adjacency(
+            out_i, out_d, weight=self.weight, sigma_w=sigma_w, symmetrize=self.symmetrize,
+            self_tuned_constant=self.self_tuned_constant, n_jobs=self.n_jobs)
         times["weights"] = clock() - t0
         t0 = clock()
         if recall_sample:
