@@ -78,6 +78,7 @@ from fastgssl.datasets import (
 )
 from fastgssl.graphs import (
     EpsilonGraph,
+    Graph,
     IVFGraph,
     KNNGraph,
     LowRecallWarning,
@@ -91,6 +92,7 @@ from fastgssl.graphs import (
     knn_recall,
     knn_search,
     resolve_graph,
+    resolve_graph_value,
     reuse_neighbors,
 )
 from fastgssl.kernels import (

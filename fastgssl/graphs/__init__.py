@@ -9,6 +9,10 @@
 - :func:`check_adjacency`  validation of a user-supplied W
 - :func:`resolve_graph`  one road from a builder name, callable or matrix to W (every
   estimator uses it)
+- :class:`Graph`         the graph value: W with the weight's parameters as used, the
+  neighbour lists, ``d_k(x_i)^2`` and the recall where the builder has them
+  (``builder.build(X)``; ``builder(X)`` is its W); :func:`resolve_graph_value` gives it
+  for a name, callable or matrix
 - :func:`knn_recall`     recall of approximate neighbour lists against exact search
 - registry factories (group ``fastgssl.graphs``): :class:`KNNGraph` (``"knn"``),
   :class:`EpsilonGraph` (``"epsilon"``), :class:`PrecomputedGraph` (``"precomputed"``),

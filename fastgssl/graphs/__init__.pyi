@@ -9,6 +9,7 @@ from fastgssl.graphs._builders import check_adjacency as check_adjacency
 from fastgssl.graphs._builders import epsilon_graph as epsilon_graph
 from fastgssl.graphs._builders import knn_adjacency as knn_adjacency
 from fastgssl.graphs._builders import knn_graph as knn_graph
+from fastgssl.graphs._graph import Graph as Graph
 from fastgssl.graphs._ivf import IVFGraph as IVFGraph
 from fastgssl.graphs._ivf import default_n_lists as default_n_lists
 from fastgssl.graphs._knn import knn_search as knn_search
@@ -16,3 +17,4 @@ from fastgssl.graphs._knn import reuse_neighbors as reuse_neighbors
 from fastgssl.graphs._nndescent import NNDescentGraph as NNDescentGraph
 from fastgssl.graphs._nndescent import knn_recall as knn_recall
 from fastgssl.graphs._resolve import resolve_graph as resolve_graph
+from fastgssl.graphs._resolve import resolve_graph_value as resolve_graph_value

@@ -25,6 +25,7 @@ from fastgssl._validation import (
     store_init_arguments,
 )
 
+from ._graph import Graph
 from ._weights import (
     DEFAULT_SELF_TUNED_CONSTANT,
     check_self_tuned_constant,
@@ -130,12 +131,13 @@ default="binary"
     0.0092
     """
     return _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs,
-                      self_tuned_constant)[0]
+                      self_tuned_constant).W
 
 
 def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs,
                constant=DEFAULT_SELF_TUNED_CONSTANT):
-    """:func:`knn_graph` and the squared k-th neighbour distances ``d_k(x_i)^2``."""
+    """:func:`knn_graph` as a :class:`._graph.Graph` (the lists, ``d_k(x_i)^2``, the
+    weight's parameters as used)."""
     from ._knn import knn_search
 
     sigma_w = check_weight(weight, sigma_w)
@@ -162,7 +164,9 @@ def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs,
             UserWarning,
             stacklevel=3,
         )
-    return W, kth
+    return Graph(W, weight=weight, sigma_w=sigma_w, self_tuned_constant=constant,
+                 symmetrize=symmetrize, n_neighbors=int(n_neighbors), neighbors=idx,
+                 kth_sq_distances=kth)
 
 
 def knn_adjacency(indices, sq_distances, *, weight, sigma_w, symmetrize,
@@ -230,6 +234,11 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
     otherwise blocked products over the pairs ``i < j``.  The number of edges, hence memory,
     is data dependent: choose ``eps`` so that the graph stays sparse.
     """
+    return _epsilon_graph(X, eps, weight, sigma_w).W
+
+
+def _epsilon_graph(X, eps, weight, sigma_w):
+    """:func:`epsilon_graph` as a :class:`._graph.Graph` (the bandwidth as used)."""
     X = check_X(X, "X", min_samples=2)
     eps = check_positive(eps, "eps")
     check_distance_scale(X, name="X")
@@ -253,9 +262,9 @@ def epsilon_graph(X, eps, *, weight="binary", sigma_w=None):
             f"epsilon_graph: {n_iso} of {n} vertices have no neighbour within eps={eps:g} "
             f"(isolated vertices); increase eps or use knn_graph.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return W
+    return Graph(W, weight=weight, sigma_w=sigma_w if weight == "gaussian" else None)
 
 
 def check_adjacency(W, name="W"):
@@ -319,8 +328,12 @@ def check_adjacency(W, name="W"):
 
 
 class _GraphBuilder:
-    """Base of the registry factories: ``builder(X) -> W``, readable parameters (the
-    arguments of ``__init__``, stored unchanged under their names as scikit-learn's)."""
+    """Base of the registry factories: ``builder.build(X)`` returns the graph value
+    (:class:`._graph.Graph`), ``builder(X)`` its ``W``; readable parameters (the arguments
+    of ``__init__``, stored unchanged under their names as scikit-learn's)."""
+
+    def __call__(self, X):
+        return self.build(X).W
 
     @classmethod
     def _get_param_names(cls):
@@ -346,8 +359,11 @@ class KNNGraph(_GraphBuilder):
     ----------
     kth_sq_distances_ : ndarray of shape (n_samples,)
         ``d_k(x_i)^2``, the squared distance from each point to its k-th neighbour in the
-        last graph built (the scale of the self-tuned weights; the propagation learners
-        read it for the induction formula at new points).
+        last graph built (the scale of the self-tuned weights), also the
+        ``kth_sq_distances`` of :meth:`build`'s value, which the propagation learners read.
+
+    ``builder.build(X)`` returns the graph value (:class:`fastgssl.graphs.Graph`: ``W``, the
+    lists, ``d_k(x_i)^2``, the weight's parameters as used); ``builder(X)`` is its ``W``.
 
     Examples
     --------
@@ -362,11 +378,12 @@ class KNNGraph(_GraphBuilder):
                  n_jobs=None, self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
         store_init_arguments(self, locals())
 
-    def __call__(self, X):
-        W, self.kth_sq_distances_ = _knn_graph(X, self.n_neighbors, self.weight,
-                                               self.sigma_w, self.symmetrize, self.n_jobs,
-                                               self.self_tuned_constant)
-        return W
+    def build(self, X):
+        """The graph of ``X`` as a :class:`._graph.Graph` (``builder(X)`` is its ``W``)."""
+        graph = _knn_graph(X, self.n_neighbors, self.weight, self.sigma_w, self.symmetrize,
+                           self.n_jobs, self.self_tuned_constant)
+        self.kth_sq_distances_ = graph.kth_sq_distances
+        return graph
 
 
 class EpsilonGraph(_GraphBuilder):
@@ -375,8 +392,9 @@ class EpsilonGraph(_GraphBuilder):
     def __init__(self, eps, weight="binary", sigma_w=None):
         store_init_arguments(self, locals())
 
-    def __call__(self, X):
-        return epsilon_graph(X, self.eps, weight=self.weight, sigma_w=self.sigma_w)
+    def build(self, X):
+        """The graph of ``X`` as a :class:`._graph.Graph` (``builder(X)`` is its ``W``)."""
+        return _epsilon_graph(X, self.eps, self.weight, self.sigma_w)
 
 
 class PrecomputedGraph(_GraphBuilder):
@@ -390,9 +408,13 @@ class PrecomputedGraph(_GraphBuilder):
         self.W = check_adjacency(W, "W")
 
     def __call__(self, X=None):
+        return self.build(X).W
+
+    def build(self, X=None):
+        """The validated ``W`` as a :class:`._graph.Graph` (nothing else is known of it)."""
         if X is not None and X.shape[0] != self.W.shape[0]:
             raise ValueError(
                 f"the precomputed graph has {self.W.shape[0]} vertices but X has "
                 f"{X.shape[0]} rows; they must describe the same samples."
             )
-        return self.W
+        return Graph(self.W)

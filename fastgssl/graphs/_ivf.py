@@ -57,6 +57,7 @@ from fastgssl._validation import (
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
+from ._graph import Graph
 from ._ivf_driver import MemoryRows, ivf_lists, ivf_recall
 from ._knn import _search_dtype
 from ._nndescent import check_min_recall
@@ -222,7 +223,8 @@ class IVFGraph(_GraphBuilder):
         min_recall = check_min_recall(self.min_recall)
         return k, sigma_w, n_lists, n_probe, float(target), recall_sample, min_recall
 
-    def __call__(self, X):
+    def build(self, X):
+        """The graph of ``X`` as a :class:`._graph.Graph` (``builder(X)`` is its ``W``)."""
         from ._ivf_dask import DaskRows, is_dask_array
         from ._knn import shared_self_search
 
@@ -274,11 +276,9 @@ class IVFGraph(_GraphBuilder):
         self.neighbors_ = out_i
         self._warn_lists(n, n_lists, info["n_empty"], info["largest"], info["n_full"], k)
         t0 = clock()
-        W, _, self.kth_sq_distances_ = knn_adjacency(out_i, out_d, weight=self.weight,
-                                                     sigma_w=sigma_w,
-                                                     symmetrize=self.symmetrize,
-                                                     self_tuned_constant=self.self_tuned_constant,
-                                                     n_jobs=self.n_jobs)
+        W, sigma_w, self.kth_sq_distances_ = knn_adjacency(
+            out_i, out_d, weight=self.weight, sigma_w=sigma_w, symmetrize=self.symmetrize,
+            self_tuned_constant=self.self_tuned_constant, n_jobs=self.n_jobs)
         times["weights"] = clock() - t0
         t0 = clock()
         if recall_sample:
@@ -295,9 +295,14 @@ class IVFGraph(_GraphBuilder):
                 f"{float(min_recall):g} (n_probe={self.n_probe_} of {self.n_lists_} lists); "
                 f"raise n_probe or target_recall, or use the exact builder graph='knn'.",
                 LowRecallWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-        return W
+        return Graph(W, weight=self.weight, sigma_w=sigma_w,
+                     self_tuned_constant=check_self_tuned_constant(self.self_tuned_constant,
+                                                                   self.weight),
+                     symmetrize=check_symmetrize(self.symmetrize, self.weight),
+                     n_neighbors=k, neighbors=out_i, kth_sq_distances=self.kth_sq_distances_,
+                     recall=self.recall_ if recall_sample else None)
 
     def _warn_lists(self, n, n_lists, n_empty, largest, n_full, k):
         """Warnings about the lists: empty ones, one holding most points, tiny probes."""
@@ -307,7 +312,7 @@ class IVFGraph(_GraphBuilder):
                 f"has too few distinct points for that many lists?); searching "
                 f"{self.n_lists_} lists. Lower n_lists.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         mean = n / self.n_lists_
         # k-means lists are uneven (up to ~15x the mean size measured on a 784-dimensional
@@ -319,7 +324,7 @@ class IVFGraph(_GraphBuilder):
                 f"could not split (many equal or nearly equal points?); every point probing "
                 f"it scans all of them (time grows with its size squared).",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         if n_full:
             warnings.warn(
@@ -327,5 +332,5 @@ class IVFGraph(_GraphBuilder):
                 f"their {self.n_probe_} probed lists and were searched exactly against "
                 f"all points; raise n_probe or lower n_lists.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )

@@ -25,6 +25,7 @@ from fastgssl._validation import (
 from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
+from ._graph import Graph
 from ._knn import _search_dtype, knn_search, numba_threads
 from ._knn_kernels import pair_sqdist
 from ._weights import (
@@ -180,7 +181,8 @@ class NNDescentGraph(_GraphBuilder):
                  n_jobs=None, self_tuned_constant=DEFAULT_SELF_TUNED_CONSTANT):
         store_init_arguments(self, locals())
 
-    def __call__(self, X):
+    def build(self, X):
+        """The graph of ``X`` as a :class:`._graph.Graph` (``builder(X)`` is its ``W``)."""
         try:
             import pynndescent
         except ImportError as exc:
@@ -225,7 +227,7 @@ class NNDescentGraph(_GraphBuilder):
             diff_sq = pair_sqdist(X, np.repeat(np.arange(n), k),
                                   np.where(idx < 0, 0, idx).ravel()).reshape(n, k)
         self.neighbors_ = np.where(missing, -1, idx)
-        W, _, self.kth_sq_distances_ = knn_adjacency(
+        W, sigma_w, self.kth_sq_distances_ = knn_adjacency(
             self.neighbors_, diff_sq, weight=self.weight, sigma_w=sigma_w, symmetrize=how,
             self_tuned_constant=constant, n_jobs=self.n_jobs)
         if recall_sample:
@@ -242,9 +244,12 @@ class NNDescentGraph(_GraphBuilder):
                 f"on {recall_sample} sampled points, below min_recall={float(min_recall):g}; "
                 f"raise search_neighbors (now {m}) or use the exact builder graph='knn'.",
                 LowRecallWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        return W
+        return Graph(W, weight=self.weight, sigma_w=sigma_w, self_tuned_constant=constant,
+                     symmetrize=how, n_neighbors=k, neighbors=self.neighbors_,
+                     kth_sq_distances=self.kth_sq_distances_,
+                     recall=self.recall_ if recall_sample else None)
 
 
 def _float32_safe(X):

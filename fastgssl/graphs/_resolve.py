@@ -2,22 +2,29 @@
 
 ``graph`` may be a registered builder name of the ``fastgssl.graphs`` group (``"knn"``,
 ``"epsilon"``, ``"nndescent"``, plugins), a builder object or any callable ``X -> W``, or an
-(n, n) affinity matrix (sparse or dense). :func:`resolve_graph` builds or checks it and
-returns a symmetric, nonnegative, finite float64 CSR matrix with an empty diagonal over the
-n rows of ``X`` (:func:`fastgssl.graphs.check_adjacency`).
+(n, n) affinity matrix (sparse or dense). :func:`resolve_graph_value` builds or checks it
+and returns the graph value (:class:`fastgssl.graphs.Graph`) whose ``W`` is a symmetric,
+nonnegative, finite float64 CSR matrix with an empty diagonal over the n rows of ``X``
+(:func:`fastgssl.graphs.check_adjacency`); :func:`resolve_graph` returns that ``W``.
+
+A fastgssl builder gives its value (``builder.build(X)``); a plugin builder or callable that
+returns only a matrix gets one from the parameters it declares under the builders' names
+(:func:`graph_value`).
 """
 
 from __future__ import annotations
 
 import inspect
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from fastgssl import registry
+from fastgssl.graphs._graph import Graph
 
-__all__ = ["resolve_graph"]
+__all__ = ["graph_value", "resolve_graph", "resolve_graph_value"]
 
 # offered to every builder; a builder without threads ignores it without a word
 _RESOURCES = ("n_jobs",)
@@ -78,9 +85,52 @@ def _same(a, b):
         return a is b
 
 
+def graph_value(builder, X):
+    """The graph value of the callable ``builder`` over the rows of ``X``.
+
+    A fastgssl builder (``fastgssl.graphs.KNNGraph``, ...) returns it from ``build(X)``.
+    Any other callable ``X -> W`` (a plugin) gives ``W``; what the value says of its weight
+    comes from the parameters it declares under the builders' names (``weight``,
+    ``sigma_w``, ``symmetrize``, ``n_neighbors``, ``self_tuned_constant``, as given, the
+    constant defaulting to the self-tuned weights' own) when its ``weight`` is one of the
+    builders' weights, and from the fitted attributes ``kth_sq_distances_`` and ``recall_``
+    when it sets them; the value of a callable that declares nothing is ``W`` alone.
+    """
+    from fastgssl.graphs._builders import _GraphBuilder
+    from fastgssl.graphs._weights import DEFAULT_SELF_TUNED_CONSTANT, WEIGHTS
+
+    if isinstance(builder, _GraphBuilder):
+        return builder.build(X)
+    W = builder(X)
+    weight = getattr(builder, "weight", None)
+    recall = getattr(builder, "recall_", None)
+    kth = getattr(builder, "kth_sq_distances_", None)
+    if weight not in WEIGHTS:
+        return Graph(W, kth_sq_distances=kth, recall=recall)
+    return Graph(W, weight=weight, sigma_w=getattr(builder, "sigma_w", None),
+                 self_tuned_constant=getattr(builder, "self_tuned_constant",
+                                             DEFAULT_SELF_TUNED_CONSTANT),
+                 symmetrize=getattr(builder, "symmetrize", None),
+                 n_neighbors=getattr(builder, "n_neighbors", None),
+                 kth_sq_distances=kth, recall=recall)
+
+
 def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph",
-                  defaults=None, return_builder=False):
-    """Build or check the affinity W of ``graph`` over the rows of ``X``.
+                  defaults=None):
+    """Build or check the affinity W of ``graph`` over the rows of ``X``: the ``W`` of
+    :func:`resolve_graph_value` (same parameters).
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+    """
+    return resolve_graph_value(graph, X, n_samples=n_samples, builder_params=builder_params,
+                               name=name, defaults=defaults).W
+
+
+def resolve_graph_value(graph, X, *, n_samples=None, builder_params=None, name="graph",
+                        defaults=None):
+    """Build or check the graph of ``graph`` over the rows of ``X``, as a value.
 
     Parameters
     ----------
@@ -101,16 +151,12 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
     defaults : dict, optional
         Values of ``builder_params`` that the caller offers by default rather than because
         the user set them: left out silently when the builder does not take them.
-    return_builder : bool, default=False
-        Also return the builder object that made W (the registered factory's instance or
-        the callable; None for a matrix), whose fitted attributes (``kth_sq_distances_``,
-        ``recall_``) describe the graph.
 
     Returns
     -------
-    W : scipy.sparse.csr_matrix of shape (n, n)
-    builder : object or None
-        Only with ``return_builder=True``.
+    graph : fastgssl.graphs.Graph
+        ``graph.W`` the checked affinity; the rest as the builder reports it
+        (:func:`graph_value`); a matrix's value is its ``W`` alone.
     """
     from fastgssl.graphs._builders import check_adjacency
 
@@ -126,22 +172,21 @@ def resolve_graph(graph, X, *, n_samples=None, builder_params=None, name="graph"
         params = {k: v for k, v in (builder_params or {}).items() if v is not None}
         accepted = _accepted(factory, params)
         _check_builder_params(factory, params, accepted, defaults, graph, name)
-        builder = factory(**accepted)
-        W = builder(X)
+        value = graph_value(factory(**accepted), X)
         what = f"the graph built by {name}={graph!r}"
     elif sp.issparse(graph) or isinstance(graph, np.ndarray):
-        W, what, builder = graph, name, None
+        value, what = Graph(graph), name
     elif callable(graph):
-        W, what, builder = graph(X), f"the graph returned by the {name} callable", graph
+        value, what = graph_value(graph, X), f"the graph returned by the {name} callable"
     else:
         raise ValueError(
             f"{name} must be a registered graph-builder name (e.g. 'knn'), a callable "
             f"X -> W, or an (n, n) affinity matrix; got {type(graph).__name__}."
         )
-    W = check_adjacency(W, what)
+    W = check_adjacency(value.W, what)
     if W.shape != (n, n):
         raise ValueError(
             f"{what} has shape {W.shape} but X has {n} samples; a graph must be the "
             f"({n}, {n}) affinity over all training points (labeled and unlabeled)."
         )
-    return (W, builder) if return_builder else W
+    return replace(value, W=W)

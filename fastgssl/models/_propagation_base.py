@@ -36,23 +36,24 @@ from fastgssl._validation import (
     check_X,
 )
 from fastgssl.exceptions import UnlabeledComponentWarning
-from fastgssl.graphs import knn_search, resolve_graph
+from fastgssl.graphs import knn_search, resolve_graph, resolve_graph_value
 from fastgssl.graphs.internal import (
     DEFAULT_SELF_TUNED_CONSTANT,
     SELF_TUNED,
     SYMMETRIZE,
+    WEIGHTS,
     check_self_tuned_constant,
     default_symmetrize,
 )
 from fastgssl.models._balance import check_class_shares, class_mass_normalize
-from fastgssl.models._induction import WEIGHTS, induction_operator, kernel_weights
+from fastgssl.models._induction import induction_operator, kernel_weights
 from fastgssl.models._propagation_cv import _PropagationCV
 from fastgssl.models._propagation_systems import (
-    _infer_gaussian_sigma,
     _solve_lgc_full,
     _solve_ss_full,
     _solve_subset,
     _sub,
+    gaussian_sigma_from_edges,
 )
 from fastgssl.models._scoring import labeled_score
 
@@ -167,9 +168,12 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         """Return (W, coordinates or None, (weight, sigma, scale, symmetrize, constant) of
         the induction kernel).
 
-        ``scale`` is ``d_k(x_i)^2`` of the training points when the kernel needs it (the
-        self-tuned weights, a symmetrization other than ``"max"``: from the builder when it
-        reports it, else an exact k-nearest-neighbour search), else None.
+        The kernel is the graph's (:class:`fastgssl.graphs.Graph`, from
+        :func:`fastgssl.graphs.resolve_graph_value`): a builder object's weight and its
+        parameters as used, else the learner's own. ``scale`` is ``d_k(x_i)^2`` of the
+        training points when the kernel needs it (the self-tuned weights, a symmetrization
+        other than ``"max"``): the graph's when its builder measured them, else None (an
+        exact k-nearest-neighbour search at first use, :meth:`_induction_scale`).
         """
         graph = self.graph
         weight = self.graph_weight
@@ -192,49 +196,48 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             return W, None, (weight, None, None, how, constant)
         own = inspect.signature(type(self).__init__).parameters
         self.graph_recall_ = None
-        W, builder = resolve_graph(graph, X, builder_params=params, return_builder=True,
-                                   defaults={"n_neighbors": own["n_neighbors"].default,
-                                             "weight": own["graph_weight"].default,
-                                             "symmetrize": own["graph_symmetrize"].default,
-                                             "self_tuned_constant":
-                                                 own["self_tuned_constant"].default})
-        recall = getattr(builder, "recall_", None)
-        if recall is not None and np.isfinite(recall):
-            self.graph_recall_ = float(recall)
-        if getattr(builder, "weight", None) in WEIGHTS:
-            # the constant of the graph built: a builder that names its weight but not the
-            # constant (a plugin) has the self-tuned weights' own, graphlearning's 4
-            constant = float(getattr(builder, "self_tuned_constant",
-                                     DEFAULT_SELF_TUNED_CONSTANT))
+        value = resolve_graph_value(graph, X, builder_params=params,
+                                    defaults={"n_neighbors": own["n_neighbors"].default,
+                                              "weight": own["graph_weight"].default,
+                                              "symmetrize": own["graph_symmetrize"].default,
+                                              "self_tuned_constant":
+                                                  own["self_tuned_constant"].default})
+        W = value.W
+        if value.recall is not None and np.isfinite(value.recall):
+            self.graph_recall_ = float(value.recall)
+        if value.weight in WEIGHTS:
+            # the constant of the graph built (the self-tuned weights' own, graphlearning's
+            # 4, when its builder does not name one)
+            constant = float(DEFAULT_SELF_TUNED_CONSTANT if value.self_tuned_constant is None
+                             else value.self_tuned_constant)
         sigma = self.sigma_w
         k = self.n_neighbors
         if callable(graph) and not isinstance(graph, str) and not sp.issparse(graph):
             # a builder object (e.g. fastgssl.graphs.EpsilonGraph(eps=...)) names its kernel
-            if getattr(graph, "weight", None) in WEIGHTS:
-                weight = graph.weight
-                sigma = getattr(graph, "sigma_w", None)
-                k = getattr(graph, "n_neighbors", k)
-                how = getattr(graph, "symmetrize", None)
+            if value.weight in WEIGHTS:
+                weight = value.weight
+                sigma = value.sigma_w
+                k = k if value.n_neighbors is None else value.n_neighbors
+                how = value.symmetrize
         how = default_symmetrize(weight) if how is None else how
         # the builder's d_k^2 when it reports them, else found at first use (predict): an
         # exact k-nearest-neighbour search over X, not paid by a fit on a given graph
         self._k_induction = k
-        scale = self._builder_scale(builder, X) if _needs_scale(weight, how) else None
+        scale = None
+        if _needs_scale(weight, how) and value.kth_sq_distances is not None \
+                and np.shape(value.kth_sq_distances) == (n,):
+            scale = np.asarray(value.kth_sq_distances, dtype=np.float64)
         if weight == "gaussian" and sigma is None:
-            # the builder's heuristic bandwidth, recovered exactly from the edges
-            sigma = _infer_gaussian_sigma(W, coords)
+            # the bandwidth the builder chose, when the graph reports it; a matrix (or a
+            # plugin that does not report it) has it recovered from its edges
+            if value.weight == "gaussian" and value.sigma_w is not None:
+                sigma = value.sigma_w
+            else:
+                sigma = gaussian_sigma_from_edges(W, coords)
             if sigma is None:
                 sigma = 1.0
         return W, coords, (weight, None if sigma is None else float(sigma), scale, how,
                            constant)
-
-    @staticmethod
-    def _builder_scale(builder, X):
-        """The builder's ``kth_sq_distances_`` (the kNN builders report them), else None."""
-        scale = getattr(builder, "kth_sq_distances_", None)
-        if scale is not None and np.shape(scale) == (X.shape[0],):
-            return np.asarray(scale, dtype=np.float64)
-        return None
 
     def _induction_scale(self):
         """``d_k(x_i)^2`` of the training points, the self-tuned scale of the induction

@@ -31,11 +31,14 @@ from fastgssl.solvers import reused_solver
 # ---------------------------------------------------------------------------------------------
 
 
-def _infer_gaussian_sigma(W, X, max_edges=2000):
+def gaussian_sigma_from_edges(W, X, max_edges=2000):
     """Bandwidth of a Gaussian graph recovered from its edges, w = exp(-d^2 / (2 sigma)).
 
-    Used when the builder chose sigma_w itself and did not report it: any edge with
-    0 < w < 1 gives sigma = -d^2 / (2 log w); the median over a sample of edges is returned.
+    For a graph that does not report its bandwidth: a user's matrix, or a plugin builder
+    that chose sigma_w itself (the fastgssl builders report theirs, see
+    :class:`fastgssl.graphs.Graph`). Any edge with 0 < w < 1 gives
+    sigma = -d^2 / (2 log w); the median over a sample of edges is returned (None without
+    such an edge or without coordinates).
     """
     W = sp.coo_matrix(W)
     ok = (W.data > 0) & (W.data < 1)
