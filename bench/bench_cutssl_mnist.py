@@ -37,34 +37,13 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 LEARNERS = ("CutSSL", "PoissonMBO", "CutRefinement(PoissonMBO)")
 
 
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')} load {os.getloadavg()[0]:.1f}] {msg}", file=sys.stderr,
-          flush=True)
-
-
-def gl_graph(X):
-    import graphlearning as gl
-
-    W = sp.csr_matrix(gl.weightmatrix.knn(X, 10), dtype=np.float64)
-    W.data[np.isnan(W.data)] = 1.0
-    W.setdiag(0)
-    W.eliminate_zeros()
-    return ((W + W.T) * 0.5).tocsr()
-
-
-def paired_t(d):
-    d = np.asarray(d, dtype=np.float64)
-    if d.size < 2:
-        return float("nan")
-    sd = d.std(ddof=1)
-    if sd == 0:
-        return 0.0 if d.mean() == 0 else float(np.sign(d.mean()) * np.inf)
-    return float(d.mean() / (sd / np.sqrt(d.size)))
+# the log line, graphlearning's weight matrix and the paired t of the cut-refinement benchmark
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cut_refinement import gl_graph, log, paired_t  # noqa: E402
 
 
 def make(name, pi, W):
