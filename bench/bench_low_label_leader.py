@@ -96,20 +96,15 @@ def load(name):
 DATASETS = ("digits", "mnist", "mnist_shifted", "letter", "madelon", "classification")
 
 
-def learners(W, priors):
-    """Name -> (unfitted estimator on the graph W, attribute of its continuous scores; the
-    scores rounded are those CutRefinement rounds, ``_learner_scores``)."""
-    from fastgssl.models import CutSSL, LabelPropagation, PoissonLearning, PoissonMBO
+LEARNERS = ("poisson", "poisson_mbo", "cutssl", "pwll", "lp_cmn")
 
-    return {
-        "poisson": (PoissonLearning(priors, graph=W), "scores_"),
-        "poisson_mbo": (PoissonMBO(priors, graph=W), "poisson_scores_"),
-        "cutssl": (CutSSL(priors, graph=W), "scores_"),
-        "pwll": (LabelPropagation(graph=W, reweighting="poisson",
-                                  class_mass_normalization=True), "label_distributions_"),
-        "lp_cmn": (LabelPropagation(graph=W, class_mass_normalization=True),
-                   "label_distributions_"),
-    }
+
+def learners(W, priors):
+    """Name -> unfitted learner on the graph W, as LowLabelClassifier makes them (the true
+    priors to those that take them)."""
+    from fastgssl.models._low_label import _make
+
+    return {name: _make(name, priors, W, False) for name in LEARNERS}
 
 
 def run_cell(X, y, W, y_ssl, priors):
@@ -124,7 +119,7 @@ def run_cell(X, y, W, y_ssl, priors):
     counts = np.bincount(np.searchsorted(classes, y_ssl[lab]), minlength=k)
     m = unlabeled_class_sizes(priors, counts, y.size)
     out = {}
-    for name, (est, _) in learners(W, priors).items():
+    for name, est in learners(W, priors).items():
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
