@@ -17,7 +17,7 @@ N_CHUNKS = 64
 
 
 @njit(inline="always")
-def _row_product(indptr, indices, data, row, X, out, i):
+def row_product(indptr, indices, data, row, X, out, i):
     """``out[i] = A[row] @ X``: one CSR row of ``A`` times the block ``X``."""
     r = X.shape[1]
     for c in range(r):
@@ -42,7 +42,7 @@ def spmm_rows(indptr, indices, data, rows, X, out):
     """``out = A[rows] @ X`` for CSR ``A``, row indices ``rows`` and a C-contiguous block
     ``X`` (the rows of a symmetrically permuted product without permuting ``A``)."""
     for i in prange(rows.shape[0]):
-        _row_product(indptr, indices, data, rows[i], X, out, i)
+        row_product(indptr, indices, data, rows[i], X, out, i)
 
 
 @njit(cache=True)
@@ -59,7 +59,7 @@ def spmm_dot(indptr, indices, data, P, AP):
     for t in prange(N_CHUNKS):
         lo, hi = _chunk_rows(t, n)
         for i in range(lo, hi):
-            _row_product(indptr, indices, data, i, P, AP, i)
+            row_product(indptr, indices, data, i, P, AP, i)
             for c in range(r):
                 partial[t, c] += P[i, c] * AP[i, c]
     return partial.sum(axis=0)

@@ -67,14 +67,21 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from fastgssl._doc_examples import blobs_example
+from fastgssl._sparse_blocks import row_product
 from fastgssl._validation import store_init_arguments
 from fastgssl.exceptions import CutSSLWarning
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
-from fastgssl.models._propagation_docs import POLICY_PARAM, SELF_TUNED_NOTE, graph_params
+from fastgssl.models._propagation_docs import (
+    N_JOBS_PARAM,
+    POLICY_PARAM,
+    SELF_TUNED_NOTE,
+    SIZED_LABELING_ATTRIBUTES,
+    graph_params,
+)
 from fastgssl.models._size_assignment import exact_size_assignment, sized_problem
 from fastgssl.solvers import LaplacianSolver
 
-__all__ = ["CutSSL", "CutSSLWarning", "cutssl_admm", "cutssl_start", "row_margin"]
+__all__ = ["CutSSL", "CutSSLWarning", "cutssl_admm", "cutssl_start", "label_margin"]
 
 
 # the ADMM's solves carry their residual from one iteration to the next; it is recomputed
@@ -130,13 +137,7 @@ def _block_pcg(indptr, indices, data, dinv, X, R, target, max_iter):  # pragma: 
             return False
         php[:] = 0.0
         for i in range(n):
-            for j in range(r):
-                HP[i, j] = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                c = indices[p]
-                w = data[p]
-                for j in range(r):
-                    HP[i, j] += w * P[c, j]
+            row_product(indptr, indices, data, i, P, HP, i)
             for j in range(r):
                 php[j] += P[i, j] * HP[i, j]
         for j in range(r):
@@ -336,22 +337,16 @@ class CutSSL(_PropagationClassifier):
         Relative residual of the ADMM's linear solves, each warm-started from the last
         iterate (an inexact X-step; the start's solve runs to 1e-2 of it, the solve of
         h = H^-1 1 to 1e-5 of it).
-""" + graph_params("self_tuned", SELF_TUNED_NOTE) + POLICY_PARAM + """\
-    n_jobs : int or None, default=None
-        Threads of the graph build.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    transduction_ : ndarray of shape (n_samples,)
-        The labeling (labeled points keep their labels; the unlabeled points of labeled
-        components have class sizes exactly m; -1 where abstaining).
+""" + graph_params("self_tuned", SELF_TUNED_NOTE) + POLICY_PARAM + N_JOBS_PARAM + """
+""" + SIZED_LABELING_ATTRIBUTES + """\
     scores_ : ndarray of shape (n_samples, n_classes)
         The relaxed solution y of the last stage (rows on the simplex; labeled rows one-hot;
-        zero where unreached). Its row margin (largest minus second largest) ranks how sure
-        the labeling is: ``confidence_``.
+        zero where unreached). Its margin at each row's label ranks how sure the labeling is:
+        ``confidence_``.
     confidence_ : ndarray of shape (n_samples,)
-        Largest minus second largest entry of each row of ``scores_`` (1 on labeled points).
+        The margin of ``scores_`` at each row's label: the score of its label minus its best
+        other score (1 on labeled points, 0 where abstaining; below 0 where the exact
+        class-size rounding moved a row off its argmax). Higher is more often right.
     label_distributions_ : ndarray of shape (n_samples, n_classes)
         One-hot rows of ``transduction_`` (uniform where abstaining).
     class_priors_ : ndarray of shape (n_classes,)
@@ -475,18 +470,28 @@ class CutSSL(_PropagationClassifier):
 
     @property
     def confidence_(self):
-        """Largest minus second largest entry of each row of ``scores_``."""
+        """The margin of ``scores_`` at each row's label (:func:`label_margin`): the score of
+        its label minus its best other score (1 on labeled points; 0 where abstaining)."""
         check_is_fitted(self, "scores_")
-        return row_margin(self.scores_)
+        decided = self.transduction_ != -1
+        out = np.zeros(self.scores_.shape[0])
+        ids = np.searchsorted(self.classes_, self.transduction_[decided])
+        out[decided] = label_margin(self.scores_[decided], ids)
+        return out
 
     def _propagation_system(self):
         return None  # not linear in the labels: exact CV refits per fold
 
 
-def row_margin(S):
-    """Largest minus second largest entry of each row of ``S`` (0 for one column)."""
+def label_margin(S, labels):
+    """Score of each row's label minus the row's best other score (``S[i, labels[i]] -
+    max_{c != labels[i]} S[i, c]``; below 0 where the label is not the row's argmax, e.g.
+    moved by an exact class-size rounding)."""
     S = np.asarray(S, dtype=np.float64)
+    rows = np.arange(S.shape[0])
     if S.shape[1] < 2:
         return np.zeros(S.shape[0])
-    part = np.partition(S, S.shape[1] - 2, axis=1)
-    return part[:, -1] - part[:, -2]
+    own = S[rows, labels]
+    other = S.copy()
+    other[rows, labels] = -np.inf
+    return own - other.max(axis=1)

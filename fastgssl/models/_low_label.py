@@ -36,8 +36,15 @@ from fastgssl.models._cut import (
     constrained_cut,
     refine_cut,
 )
+from fastgssl.models._cutssl import label_margin
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
-from fastgssl.models._propagation_docs import POLICY_PARAM, SELF_TUNED_NOTE, graph_params
+from fastgssl.models._propagation_docs import (
+    N_JOBS_PARAM,
+    POLICY_PARAM,
+    SELF_TUNED_NOTE,
+    SIZED_LABELING_ATTRIBUTES,
+    graph_params,
+)
 from fastgssl.models._size_assignment import exact_size_assignment, sized_problem
 
 __all__ = ["LowLabelClassifier", "LEARNERS"]
@@ -98,18 +105,12 @@ class LowLabelClassifier(_PropagationClassifier):
 """ + graph_params("self_tuned", SELF_TUNED_NOTE) + POLICY_PARAM + """\
     random_state : int, RandomState or None, default=None
         Order of the class pairs in the cut descent.
-    n_jobs : int or None, default=None
-        Threads of the graph build.
+""" + N_JOBS_PARAM + """\
     verbose : int, default=0
         > 0: a progress line per stage on stderr (the learner's fit, the rounding, the
         refinement), as the ``"fastgssl"`` logger gives at INFO.
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    transduction_ : ndarray of shape (n_samples,)
-        The labeling (labeled points keep their labels; the unlabeled points of labeled
-        components have class sizes exactly m; -1 where abstaining).
+""" + SIZED_LABELING_ATTRIBUTES + """\
     confidence_ : ndarray of shape (n_samples,)
         How sure each row's label is, in [0, 1]: the learner's score of the row's label minus
         its best other score, scaled to [0, 1] over the unlabeled rows (rows the rounding or
@@ -229,10 +230,7 @@ class LowLabelClassifier(_PropagationClassifier):
         n = W.shape[0]
         conf = np.zeros(n_r)
         if unl.any():
-            own = S[np.arange(n_r), labels]
-            other = S.copy()
-            other[np.arange(n_r), labels] = -np.inf
-            margin = own - other.max(axis=1)
+            margin = label_margin(S, labels)
             lo_m, hi_m = margin[unl].min(), margin[unl].max()
             conf[unl] = (margin[unl] - lo_m) / (hi_m - lo_m) if hi_m > lo_m else 0.5
         conf[lab_r] = 1.0

@@ -158,3 +158,19 @@ CLASSIFIER_ATTRIBUTES = """\
     label_distributions_ : ndarray of shape (n_samples, n_classes)
         Row-normalized scores (nonnegative; rows sum to 1).
 """ + FIT_ATTRIBUTES
+
+# the graph build's threads, last of the parameters of the learners without a solver
+N_JOBS_PARAM = """\
+    n_jobs : int or None, default=None
+        Threads of the graph build.
+"""
+
+# the first attributes of the learners whose labeling has the class sizes m exactly
+SIZED_LABELING_ATTRIBUTES = """\
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    transduction_ : ndarray of shape (n_samples,)
+        The labeling (labeled points keep their labels; the unlabeled points of labeled
+        components have class sizes exactly m; -1 where abstaining).
+"""

@@ -31,6 +31,7 @@ from fastgssl.models._auction import auction_assignment
 from fastgssl.models._balance import check_class_priors
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
 from fastgssl.models._propagation_docs import (
+    N_JOBS_PARAM,
     POLICY_PARAM,
     SELF_TUNED_NOTE,
     VOLUME_MBO_NOTE,
@@ -240,10 +241,8 @@ class VolumeMBO(_PropagationClassifier):
         ``"exact"`` the optimum (:func:`bounded_assignment`).
     random_state : int, RandomState or None, default=None
         Draws the temperature noise.
-""" + graph_params("self_tuned", SELF_TUNED_NOTE + VOLUME_MBO_NOTE) + POLICY_PARAM + """\
-    n_jobs : int or None, default=None
-        Threads of the graph build.
-
+""" + graph_params("self_tuned", SELF_TUNED_NOTE + VOLUME_MBO_NOTE) + POLICY_PARAM + N_JOBS_PARAM \
+    + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
