@@ -5,16 +5,64 @@ Poisson systems are singular on the others (Zhu et al. 2003; Calder et al. 2020)
 manifold term of LapRLS / LapSVM leaves them to the ambient kernel term, and a posterior
 covariance with no prior variance is singular there. Every learner asks the same question,
 answered here once: the components of the undirected graph
-(:func:`scipy.sparse.csgraph.connected_components`) and, per component, whether one of its
-vertices is labeled; ``has_label[comp]`` is the mask of the vertices the labels reach.
+(:func:`component_labels`, the labels of :func:`scipy.sparse.csgraph.connected_components`)
+and, per component, whether one of its vertices is labeled; ``has_label[comp]`` is the mask
+of the vertices the labels reach.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
+import scipy.sparse as sp
+from numba import njit
 
 __all__ = []
+
+
+@njit(cache=True)
+def _union_find_labels(n, indptr, indices):  # pragma: no cover - compiled
+    """Components of the undirected graph of a CSR pattern by union-find (the smaller root
+    wins, path halving): every stored entry (i, j) joins i and j, so an entry in either
+    direction connects. Labels follow the smallest vertex of each component."""
+    parent = np.arange(n)
+    for i in range(n):
+        for jj in range(indptr[i], indptr[i + 1]):
+            a = i
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            b = indices[jj]
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+    labels = np.empty(n, dtype=np.int32)
+    m = 0
+    for i in range(n):  # a root is the smallest vertex of its component: seen first
+        root = i
+        while parent[root] != root:
+            root = parent[root]
+        if root == i:
+            labels[i] = m
+            m += 1
+        else:
+            labels[i] = labels[root]
+    return m, labels
+
+
+def component_labels(W):
+    """``(n_components, labels)`` of the undirected graph of the sparse matrix ``W``.
+
+    The same numbers as :func:`scipy.sparse.csgraph.connected_components` with
+    ``directed=False`` (components in order of their smallest vertex; an entry in either
+    direction connects, stored zeros included), in one compiled pass over the entries
+    instead of scipy's transpose and traversal.
+    """
+    W = sp.csr_matrix(W)
+    return _union_find_labels(W.shape[0], W.indptr, W.indices)
 
 
 def labeled_components(W, labeled):
@@ -35,7 +83,7 @@ def labeled_components(W, labeled):
         Whether the component holds a labeled vertex; ``has_label[comp]`` marks the vertices
         the labels reach.
     """
-    n_comp, comp = connected_components(W, directed=False)
+    n_comp, comp = component_labels(W)
     has_label = np.zeros(n_comp, dtype=bool)
     has_label[comp[labeled]] = True
     return comp, has_label

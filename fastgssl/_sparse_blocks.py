@@ -278,3 +278,47 @@ def row_sums(indptr, data):
             s[i] += data[k]
             a[i] += abs(data[k])
     return s, a
+
+
+# -- a principal submatrix -----------------------------------------------------------------
+
+
+@njit(cache=True, parallel=True)
+def _principal_rows(indptr, indices, data, rows, position):
+    m = rows.shape[0]
+    new_indptr = np.zeros(m + 1, dtype=np.int64)
+    for i in prange(m):
+        c = 0
+        for jj in range(indptr[rows[i]], indptr[rows[i] + 1]):
+            if position[indices[jj]] >= 0:
+                c += 1
+        new_indptr[i + 1] = c
+    for i in range(m):
+        new_indptr[i + 1] += new_indptr[i]
+    new_indices = np.empty(new_indptr[m], dtype=indices.dtype)
+    new_data = np.empty(new_indptr[m], dtype=data.dtype)
+    for i in prange(m):
+        s = new_indptr[i]
+        for jj in range(indptr[rows[i]], indptr[rows[i] + 1]):
+            p = position[indices[jj]]
+            if p >= 0:
+                new_indices[s] = p
+                new_data[s] = data[jj]
+                s += 1
+    return new_indptr, new_indices, new_data
+
+
+def principal_submatrix(A, rows):
+    """``A[rows][:, rows]`` of a CSR matrix for increasing ``rows``, in one parallel pass:
+    the same entries in the same order as scipy's two fancy-indexing passes (sorted rows
+    stay sorted), without its intermediate row slice."""
+    import scipy.sparse as sp
+
+    rows = np.asarray(rows, dtype=np.int64)
+    position = np.full(A.shape[0], -1, dtype=np.int64)
+    position[rows] = np.arange(rows.size)
+    indptr, indices, data = _principal_rows(A.indptr, A.indices, A.data, rows, position)
+    S = sp.csr_matrix((data, indices.astype(A.indices.dtype, copy=False), indptr),
+                      shape=(rows.size, rows.size))
+    S.has_sorted_indices = A.has_sorted_indices
+    return S

@@ -29,11 +29,11 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.linalg import LinAlgWarning, lapack
-from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from fastgssl._components import component_labels
 from fastgssl._geometry import check_distance_scale
 from fastgssl._sparse_blocks import sparse_dense_product, spmm_rows
 from fastgssl._threads import numba_threads
@@ -424,7 +424,7 @@ def _null_space_basis(W, R, ridge):
     plugin) is simply not deflated.
     """
     n = W.shape[0]
-    n_comp, comp = connected_components(W, directed=False)
+    n_comp, comp = component_labels(W)
     degree = np.asarray(W.sum(axis=1)).ravel()
     scale = max(float(abs(R).sum(axis=1).max()), np.finfo(float).tiny)
     value = np.zeros(n)

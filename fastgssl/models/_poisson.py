@@ -32,13 +32,13 @@ from numbers import Integral, Real
 import numba
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from fastgssl._components import labeled_components
+from fastgssl._components import component_labels, labeled_components
 from fastgssl._deprecation import RENAMED, renamed
 from fastgssl._doc_examples import blobs_example
+from fastgssl._sparse_blocks import principal_submatrix
 from fastgssl._validation import store_init_arguments
 from fastgssl.models._balance import check_class_priors, prior_weighted
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
@@ -94,7 +94,7 @@ def solve_poisson(W, labeled, Y, solver, rtol, *, return_single=False):
     if idx.size:
         L = _laplacian(W)
         if idx.size < n:  # (a copy of the graph only when some components are left out)
-            L = L[idx][:, idx].tocsr()
+            L = principal_submatrix(L, idx)
         d = np.asarray(W.sum(axis=1)).ravel()[idx]
         sol, info = reused_solver(L, solver=solver, rtol=rtol, null_space="auto",
                                   check_input=False).solve(B[idx])
@@ -529,14 +529,14 @@ class PoissonMBO(_PoissonBase):
         return F, reached, info
 
     def _mbo(self, W, idx, labels, lab, lab_class, k):
-        Wr = sp.csr_matrix(W[idx][:, idx])
+        Wr = principal_submatrix(sp.csr_matrix(W), idx)
         L = _laplacian(Wr)
         d = np.asarray(Wr.sum(axis=1)).ravel()
         dt = 1.0 / d.max() if d.max() > 0 else 1.0
         pos = np.full(W.shape[0], -1)
         pos[idx] = np.arange(idx.size)
         lab_r = pos[lab]
-        _, comp = connected_components(Wr, directed=False)
+        _, comp = component_labels(Wr)
         B, _ = poisson_sources(comp, lab_r, np.eye(k)[lab_class], idx.size)
         P = (sp.identity(idx.size, format="csr") - dt * L).tocsr()
         drive = (self.fidelity * dt) * B

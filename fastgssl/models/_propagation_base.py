@@ -21,12 +21,12 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from scipy.sparse.csgraph import connected_components as _cc
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from fastgssl._components import component_labels
 from fastgssl._threads import thread_count
 from fastgssl._validation import (
     check_n_jobs,
@@ -468,7 +468,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             return F, reached
         policy = self._policy()
         orphans = np.flatnonzero(~reached)
-        n_comp, comp = _cc(_sub(W, orphans, orphans), directed=False)
+        n_comp, comp = component_labels(_sub(W, orphans, orphans))
         what = {
             "abstain": "they are left undecided (label -1, uniform distribution)",
             "uniform": "they get the uniform class distribution (the labeled mean for "

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
 from fastgssl._components import labeled_components
+from fastgssl._sparse_blocks import principal_submatrix
 from fastgssl.graphs import knn_search
 from fastgssl.regularizers import laplacian
 from fastgssl.solvers import reused_solver
@@ -172,8 +173,11 @@ def poisson_weights(W, labeled_idx, solver="auto", rtol=1e-6):
     # the source's mean per component, so that each right-hand side is in the range of L
     sizes = np.bincount(comp, minlength=comp.max() + 1).astype(np.float64)
     f -= (np.bincount(comp, weights=f, minlength=sizes.size) / sizes)[comp]
-    L = sp.csr_matrix(laplacian(W, kind="L", validate=False))[idx][:, idx].tocsr()
-    sol, info = reused_solver(L, solver=solver, rtol=rtol, null_space="auto").solve(
+    L = sp.csr_matrix(laplacian(W, kind="L", validate=False))
+    if idx.size < n:
+        L = principal_submatrix(L, idx)
+    sol, info = reused_solver(L, solver=solver, rtol=rtol, null_space="auto",
+                              check_input=False).solve(
         f[idx][:, None])
     v = np.asarray(sol, dtype=np.float64).reshape(idx.size)
     c = comp[idx]

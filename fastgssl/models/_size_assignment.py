@@ -14,6 +14,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from fastgssl._sparse_blocks import principal_submatrix
 from fastgssl.models._volume_mbo import bounded_assignment
 
 __all__ = ["exact_size_assignment", "sized_problem", "unlabeled_class_sizes"]
@@ -340,6 +341,6 @@ def sized_problem(W, labeled, Y, class_priors, classes):
     comp, has_label = labeled_components(W, np.flatnonzero(labeled))
     reached = has_label[comp]
     idx = np.flatnonzero(reached)
-    W_r = W[idx][:, idx].tocsr() if idx.size < W.shape[0] else W
+    W_r = principal_submatrix(W, idx) if idx.size < W.shape[0] else W
     sizes = unlabeled_class_sizes(priors, counts, idx.size, classes)
     return priors, idx, reached, W_r, sizes

@@ -26,6 +26,7 @@ from scipy.sparse.csgraph import dijkstra
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from fastgssl._doc_examples import blobs_example
+from fastgssl._sparse_blocks import principal_submatrix
 from fastgssl._validation import check_random_state, store_init_arguments
 from fastgssl.models._auction import auction_assignment
 from fastgssl.models._balance import check_class_priors
@@ -359,7 +360,7 @@ class VolumeMBO(_PropagationClassifier):
         self.energy_ = None
         self.n_iter_ = 0
         if idx.size:
-            labels[idx] = self._mbo(W[idx][:, idx].tocsr(), _positions(idx, W.shape[0])[lab],
+            labels[idx] = self._mbo(principal_submatrix(W, idx), _positions(idx, W.shape[0])[lab],
                                     lab_class, labels[idx], k)
         F = np.zeros(Y.shape)
         F[idx, labels[idx]] = 1.0

@@ -12,9 +12,9 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components as _cc
 from scipy.sparse.linalg import LinearOperator
 
+from fastgssl._components import component_labels
 from fastgssl._validation import MAX_POWER, check_bounded_int, check_positive
 from fastgssl.graphs import check_adjacency
 
@@ -33,8 +33,7 @@ def connected_components(W):
     labels : ndarray of shape (n,), int32
         Component of every vertex, numbered from 0 in order of first appearance.
     """
-    W = sp.csr_matrix(W)
-    return _cc(W, directed=False, return_labels=True)
+    return component_labels(W)
 
 
 def _check_kind_power_ridge(kind, power, ridge):

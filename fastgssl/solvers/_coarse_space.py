@@ -58,6 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fastgssl import _sparse_blocks as K
+from fastgssl._components import component_labels
 
 __all__ = ["AggregationCoarseSpace", "KINDS"]
 
@@ -127,12 +128,10 @@ class _CoarseSolve:
     """
 
     def __init__(self, E):
-        from scipy.sparse.csgraph import connected_components
-
         E = sp.csr_matrix(E)
         m = E.shape[0]
         self._m = m
-        n_comp, comp = connected_components(E, directed=False)
+        n_comp, comp = component_labels(E)
         rowsum = np.asarray(E.sum(axis=1)).ravel()
         scale = np.bincount(comp, np.abs(E.diagonal()), minlength=n_comp)
         singular = np.abs(np.bincount(comp, rowsum, minlength=n_comp)) <= 1e-10 * scale

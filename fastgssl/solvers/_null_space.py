@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from fastgssl import _sparse_blocks as K
+from fastgssl._components import component_labels
 
 
 @njit(cache=True)
@@ -83,9 +84,7 @@ class ComponentNullSpace:
         """The components of Q whose constant vector Q annihilates up to the round-off of
         forming the product (``is_null`` of the dense basis, from the row sums of ``Q``
         and ``|Q|``: a component's rows of ``Q 1_c`` are its rows' sums); None when none."""
-        from scipy.sparse.csgraph import connected_components
-
-        n_comp, comp = connected_components(Q, directed=False)
+        n_comp, comp = component_labels(Q)
         s, a = K.row_sums(Q.indptr, Q.data)
         # per component, scaled by the largest |Q| row sum: no overflow at weights of 1e300
         scale = _group_max(comp.astype(np.int64), a, n_comp)
