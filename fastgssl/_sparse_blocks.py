@@ -45,6 +45,23 @@ def spmm_rows(indptr, indices, data, rows, X, out):
         row_product(indptr, indices, data, rows[i], X, out, i)
 
 
+@njit(cache=True, parallel=True)
+def affine_steps(indptr, indices, data, U, drive, steps):
+    """``steps`` explicit steps ``U <- A U + drive`` (CSR ``A``, C-contiguous blocks) in two
+    buffers: each row summed in the order of its stored entries, as scipy's ``A @ U +
+    drive``, without two new arrays per step."""
+    n, r = U.shape
+    cur = U.copy()
+    nxt = np.empty_like(U)
+    for _ in range(steps):
+        for i in prange(n):
+            row_product(indptr, indices, data, i, cur, nxt, i)
+            for c in range(r):
+                nxt[i, c] += drive[i, c]
+        cur, nxt = nxt, cur
+    return cur
+
+
 @njit(cache=True)
 def spmm(indptr, indices, data, X, out):
     """``out = A @ X`` for CSR ``A`` and a C-contiguous block ``X``."""
@@ -309,16 +326,20 @@ def _principal_rows(indptr, indices, data, rows, position):
 
 
 def principal_submatrix(A, rows):
-    """``A[rows][:, rows]`` of a CSR matrix for increasing ``rows``, in one parallel pass:
-    the same entries in the same order as scipy's two fancy-indexing passes (sorted rows
-    stay sorted), without its intermediate row slice."""
+    """``A[rows][:, rows]`` (CSR) in one parallel pass, without scipy's intermediate row
+    slice: for increasing ``rows`` the same entries in the same order as scipy's two
+    fancy-indexing passes (sorted rows stay sorted); other orders get sorted rows."""
     import scipy.sparse as sp
 
+    A = sp.csr_matrix(A)
     rows = np.asarray(rows, dtype=np.int64)
     position = np.full(A.shape[0], -1, dtype=np.int64)
     position[rows] = np.arange(rows.size)
     indptr, indices, data = _principal_rows(A.indptr, A.indices, A.data, rows, position)
     S = sp.csr_matrix((data, indices.astype(A.indices.dtype, copy=False), indptr),
                       shape=(rows.size, rows.size))
-    S.has_sorted_indices = A.has_sorted_indices
+    if rows.size > 1 and not (rows[1:] > rows[:-1]).all():
+        S.sort_indices()  # (other row orders leave each row's columns out of order)
+    else:
+        S.has_sorted_indices = A.has_sorted_indices
     return S

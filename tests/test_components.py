@@ -53,3 +53,11 @@ def test_principal_submatrix_equals_fancy_indexing(seed, n, density, share):
     np.testing.assert_array_equal(S.indptr, R.indptr)
     np.testing.assert_array_equal(S.indices, R.indices)
     np.testing.assert_array_equal(S.data, R.data)
+
+
+def test_principal_submatrix_in_another_row_order_keeps_rows_sorted():
+    A = sp.random(30, 30, density=0.3, random_state=3, format="csr")
+    rows = np.array([7, 2, 19, 11, 0])
+    S = principal_submatrix(A, rows)
+    assert S.has_sorted_indices
+    np.testing.assert_array_equal(S.toarray(), A.toarray()[np.ix_(rows, rows)])

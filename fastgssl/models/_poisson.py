@@ -38,7 +38,8 @@ from sklearn.utils.validation import check_is_fitted
 from fastgssl._components import component_labels, labeled_components
 from fastgssl._deprecation import RENAMED, renamed
 from fastgssl._doc_examples import blobs_example
-from fastgssl._sparse_blocks import principal_submatrix
+from fastgssl._sparse_blocks import affine_steps, principal_submatrix
+from fastgssl._threads import numba_threads
 from fastgssl._validation import store_init_arguments
 from fastgssl.models._balance import check_class_priors, prior_weighted
 from fastgssl.models._propagation_base import _GraphPropagation, _PropagationClassifier
@@ -546,8 +547,9 @@ class PoissonMBO(_PoissonBase):
         for _ in range(self._max_iter()):
             U = np.zeros((idx.size, k))
             U[np.arange(idx.size), cur] = 1.0
-            for _ in range(self.n_diffusion_steps):
-                U = P @ U + drive
+            with numba_threads(self.n_jobs):
+                U = affine_steps(P.indptr, P.indices, P.data, U, drive,
+                                 self.n_diffusion_steps)
             new, duals = volume_assignment(U, sizes, fixed=lab_r, fixed_labels=lab_class,
                                            duals=duals)
             self.n_changed_.append(int(np.count_nonzero(new != cur)))

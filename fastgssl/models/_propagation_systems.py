@@ -22,6 +22,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from fastgssl._components import labeled_components
+from fastgssl._sparse_blocks import principal_submatrix
 from fastgssl.models._induction import subset_smoothness
 from fastgssl.regularizers import laplacian
 from fastgssl.solvers import reused_solver
@@ -87,6 +88,9 @@ def _linear_solve(Q, B, solver, rtol, jacobi=False):
 
 
 def _sub(M, rows, cols):
+    """``M[rows][:, cols]`` (increasing indices); a principal one in one compiled pass."""
+    if rows is cols:
+        return principal_submatrix(M, rows)
     return M[rows][:, cols]
 
 
