@@ -181,7 +181,22 @@ _REFIT_FIELDS = {name: name for name in ("solve", "solve_folds", "decode", "weig
 
 
 @dataclass
-class CVObjective:
+class _Targets:
+    """The task and the encoded targets: the first fields of :class:`CVObjective` and of
+    :class:`CVState` (each documents them), which describe the same problem before and after
+    the fit."""
+
+    task: str
+    y: np.ndarray
+    labeled: np.ndarray
+
+    @property
+    def classification(self):
+        return self.task == "classification"
+
+
+@dataclass
+class CVObjective(_Targets):
     """What a learner's parameters and targets define, before any fit.
 
     Returned by ``learner.cv_objective(y)``; the parameters are validated as ``fit`` does.
@@ -240,9 +255,6 @@ class CVObjective:
         Deprecated flat names of :class:`RefitPart`'s fields of the same names.
     """
 
-    task: str
-    y: np.ndarray
-    labeled: np.ndarray
     classes: np.ndarray | None = None
     gamma_a: float = 0.0
     gamma_i: float = 0.0
@@ -253,10 +265,6 @@ class CVObjective:
     kernel_part: KernelPart | None = None
     graph_part: GraphPart | None = None
     refit_part: RefitPart | None = None
-
-    @property
-    def classification(self):
-        return self.task == "classification"
 
     @property
     def uses_graph(self):
@@ -401,7 +409,7 @@ class PropagationSystem:
 
 
 @dataclass
-class CVState:
+class CVState(_Targets):
     """What a fitted learner exposes to cross-validation.
 
     Attributes
@@ -460,9 +468,6 @@ class CVState:
         ``DeprecationWarning``.
     """
 
-    task: str
-    y: np.ndarray
-    labeled: np.ndarray
     f: np.ndarray
     classes: np.ndarray | None = None
     gamma_a: float = 0.0
@@ -495,10 +500,6 @@ class CVState:
             if self.deformed_coef is None:
                 self.deformed_coef = coef
             self.extra = extra
-
-    @property
-    def classification(self):
-        return self.task == "classification"
 
     @property
     def uses_graph(self):

@@ -20,20 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastgssl._optional import import_optional
+
 __all__ = ["plot_cv_surface", "plot_graph", "plot_label_rate_curve"]
 
 _EXACT_METHODS = ("exact", "exact-quadratic")
 
 
 def _pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - exercised only without matplotlib
-        raise ImportError(
-            "fastgssl.plotting needs matplotlib, an optional dependency: "
-            "pip install matplotlib (from a fastgssl checkout: pip install -e '.[plot]')"
-        ) from exc
-    return plt
+    return import_optional("matplotlib.pyplot", "fastgssl.plotting", extra="plot")
 
 
 # ---------------------------------------------------------------------------------------------

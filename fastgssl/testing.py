@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fastgssl._optional import import_optional
 from fastgssl.losses import Loss
 
 __all__ = ["check_loss"]
@@ -52,14 +53,9 @@ def check_loss(spec, *, max_examples=200, kink_margin=1e-3, rtol=1e-5, atol=1e-7
     AssertionError
         With the offending inputs and values.
     """
-    try:
-        from hypothesis import HealthCheck, assume, given, settings
-        from hypothesis import strategies as st
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "fastgssl.testing.check_loss needs hypothesis: pip install hypothesis (from a "
-            "fastgssl checkout: pip install -e '.[test]')."
-        ) from exc
+    import_optional("hypothesis", "fastgssl.testing.check_loss", extra="test")
+    from hypothesis import HealthCheck, assume, given, settings
+    from hypothesis import strategies as st
 
     loss = spec if isinstance(spec, Loss) else spec.bind(**params)
     spec = loss.spec

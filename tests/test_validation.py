@@ -150,3 +150,30 @@ def test_marker_like_class_names_warn_and_other_mixes_name_the_markers():
     y[4:] = 3
     with pytest.raises(ValueError, match="None, NaN or -1 among string labels"):
         PoissonLearning(n_neighbors=3).fit(X, y)
+
+
+
+def test_import_optional_returns_the_submodule_or_names_the_install(monkeypatch):
+    import builtins
+    import json.decoder
+
+    from fastgssl._optional import import_optional
+
+    assert import_optional("json.decoder", "x", extra="test") is json.decoder
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.partition(".")[0] == "matplotlib":
+            raise ImportError("no matplotlib")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(ImportError, match=r"^fastgssl\.plotting needs the optional dependency "
+                       r"matplotlib: pip install matplotlib \(from a fastgssl checkout: pip "
+                       r"install -e '\.\[plot\]'\), or not\.$") as info:
+        import_optional("matplotlib.pyplot", "fastgssl.plotting", extra="plot",
+                        alternative=", or not")
+    assert str(info.value.__cause__) == "no matplotlib"
+    monkeypatch.undo()
+    with pytest.raises(ImportError, match="pip install scikit-learn "):
+        import_optional("sklearn_is_not_this", "y", extra="z", package="scikit-learn")

@@ -28,6 +28,7 @@ from fastgssl._validation import (
 from ._graph import Graph
 from ._weights import (
     DEFAULT_SELF_TUNED_CONSTANT,
+    check_knn_weight,
     check_self_tuned_constant,
     check_symmetrize,
     check_weight,
@@ -140,9 +141,7 @@ def _knn_graph(X, n_neighbors, weight, sigma_w, symmetrize, n_jobs,
     weight's parameters as used)."""
     from ._knn import knn_search
 
-    sigma_w = check_weight(weight, sigma_w)
-    constant = check_self_tuned_constant(constant, weight)
-    symmetrize = check_symmetrize(symmetrize, weight)
+    sigma_w, constant, symmetrize = check_knn_weight(weight, sigma_w, symmetrize, constant)
     idx, sq = knn_search(X, n_neighbors, n_jobs=n_jobs)
     n = idx.shape[0]
     W, sigma_w, kth = knn_adjacency(idx, sq, weight=weight, sigma_w=sigma_w,

@@ -54,18 +54,15 @@ from fastgssl._validation import (
     check_X,
     store_init_arguments,
 )
-from fastgssl.exceptions import LowRecallWarning
 
 from ._builders import _GraphBuilder, knn_adjacency
 from ._graph import Graph
 from ._ivf_driver import MemoryRows, ivf_lists, ivf_recall
 from ._knn import _search_dtype
-from ._nndescent import check_min_recall
+from ._nndescent import check_min_recall, warn_low_recall
 from ._weights import (
     DEFAULT_SELF_TUNED_CONSTANT,
-    check_self_tuned_constant,
-    check_symmetrize,
-    check_weight,
+    check_knn_weight,
 )
 
 __all__ = ["IVFGraph", "default_n_lists"]
@@ -195,9 +192,8 @@ class IVFGraph(_GraphBuilder):
 
     def _check_params(self, n):
         k = check_n_neighbors(self.n_neighbors, n)
-        sigma_w = check_weight(self.weight, self.sigma_w)
-        check_self_tuned_constant(self.self_tuned_constant, self.weight)
-        check_symmetrize(self.symmetrize, self.weight)  # None: the weight's own
+        sigma_w, constant, how = check_knn_weight(self.weight, self.sigma_w, self.symmetrize,
+                                                  self.self_tuned_constant)
         if self.n_lists is None:
             n_lists = default_n_lists(n)
         else:
@@ -221,7 +217,8 @@ class IVFGraph(_GraphBuilder):
                              f"{self.target_recall!r}.")
         recall_sample = check_bounded_int(self.recall_sample, "recall_sample", low=0)
         min_recall = check_min_recall(self.min_recall)
-        return k, sigma_w, n_lists, n_probe, float(target), recall_sample, min_recall
+        return (k, (sigma_w, constant, how), n_lists, n_probe, float(target), recall_sample,
+                min_recall)
 
     def build(self, X):
         """The graph of ``X`` as a :class:`._graph.Graph` (``builder(X)`` is its ``W``)."""
@@ -240,7 +237,7 @@ class IVFGraph(_GraphBuilder):
         else:
             X_given = X
             rows = MemoryRows(check_X(X, "X", dtype=_search_dtype(X)))  # float32 stays
-        k, sigma_w, n_lists, n_probe, target, recall_sample, min_recall = \
+        k, weight_params, n_lists, n_probe, target, recall_sample, min_recall = \
             self._check_params(rows.n)
         seed = self.random_state
 
@@ -254,7 +251,7 @@ class IVFGraph(_GraphBuilder):
             found = shared_self_search(X_given, k, key, search)
         out_i, out_d, info = search(k) if found is None else found
         self.dask_info_ = info["backend"]
-        return self._finish(rows, out_i, out_d, info, k, n_lists, sigma_w, recall_sample,
+        return self._finish(rows, out_i, out_d, info, k, n_lists, weight_params, recall_sample,
                             min_recall)
 
     def _search(self, rows, k, n_lists, n_probe, target, recall_points):
@@ -263,10 +260,12 @@ class IVFGraph(_GraphBuilder):
         return ivf_lists(rows, k, n_lists, n_probe, target, recall_points, self.random_state,
                          self.n_jobs)
 
-    def _finish(self, rows, out_i, out_d, info, k, n_lists, sigma_w, recall_sample,
+    def _finish(self, rows, out_i, out_d, info, k, n_lists, weight_params, recall_sample,
                 min_recall):
-        """Attributes, warnings, weights (:func:`knn_adjacency`) and ``recall_``
+        """Attributes, warnings, weights (:func:`knn_adjacency`, with ``weight_params``
+        ``(sigma_w, self_tuned_constant, symmetrize)`` as checked) and ``recall_``
         (:func:`._ivf_driver.ivf_recall`) of the lists of a search."""
+        sigma_w, constant, how = weight_params
         n = out_i.shape[0]
         times = dict(info["times"])
         clock = time.perf_counter
@@ -277,8 +276,8 @@ class IVFGraph(_GraphBuilder):
         self._warn_lists(n, n_lists, info["n_empty"], info["largest"], info["n_full"], k)
         t0 = clock()
         W, sigma_w, self.kth_sq_distances_ = knn_adjacency(
-            out_i, out_d, weight=self.weight, sigma_w=sigma_w, symmetrize=self.symmetrize,
-            self_tuned_constant=self.self_tuned_constant, n_jobs=self.n_jobs)
+            out_i, out_d, weight=self.weight, sigma_w=sigma_w, symmetrize=how,
+            self_tuned_constant=constant, n_jobs=self.n_jobs)
         times["weights"] = clock() - t0
         t0 = clock()
         if recall_sample:
@@ -288,20 +287,12 @@ class IVFGraph(_GraphBuilder):
             self.recall_ = float("nan")
         times["recall"] = clock() - t0
         self.stage_times_ = times
-        if min_recall is not None and self.recall_ < float(min_recall):
-            warnings.warn(
-                f"IVFGraph: recall@{k} of the approximate graph is {self.recall_:.3f} on "
-                f"{min(recall_sample, n)} sampled points, below min_recall="
-                f"{float(min_recall):g} (n_probe={self.n_probe_} of {self.n_lists_} lists); "
-                f"raise n_probe or target_recall, or use the exact builder graph='knn'.",
-                LowRecallWarning,
-                stacklevel=4,
-            )
-        return Graph(W, weight=self.weight, sigma_w=sigma_w,
-                     self_tuned_constant=check_self_tuned_constant(self.self_tuned_constant,
-                                                                   self.weight),
-                     symmetrize=check_symmetrize(self.symmetrize, self.weight),
-                     n_neighbors=k, neighbors=out_i, kth_sq_distances=self.kth_sq_distances_,
+        warn_low_recall("IVFGraph", k, self.recall_, min(recall_sample, n), min_recall,
+                        f" (n_probe={self.n_probe_} of {self.n_lists_} lists); raise n_probe "
+                        f"or target_recall,", stacklevel=4)
+        return Graph(W, weight=self.weight, sigma_w=sigma_w, self_tuned_constant=constant,
+                     symmetrize=how, n_neighbors=k, neighbors=out_i,
+                     kth_sq_distances=self.kth_sq_distances_,
                      recall=self.recall_ if recall_sample else None)
 
     def _warn_lists(self, n, n_lists, n_empty, largest, n_full, k):

@@ -44,10 +44,12 @@ _COLS = 2048  # reference rows of one GEMM block
 
 
 @njit(cache=True, nogil=True)
-def _sgemm_nt(a, m, b, r, out, args, scal):
-    """``out[:m * r]`` (C order ``m x r``) ``= a[:m] @ b[:r].T`` for C-order float32 ``a``
-    and ``b`` of equal width: Fortran ``C^T = B A^T``, one ``sgemm('T', 'N')`` call."""
-    w = a.shape[1]
+def _sgemm_nt(a, b, out, args, scal):
+    """``a @ b.T`` for C-order float32 ``a`` (m rows) and ``b`` (r rows) of equal width, into
+    the scratch ``out`` (at least ``m * r`` entries), returned as its C-order ``m x r`` view:
+    Fortran ``C^T = B A^T``, one ``sgemm('T', 'N')`` call."""
+    m, w = a.shape
+    r = b.shape[0]
     args[2] = r
     args[3] = m
     args[4] = w
@@ -58,6 +60,7 @@ def _sgemm_nt(a, m, b, r, out, args, scal):
     _xsgemm(p, p + np.uint64(4), p + np.uint64(8), p + np.uint64(12), p + np.uint64(16),
             s, b.ctypes.data, p + np.uint64(20), a.ctypes.data, p + np.uint64(20),
             s + np.uint64(4), out.ctypes.data, p + np.uint64(24))
+    return out[:m * r].reshape(m, r)
 
 
 @njit(cache=True, nogil=True)
@@ -134,12 +137,9 @@ def _block(A, B, rows, r_lo, r_hi, c0, c1, bufs, heap_d, heap_i, roots, skip_sel
     qbuf, bbuf, flat, ct, comp, args, scal = bufs
     for s0 in range(r_lo, r_hi, _ROWS):
         s1 = min(r_hi, s0 + _ROWS)
-        m = s1 - s0
         _gather(A, rows, s0, s1, qbuf)
         for b0 in range(c0, c1, _COLS):
-            b1 = min(c1, b0 + _COLS)
-            _sgemm_nt(qbuf, m, B[b0:b1], b1 - b0, flat, args, scal)
-            part = flat[:m * (b1 - b0)].reshape(m, b1 - b0)
+            part = _sgemm_nt(qbuf[:s1 - s0], B[b0:min(c1, b0 + _COLS)], flat, args, scal)
             _select_gathered(part, rows[s0:s1], b0, heap_d, heap_i, roots)
     return (r_hi - r_lo) * (c1 - c0)
 
@@ -199,13 +199,10 @@ def _list_task(T, own, A, B, starts, ptr, queries, list_of, heap_d, heap_i, root
     ct[:] = -np.inf
     for r0 in range(0, n_rows, _ROWS):
         r1 = min(n_rows, r0 + _ROWS)
-        m = r1 - r0
         _gather(A, rows, r0, r1, qbuf)
         for b0 in range(t0, t1, _COLS):
             b1 = min(t1, b0 + _COLS)
-            nr = b1 - b0
-            _sgemm_nt(qbuf, m, B[b0:b1], nr, flat, args, scal)
-            part = flat[:m * nr].reshape(m, nr)
+            part = _sgemm_nt(qbuf[:r1 - r0], B[b0:b1], flat, args, scal)
             _select_gathered(part, rows[r0:r1], b0, heap_d, heap_i, roots)
             for g in range(n_seg):  # column pass on the rows of two-way sources
                 u, v = seg[g, 2], seg[g, 3]
@@ -240,14 +237,11 @@ def _list_task(T, own, A, B, starts, ptr, queries, list_of, heap_d, heap_i, root
                 n_comp += 1
         for c0 in range(0, n_comp, _COLS):
             c1 = min(n_comp, c0 + _COLS)
-            nr = c1 - c0
             _gather(B, comp, c0, c1, bbuf)
             for r0 in range(u, v, _ROWS):
                 r1 = min(v, r0 + _ROWS)
-                m = r1 - r0
                 _gather(A, queries, r0, r1, qbuf)
-                _sgemm_nt(qbuf, m, bbuf, nr, flat, args, scal)
-                part = flat[:m * nr].reshape(m, nr)
+                part = _sgemm_nt(qbuf[:r1 - r0], bbuf[:c1 - c0], flat, args, scal)
                 _select_refs(part, queries[r0:r1], comp[c0:c1], heap_d, heap_i, roots)
     return pairs
 

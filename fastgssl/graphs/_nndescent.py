@@ -10,10 +10,13 @@ random sample of points and stored on the builder (``recall_``).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
 from fastgssl._geometry import check_distance_scale
+from fastgssl._optional import import_optional
 from fastgssl._validation import (
     check_bounded_int,
     check_n_jobs,
@@ -30,9 +33,7 @@ from ._knn import _search_dtype, knn_search, numba_threads
 from ._knn_kernels import pair_sqdist
 from ._weights import (
     DEFAULT_SELF_TUNED_CONSTANT,
-    check_self_tuned_constant,
-    check_symmetrize,
-    check_weight,
+    check_knn_weight,
 )
 
 
@@ -44,6 +45,21 @@ def check_min_recall(min_recall):
         raise ValueError(f"min_recall must be a number in [0, 1] or None, got "
                          f"{min_recall!r}.")
     return min_recall
+
+
+def warn_low_recall(builder, k, recall, n_sampled, min_recall, fix, *, stacklevel):
+    """Warn (:class:`LowRecallWarning`) when an approximate builder's measured recall@k is
+    below ``min_recall`` (None: no check). ``fix`` is the builder's own advice, with its
+    leading punctuation (what to raise); the exact builder is always offered last.
+    ``stacklevel`` is the caller's, as if it warned itself."""
+    if min_recall is not None and recall < float(min_recall):
+        warnings.warn(
+            f"{builder}: recall@{k} of the approximate graph is {recall:.3f} on {n_sampled} "
+            f"sampled points, below min_recall={float(min_recall):g}{fix} or use the exact "
+            f"builder graph='knn'.",
+            LowRecallWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 def knn_recall(X, indices, *, sample_size=1000, random_state=None):
@@ -183,25 +199,16 @@ class NNDescentGraph(_GraphBuilder):
 
     def build(self, X):
         """The graph of ``X`` as a :class:`._graph.Graph` (``builder(X)`` is its ``W``)."""
-        try:
-            import pynndescent
-        except ImportError as exc:
-            raise ImportError(
-                "NNDescentGraph needs the optional dependency pynndescent: "
-                "pip install pynndescent (from a fastgssl checkout: pip install -e '.[ann]'), "
-                "or use the exact "
-                "builder 'knn'."
-            ) from exc
-
+        pynndescent = import_optional("pynndescent", "NNDescentGraph", extra="ann",
+                                      alternative=", or use the exact builder 'knn'")
         from ._knn import _search_dtype
 
         X = check_X(X, "X", dtype=_search_dtype(X))  # float32 input stays float32
         check_distance_scale(X, name="X")
         n = X.shape[0]
         k = check_n_neighbors(self.n_neighbors, n)
-        sigma_w = check_weight(self.weight, self.sigma_w)
-        constant = check_self_tuned_constant(self.self_tuned_constant, self.weight)
-        how = check_symmetrize(self.symmetrize, self.weight)
+        sigma_w, constant, how = check_knn_weight(self.weight, self.sigma_w, self.symmetrize,
+                                                  self.self_tuned_constant)
         if self.search_neighbors is None:
             m = max(2 * k, 30)
         else:
@@ -236,16 +243,8 @@ class NNDescentGraph(_GraphBuilder):
                                       random_state=self.random_state)
         else:
             self.recall_ = float("nan")
-        if min_recall is not None and self.recall_ < float(min_recall):
-            import warnings
-
-            warnings.warn(
-                f"NNDescentGraph: recall@{k} of the approximate graph is {self.recall_:.3f} "
-                f"on {recall_sample} sampled points, below min_recall={float(min_recall):g}; "
-                f"raise search_neighbors (now {m}) or use the exact builder graph='knn'.",
-                LowRecallWarning,
-                stacklevel=3,
-            )
+        warn_low_recall("NNDescentGraph", k, self.recall_, recall_sample, min_recall,
+                        f"; raise search_neighbors (now {m})", stacklevel=3)
         return Graph(W, weight=self.weight, sigma_w=sigma_w, self_tuned_constant=constant,
                      symmetrize=how, n_neighbors=k, neighbors=self.neighbors_,
                      kth_sq_distances=self.kth_sq_distances_,

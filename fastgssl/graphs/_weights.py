@@ -100,6 +100,15 @@ def check_symmetrize(symmetrize, weight):
     return symmetrize
 
 
+def check_knn_weight(weight, sigma_w, symmetrize, constant):
+    """The weight parameters of a kNN builder checked together: ``(sigma_w, constant,
+    symmetrize)`` from :func:`check_weight`, :func:`check_self_tuned_constant` and
+    :func:`check_symmetrize` (``symmetrize`` None becomes the weight's own)."""
+    sigma_w = check_weight(weight, sigma_w)
+    constant = check_self_tuned_constant(constant, weight)
+    return sigma_w, constant, check_symmetrize(symmetrize, weight)
+
+
 def default_sigma_w(sq_distances):
     """Bandwidth heuristic: the mean squared distance over the graph's edges.
 

@@ -126,44 +126,46 @@ def _weight(i, j, indptr, indices, data):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def _side_gains(c, other, labels, free, N):  # pragma: no cover - compiled
+    """The free points of class ``c``, in the order of ``free``, with their gains from a move
+    to class ``other`` (g_i = N_i,other - N_ic): (indices, gains, largest gain or -inf)."""
+    m = free.size
+    g = np.empty(m)
+    idx = np.empty(m, dtype=np.int64)
+    n = 0
+    top = -np.inf
+    for t in range(m):
+        i = free[t]
+        if labels[i] == c:
+            g[n] = N[i, other] - N[i, c]
+            idx[n] = i
+            top = max(top, g[n])
+            n += 1
+    return idx[:n], g[:n], top
+
+
+@numba.njit(cache=True)
+def _by_gain(idx, g, floor):  # pragma: no cover - compiled
+    """The entries with a gain above ``floor``, by decreasing gain (ties in list order)."""
+    keep = g > floor
+    idx, g = idx[keep], g[keep]
+    order = np.argsort(-g, kind="mergesort")
+    return idx[order], g[order]
+
+
+@numba.njit(cache=True)
 def _swap_candidates(a, b, labels, free, N, tol):  # pragma: no cover - compiled
     """The points of class a and of class b that can take part in a swap lowering the cut by
     more than ``tol``, each side sorted by its gain (g_i = N_ib - N_ia, g_j = N_ja - N_jb)
     in decreasing order: (iA, gA, iB, gB). A swap lowers the cut by g_i + g_j - 2 w_ij, at
     most g_i + max g_j: only rows with g_i > tol - max g_j can take part."""
-    m = free.size
-    gA = np.empty(m)
-    iA = np.empty(m, dtype=np.int64)
-    gB = np.empty(m)
-    iB = np.empty(m, dtype=np.int64)
-    nA = 0
-    nB = 0
-    maxA = -np.inf
-    maxB = -np.inf
-    for t in range(m):
-        i = free[t]
-        c = labels[i]
-        if c == a:
-            g = N[i, b] - N[i, a]
-            gA[nA] = g
-            iA[nA] = i
-            nA += 1
-            maxA = max(maxA, g)
-        elif c == b:
-            g = N[i, a] - N[i, b]
-            gB[nB] = g
-            iB[nB] = i
-            nB += 1
-            maxB = max(maxB, g)
-    if nA == 0 or nB == 0 or maxA + maxB <= tol:
+    iA, gA, maxA = _side_gains(a, b, labels, free, N)
+    iB, gB, maxB = _side_gains(b, a, labels, free, N)
+    if iA.size == 0 or iB.size == 0 or maxA + maxB <= tol:
         return iA[:0], gA[:0], iB[:0], gB[:0]
-    keep = gA[:nA] > tol - maxB
-    iA, gA = iA[:nA][keep], gA[:nA][keep]
-    keep = gB[:nB] > tol - maxA
-    iB, gB = iB[:nB][keep], gB[:nB][keep]
-    oA = np.argsort(-gA, kind="mergesort")
-    oB = np.argsort(-gB, kind="mergesort")
-    return iA[oA], gA[oA], iB[oB], gB[oB]
+    iA, gA = _by_gain(iA, gA, tol - maxB)
+    iB, gB = _by_gain(iB, gB, tol - maxA)
+    return iA, gA, iB, gB
 
 
 @numba.njit(cache=True)

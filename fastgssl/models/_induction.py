@@ -52,8 +52,17 @@ __all__ = [
     "WEIGHTS",
     "induction_operator",
     "kernel_weights",
+    "needs_scale",
     "subset_smoothness",
 ]
+
+def needs_scale(weight, symmetrize=None):
+    """Whether :func:`kernel_weights` needs the scales ``d_k^2`` of the query and reference
+    points: for the self-tuned weights, and for every symmetrization but ``"max"``
+    (``symmetrize`` None: the weight's own, as in :func:`kernel_weights`)."""
+    how = default_symmetrize(weight) if symmetrize is None else symmetrize
+    return weight in SELF_TUNED or how != "max"
+
 
 def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_scale=None,
                    ref_scale=None, symmetrize=None, constant=DEFAULT_SELF_TUNED_CONSTANT):
@@ -108,7 +117,7 @@ def kernel_weights(sq_distances, weight, sigma_w=None, *, shift=False, query_sca
     how = default_symmetrize(weight) if symmetrize is None else symmetrize
     if weight not in WEIGHTS:
         raise ValueError(f"graph_weight must be one of {list(WEIGHTS)}, got {weight!r}.")
-    if weight in SELF_TUNED or how != "max":
+    if needs_scale(weight, how):
         if query_scale is None or ref_scale is None:
             raise ValueError(
                 f"graph_weight={weight!r} with symmetrize={how!r} needs the scales d_k of the "

@@ -43,10 +43,9 @@ from fastgssl.graphs.internal import (
     SYMMETRIZE,
     WEIGHTS,
     check_self_tuned_constant,
-    default_symmetrize,
 )
 from fastgssl.models._balance import check_class_shares, class_mass_normalize
-from fastgssl.models._induction import induction_operator, kernel_weights
+from fastgssl.models._induction import induction_operator, kernel_weights, needs_scale
 from fastgssl.models._propagation_cv import _PropagationCV
 from fastgssl.models._propagation_systems import (
     _solve_lgc_full,
@@ -77,12 +76,6 @@ def _log_graph(est, W, seconds):
     logger.info("%s: graph of %s points, %s edges in %.1f s on %d thread(s)%s",
                 type(est).__name__, f"{W.shape[0]:,}", f"{W.nnz // 2:,}", seconds,
                 est.n_threads_, "" if recall is None else f", recall {recall:.3f}")
-
-
-def _needs_scale(weight, symmetrize):
-    """Whether the induction kernel reads the training points' d_k(x_i)^2: the self-tuned
-    weights, and every symmetrization but ``"max"``."""
-    return weight in SELF_TUNED or symmetrize != "max"
 
 
 class _GraphPropagation(_PropagationCV, BaseEstimator):
@@ -174,6 +167,8 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         training points when the kernel needs it (the self-tuned weights, a symmetrization
         other than ``"max"``): the graph's when its builder measured them, else None (an
         exact k-nearest-neighbour search at first use, :meth:`_induction_scale`).
+        ``symmetrize`` None stands for the weight's own, which the induction kernel
+        resolves (:func:`._induction.kernel_weights`, :func:`._induction.needs_scale`).
         """
         graph = self.graph
         weight = self.graph_weight
@@ -219,12 +214,11 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
                 sigma = value.sigma_w
                 k = k if value.n_neighbors is None else value.n_neighbors
                 how = value.symmetrize
-        how = default_symmetrize(weight) if how is None else how
         # the builder's d_k^2 when it reports them, else found at first use (predict): an
         # exact k-nearest-neighbour search over X, not paid by a fit on a given graph
         self._k_induction = k
         scale = None
-        if _needs_scale(weight, how) and value.kth_sq_distances is not None \
+        if needs_scale(weight, how) and value.kth_sq_distances is not None \
                 and np.shape(value.kth_sq_distances) == (n,):
             scale = np.asarray(value.kth_sq_distances, dtype=np.float64)
         if weight == "gaussian" and sigma is None:
@@ -245,7 +239,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         builder's, or for a user graph (a plugin builder) the k-th squared distance of an
         exact search, done at its first use and kept."""
         if (self._scale_induction is None and self._X_fit is not None
-                and _needs_scale(self._weight_induction, self._symmetrize_induction)):
+                and needs_scale(self._weight_induction, self._symmetrize_induction)):
             k = min(int(self._k_induction), self._X_fit.shape[0] - 1)
             _, sq = knn_search(self._X_fit, k, n_jobs=self.n_jobs)
             self._scale_induction = sq[:, -1].copy()
