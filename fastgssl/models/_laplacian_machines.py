@@ -1,20 +1,19 @@
 """LapRLS and LapSVM: the manifold-regularized kernel machines of Liu et al. (2019) and Belkin,
-Niyogi & Sindhwani (2006), on :class:`fastgssl.models._kernel_machine._KernelMachine`."""
+Niyogi & Sindhwani (2006): the parameters, documentation and constraints of two estimator
+shells of :class:`fastgssl.models._kernel_machine._KernelMachine` (the stages read the
+parameters; ``_semi_supervised`` selects the graph term)."""
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from fastgssl._validation import check_positive, store_init_arguments
-from fastgssl.models._kernel_machine import _ClassifierOnly, _KernelMachine
+from fastgssl._validation import store_init_arguments
+from fastgssl.models._kernel_machine import _KernelMachine
 from fastgssl.models._kernel_machine_checks import (
     _COMMON_CONSTRAINTS,
-    _FORMULATIONS,
     _GRAPH_CONSTRAINTS,
     _POSITIVE,
     _TASKS,
-    _check_choice,
 )
 from fastgssl.models._machine_docs import machine_docstring
 
@@ -88,16 +87,9 @@ def _laplacian_docstring(**parts):
 
 class _LaplacianMachine(_KernelMachine):
     """Shared base of :class:`LapRLS` and :class:`LapSVM`: the graph term, the regularization
-    ``(gamma_a, gamma_i)`` and the deformed / full formulation."""
+    ``(gamma_a, gamma_i)`` and the deformed / full formulation (read by the stages)."""
 
     _semi_supervised = True
-
-    def _regularization(self):
-        return (check_positive(self.gamma_a, "gamma_a"),
-                check_positive(self.gamma_i, "gamma_i", strict=False))
-
-    def _formulation(self):
-        return _check_choice(self.formulation, "formulation", _FORMULATIONS)
 
 
 class LapRLS(_LaplacianMachine):
@@ -157,19 +149,8 @@ class LapRLS(_LaplacianMachine):
                  solver="deprecated"):
         store_init_arguments(self, locals())
 
-    def _task(self, y):
-        task = _check_choice(self.task, "task", ("auto",) + _TASKS)
-        if task != "auto":
-            return task
-        y = np.asarray(y)
-        if y.dtype.kind == "f":
-            finite = y[~np.isnan(y)]
-            if finite.size < y.size or not np.array_equal(finite, np.round(finite)):
-                return "regression"
-        return "classification"
 
-
-class LapSVM(_ClassifierOnly, _LaplacianMachine):
+class LapSVM(_LaplacianMachine):
     __doc__ = _laplacian_docstring(
         summary="Laplacian SVM with the Huber-smoothed hinge (Liu et al. (2019)).",
         intro="""\
