@@ -171,7 +171,7 @@ class _KernelMachine(BaseEstimator):
         self.deformed_kernel_ = solution.deformed_kernel
         self.deformed_coef_ = solution.beta
         self.multi_class_ = "ovo" if problem.one_vs_one else "ovr"
-        self._cv_weights = (problem.sample_weight, problem.weights_for)
+        self._cv_weights = (problem.sample_weight, problem.weights_of)
         self.n_iter_ = solution.n_iter
         self.probability_sigmoids_ = None
         if p.probability:

@@ -156,7 +156,8 @@ class Problem:
     ``y``: the encoded targets (``+-1``, one column per class one-vs-rest, 0 where
     unlabeled; regression values), ``labeled`` the mask, ``classes`` None for regression;
     ``sample_weight`` the loss weights (``sample_weight`` times ``class_weight``, None when
-    both are absent) and ``weights_for`` the same weights for other targets (a refit's);
+    both are absent) and ``weights_of`` the same weights for other targets (a refit's;
+    :attr:`fastgssl.RefitPart.weights_for`);
     ``one_vs_one``: the fit codes its classes by pairs.
     """
 
@@ -168,7 +169,7 @@ class Problem:
     gamma_i: float
     loss: Any
     sample_weight: np.ndarray | None
-    weights_for: Any
+    weights_of: Any
     one_vs_one: bool
 
 
@@ -397,10 +398,10 @@ def check_problem(p, y, n, sample_weight=None):
         raise ValueError("the loss weights (sample_weight times class_weight) are zero on "
                          "every labeled point; at least one labeled point needs a positive "
                          "weight.")
-    weights_for = None if weights is None else partial(
+    weights_of = None if weights is None else partial(
         point_weights, p.class_weight, sample_weight, y_enc, labeled, classes, task)
     return Problem(task=task, y=y_enc, labeled=labeled, classes=classes, gamma_a=gamma_a,
-                   gamma_i=gamma_i, loss=loss, sample_weight=weights, weights_for=weights_for,
+                   gamma_i=gamma_i, loss=loss, sample_weight=weights, weights_of=weights_of,
                    one_vs_one=ovo)
 
 

@@ -83,7 +83,7 @@ def cv_objective(p, problem, *, estimator_for, with_graph, refit_calibrated):
         sample_weight=problem.sample_weight,
         refit_part=refit_part(p, problem.loss, problem.gamma_a,
                               problem.classes if problem.one_vs_one else None,
-                              problem.weights_for),
+                              problem.weights_of),
         kernel_part=kernel_part, graph_part=graph_part,
         refit_calibrated=(refit_calibrated
                           if p.probability and task == "classification" else None))
