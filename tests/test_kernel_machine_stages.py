@@ -119,6 +119,20 @@ def test_stages_import_no_estimator_and_call_no_method_of_it(stage):
     assert _stage_violations(path.read_text(encoding="utf-8"), stage) == []
 
 
+def test_a_stage_imports_only_the_stages_before_it():
+    """check -> build -> solve -> CV: a stage reads the values of the stages before it, never
+    of one after it (calibration, last, reads none)."""
+    order = {f"fastgssl.models.{stage}": i for i, stage in enumerate(STAGES)}
+    found = []
+    for i, stage in enumerate(STAGES):
+        tree = ast.parse((MODELS / f"{stage}.py").read_text(encoding="utf-8"))
+        for line, source_module, module, _ in _imports(tree):
+            for name in (source_module, module):
+                if order.get(name, -1) >= i:
+                    found.append(f"{stage}:{line} imports {name}")
+    assert found == []
+
+
 def test_no_stage_class_is_a_base_of_an_estimator():
     stage_modules = {f"fastgssl.models.{stage}" for stage in STAGES}
     bases = {f"{c.__module__}.{c.__qualname__}" for est in (KRR, SVM, LapRLS, LapSVM)

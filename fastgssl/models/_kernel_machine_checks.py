@@ -48,7 +48,7 @@ _TASKS = ("classification", "regression")
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 # scikit-learn's parameter constraints (checked by BaseEstimator._validate_params at fit and
-# cv_objective); checks that involve several parameters stay in _check_common_params
+# cv_objective, before the stages); checks that involve several parameters are check_params
 _COMMON_CONSTRAINTS = {
     "sigma": [_POSITIVE],
     "kernel": [StrOptions({"rbf", "linear", "poly", "precomputed"}), callable],
