@@ -66,7 +66,7 @@ _MODULE_STRING = re.compile(r"^(fastgssl(?:\.\w+)*)(?::[\w.]+)?$")
 STRING_NAMES_ALLOWED = {
     # Platt scaling of probability=True reads the out-of-fold values of exact CV through the
     # registry's group, a lookup by name rather than an import of fastgssl.cv
-    ("fastgssl.models._calibration", "fastgssl.cv"),
+    ("fastgssl.models._kernel_machine", "fastgssl.cv"),
 }
 
 
@@ -240,7 +240,7 @@ def test_the_cv_package_reads_no_parameter_name():
 # most two (issue 55)
 PRIVATE_READS_ALLOWED = {
     # the learner sets the warm start of its own clone (``clone(self)``, the same class)
-    ("models/_kernel_machine_cv.py", "est._init_coef"),
+    ("models/_kernel_machine.py", "est._init_coef"),
 }
 
 

@@ -295,7 +295,8 @@ default="model_change"
         """The unfitted learner on the graph of X (built once per X and learner; ``x_key``:
         X's digest when the caller has it, as the loop does for its one X)."""
         objective = learner_objective(self.estimator, y)
-        if objective is None or objective.build_graph is None or objective.with_graph is None:
+        part = None if objective is None else objective.graph_part
+        if part is None or part.build_graph is None or part.with_graph is None:
             raise TypeError(
                 f"estimator must be a graph-propagation learner implementing fastgssl's "
                 f"protocol (cv_objective with build_graph / with_graph, cv_state), got "
@@ -304,12 +305,12 @@ default="model_change"
             )
         if x_key is None:
             x_key = _x_key(X)
-        key = (x_key, objective.graph_key)
+        key = (x_key, part.key)
         if getattr(self, "_graph_key", None) != key:
-            self.graph_ = objective.build_graph(X)
+            self.graph_ = part.build_graph(X)
             self._graph_key = key
             self._cov = None
-        return objective.with_graph(self.graph_)
+        return part.with_graph(self.graph_)
 
     def _fit_learner(self, X, y, x_key=None):
         est = self._learner_on_graph(X, y, x_key)

@@ -8,6 +8,11 @@ form of the likelihood used here (no overflow of ``exp`` for large ``|A f + B|``
 Multi-class one-vs-rest: one sigmoid per class column, then the probabilities are
 normalized to sum to one (as scikit-learn's one-vs-rest calibration).
 
+The calibration stage of the kernel machines (values in, values out): the folds of the
+internal CV that ``probability=True`` runs (:func:`platt_folds`), the sigmoids of given
+out-of-fold values (:func:`platt_sigmoids`) and the probabilities they give. The estimator
+shell (:class:`fastgssl.models._kernel_machine._KernelMachine`) runs the CV between them.
+
 References
 ----------
 Platt, J. (1999). Probabilistic outputs for support vector machines and comparisons to
@@ -20,13 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
 
-from fastgssl import registry
 from fastgssl._folds import make_folds
 
-__all__ = ["platt_fit", "platt_probabilities"]
+__all__ = ["platt_fit", "platt_folds", "platt_probabilities", "platt_sigmoids"]
 
 # folds of the internal CV that calibrates predict_proba (probability=True)
 _PLATT_FOLDS = 5
@@ -88,103 +90,38 @@ def platt_probabilities(decision, sigmoids):
     return P / total
 
 
-class _PlattCalibration:
-    """``predict_proba`` by Platt scaling on out-of-fold decision values (``probability=True``)
-    of :class:`fastgssl.models._kernel_machine._KernelMachine` (a mixin of it)."""
+def platt_folds(task, y_train, labeled, random_state):
+    """The stratified folds of the labeled points for the CV that calibrates
+    ``predict_proba`` at fit (``min(5, smallest class count)`` folds, seeded by
+    ``random_state``), from the fit's task, encoded targets and labeled mask."""
+    if task != "classification":
+        raise ValueError("probability=True needs a classifier (task='classification').")
+    y_lab = np.argmax(y_train, axis=1) if y_train.ndim == 2 else (y_train > 0).astype(int)
+    counts = np.bincount(y_lab[labeled])
+    n_folds = int(min(_PLATT_FOLDS, counts[counts > 0].min()))
+    if n_folds < 2:
+        raise ValueError(
+            "probability=True calibrates on out-of-fold decision values and needs at "
+            "least 2 labeled points of every class."
+        )
+    codes = np.where(labeled, y_lab, -1)
+    return make_folds(codes, n_folds, labeled=labeled, random_state=random_state)
 
-    def _fit_platt(self, X, y):
-        """Platt sigmoids on the out-of-fold decision values of exact transductive CV."""
-        # exact CV through the registry: models sit below fastgssl.cv and do not import it
-        exact = registry.get("fastgssl.cv", "exact")
 
-        if self.task_ != "classification":
-            raise ValueError("probability=True needs a classifier (task='classification').")
-        labeled = self.labeled_mask_
-        y_lab = np.argmax(self.y_train_, axis=1) if self.y_train_.ndim == 2 else \
-            (self.y_train_ > 0).astype(int)
-        counts = np.bincount(y_lab[labeled])
-        n_folds = int(min(_PLATT_FOLDS, counts[counts > 0].min()))
-        if n_folds < 2:
-            raise ValueError(
-                "probability=True calibrates on out-of-fold decision values and needs at "
-                "least 2 labeled points of every class."
-            )
-        codes = np.where(labeled, y_lab, -1)
-        folds = make_folds(codes, n_folds, labeled=labeled, random_state=self.random_state)
-        res = exact.run_transductive(self, X, y, folds, fitted=self)
-        self.calibrate(res.predictions, res.targets)
-
-    def calibrate(self, decision_values, targets):
-        """Fit the Platt sigmoids of :meth:`predict_proba` on given out-of-fold values.
-
-        ``fit(probability=True)`` calls this with the out-of-fold decision values of its own
-        exact transductive CV; :class:`fastgssl.cv.GridSearchCV` calls it with the exact
-        CV it already ran for the selected candidate, so the refit costs one fit only.
-
-        Parameters
-        ----------
-        decision_values : ndarray of shape (l,) or (l, n_classes)
-            Out-of-fold decision values of the labeled points.
-        targets : ndarray, shape of ``decision_values``
-            Their encoded targets (+1 / -1; one column per class for one-vs-rest).
-
-        Returns
-        -------
-        self
-        """
-        check_is_fitted(self, "decision_train_")
-        if self.task_ != "classification":
-            raise ValueError("calibrate needs a classifier (task='classification').")
-        oof = np.asarray(decision_values, dtype=np.float64)
-        targets = np.asarray(targets)
-        if oof.shape != targets.shape or oof.shape[1:] != self.y_train_.shape[1:]:
-            raise ValueError(
-                f"decision_values {oof.shape} and targets {targets.shape} must have the shape "
-                f"of the labeled decision values (l,) + {self.y_train_.shape[1:]}."
-            )
-        if not np.isfinite(oof).all():
-            raise ValueError("decision_values contains NaN or infinite values.")
-        if oof.ndim == 1:
-            self.probability_sigmoids_ = [platt_fit(oof, targets > 0)]
-        else:
-            self.probability_sigmoids_ = [platt_fit(oof[:, k], targets[:, k] > 0)
-                                          for k in range(oof.shape[1])]
-        return self
-
-    def _has_probability(self):
-        calibrated = bool(self.probability) or \
-            getattr(self, "probability_sigmoids_", None) is not None
-        return calibrated and getattr(self, "task_", "classification") == "classification"
-
-    @available_if(_has_probability)
-    def predict_proba(self, X):
-        """Class probabilities by Platt scaling (fit with ``probability=True``).
-
-        The sigmoids are fitted at ``fit`` on the out-of-fold decision values of exact
-        transductive cross-validation (``min(5, smallest class count)`` stratified folds of
-        the labeled points, seeded by ``random_state``): for the kernel machines that is t
-        extra refits of size about l on the Gram matrix of the fit (closed forms for the
-        square loss), as SVC's ``probability=True`` runs an internal CV; or by
-        :meth:`calibrate` (a fitted :class:`fastgssl.cv.GridSearchCV` hands its own
-        exact CV of the selected candidate to it, so its refit adds no CV). One-vs-rest
-        models normalize the per-class probabilities.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_new, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_new, n_classes)
-        """
-        check_is_fitted(self, "probability_sigmoids_")
-        if self.probability_sigmoids_ is None:
-            raise ValueError("predict_proba needs the model fitted with probability=True "
-                             "(or calibrated with calibrate()).")
-        return platt_probabilities(self.decision_function(X), self.probability_sigmoids_)
-
-    @available_if(_has_probability)
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+def platt_sigmoids(task, decision_values, targets, target_shape):
+    """One Platt sigmoid ``(A, B)`` per column of the out-of-fold ``decision_values``
+    (checked against ``targets`` and the fit's encoded ``target_shape``)."""
+    if task != "classification":
+        raise ValueError("calibrate needs a classifier (task='classification').")
+    oof = np.asarray(decision_values, dtype=np.float64)
+    targets = np.asarray(targets)
+    if oof.shape != targets.shape or oof.shape[1:] != target_shape[1:]:
+        raise ValueError(
+            f"decision_values {oof.shape} and targets {targets.shape} must have the shape "
+            f"of the labeled decision values (l,) + {target_shape[1:]}."
+        )
+    if not np.isfinite(oof).all():
+        raise ValueError("decision_values contains NaN or infinite values.")
+    if oof.ndim == 1:
+        return [platt_fit(oof, targets > 0)]
+    return [platt_fit(oof[:, k], targets[:, k] > 0) for k in range(oof.shape[1])]

@@ -15,12 +15,17 @@ and one pair of solvers (:mod:`fastgssl.solvers._kernel_fits`), no twins.
 Two backends: ``"dense"`` (``f = K alpha`` over the n training points, exact, O(n^2) memory) and
 ``"nystrom"`` (``f = V w`` in c Nystrom features, O(n c) memory, never an n x n matrix).
 
-:class:`_KernelMachine` is assembled from one mixin per concept: validation of parameters,
-points and targets (:mod:`._kernel_machine_checks`), the builders of graph, regularizer,
-kernel and Nystrom factor (:mod:`._kernel_machine_build`), the two solves, deformed
-l-point and n-space (:mod:`._kernel_machine_solve`), what cross-validation reads
-(:mod:`._kernel_machine_cv`) and Platt calibration (:mod:`._calibration`); this module holds
-``fit``, prediction, scoring, pickling and the scikit-learn tags.
+:class:`_KernelMachine` is the estimator shell over four stages that pass values, each a
+module of functions that never sees the estimator: check (:mod:`._kernel_machine_checks`:
+the parameters as a :class:`~._kernel_machine_checks.MachineParams`, the points, the
+:class:`~._kernel_machine_checks.Problem`), build (:mod:`._kernel_machine_build`: graph,
+regularizer, kernel or Nystrom factor, a :class:`~._kernel_machine_build.System`), solve
+(:mod:`._kernel_machine_solve`: deformed l-point or n-space, a
+:class:`~._kernel_machine_solve.Solution`) and CV (:mod:`._kernel_machine_cv`: the
+:class:`fastgssl.CVObjective` and :class:`fastgssl.CVState`), with Platt calibration
+(:mod:`._calibration`). ``fit`` calls them in this order and stores their results as the
+fitted attributes; this module also holds prediction, scoring, pickling and the
+scikit-learn tags.
 """
 
 from __future__ import annotations
@@ -28,17 +33,22 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from sklearn.base import BaseEstimator
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import ClassifierTags, RegressorTags
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from fastgssl import registry
+from fastgssl._shared_checks import validate_params_once
+from fastgssl._validation import store_init_arguments
 from fastgssl.losses import Loss, get_loss
-from fastgssl.models._calibration import _PlattCalibration
-from fastgssl.models._kernel_machine_build import _MachineBuilders
-from fastgssl.models._kernel_machine_checks import _TASKS, _MachineChecks
-from fastgssl.models._kernel_machine_cv import _CVDeclarations
-from fastgssl.models._kernel_machine_solve import _MachineSolve
+from fastgssl.models import _kernel_machine_build as build
+from fastgssl.models import _kernel_machine_checks as checks
+from fastgssl.models import _kernel_machine_cv as cv
+from fastgssl.models import _kernel_machine_solve as solve
+from fastgssl.models._calibration import platt_folds, platt_probabilities, platt_sigmoids
 from fastgssl.models._scoring import labeled_score
 from fastgssl.models._targets import decoder
 
@@ -61,10 +71,40 @@ def _param_names(cls):
     return BaseEstimator._get_param_names.__func__(cls)
 
 
-class _KernelMachine(_MachineSolve, _MachineBuilders, _MachineChecks, _CVDeclarations,
-                     _PlattCalibration, BaseEstimator):
+def machine_constructor(name, positional, keyword, module):
+    """The ``__init__`` of the estimator class ``name``: the signature ``(self,
+    *positional, *, *keyword)`` (``(parameter, default)`` pairs, in order) and a body that
+    stores each argument (:func:`fastgssl._validation.store_init_arguments`).
+
+    Written as source and compiled, as :mod:`dataclasses` writes its ``__init__``: an
+    ordinary function whose signature scikit-learn (``get_params``, ``clone``), ``help``
+    and the errors of a wrong call see, for classes that share a run of parameters written
+    once (LapRLS and LapSVM).
+    """
+    def args(pairs):
+        return [f"{param}={default!r}" for param, default in pairs]
+
+    source = (f"class {name}:\n"
+              f"    def __init__({', '.join(['self', *args(positional), '*', *args(keyword)])}):\n"
+              f"        store_init_arguments(self, locals())\n")
+    namespace = {}
+    exec(source, {"store_init_arguments": store_init_arguments}, namespace)  # noqa: S102
+    init = namespace[name].__init__
+    init.__module__ = module
+    return init
+
+
+@functools.cache
+def _stage_param_names(cls):
+    """The parameters of ``cls`` that :class:`~._kernel_machine_checks.MachineParams`
+    holds."""
+    return tuple(name for name in _param_names(cls) if name in checks.PARAM_FIELDS)
+
+
+class _KernelMachine(BaseEstimator):
     """Shared implementation of KRR, SVM, LapRLS and LapSVM (see the module docstring)."""
 
+    # LapRLS / LapSVM: a graph term over labeled and unlabeled points
     _semi_supervised = False
 
     @classmethod
@@ -74,18 +114,17 @@ class _KernelMachine(_MachineSolve, _MachineBuilders, _MachineChecks, _CVDeclara
         # class never changes
         return _param_names(cls)
 
-    # ---- hooks the four estimators define ------------------------------------------------
-    def _regularization(self):
-        """Return validated (gamma_a, gamma_i)."""
-        raise NotImplementedError
+    def _params(self):
+        """The parameters as the stages read them (checked by no one yet)."""
+        cls = type(self)
+        return checks.MachineParams(cls=cls, semi_supervised=self._semi_supervised,
+                                    **{name: getattr(self, name)
+                                       for name in _stage_param_names(cls)})
 
-    def _task(self, y):
-        """Return "classification" or "regression" for targets y."""
-        raise NotImplementedError
-
-    def _one_vs_one(self, classes):
-        """Whether the fit codes its classes one-vs-one (more than two classes only)."""
-        return self.multi_class == "ovo" and classes is not None and classes.size > 2
+    def _checked_params(self):
+        """scikit-learn's constraints of the parameters, then the parameters' value."""
+        validate_params_once(self, self._parameter_constraints)
+        return self._params()
 
     # ---- fit / predict -------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, *, init_coef=None):
@@ -119,70 +158,62 @@ class _KernelMachine(_MachineSolve, _MachineBuilders, _MachineChecks, _CVDeclara
         """
         if init_coef is not None:
             self._init_coef = np.asarray(init_coef, dtype=np.float64)
-        self._check_common_params()
-        X = self._check_train_X(X)
+        p = self._checked_params()
+        checks.check_params(p)
+        X = self._check_train_X(p, X)
         n = X.shape[0]
-        objective = self._objective(y, n, sample_weight)
-        task, loss = objective.task, objective.loss
-        weights = objective.sample_weight
-        gamma_a, gamma_i = objective.gamma_a, objective.gamma_i
-        y_enc, labeled, classes = objective.y, objective.labeled, objective.classes
-        self._check_dense_backend(n, gamma_i)
-        W = Q = None
-        if gamma_i > 0:
-            W = self.build_graph(X)
-            Q = self._build_regularizer(W)
-            self._warn_unlabeled_components(W, labeled)
-        ovo = self._one_vs_one(classes)
-        # coefficient columns: one per class pair (one-vs-one), else those of the targets
-        n_cols = (classes.size * (classes.size - 1) // 2,) if ovo else y_enc.shape[1:]
+        problem = checks.check_problem(p, y, n, sample_weight)
+        checks.check_dense_backend(p, n, problem.gamma_i)
+        graph_term = build.build_graph_term(p, X, problem)
         # fastgssl.cv's exact refits hand a start in through _init_coef (used once)
         previous = self.__dict__.pop("_init_coef", None)
-        deformed = Q is not None and self._formulation() == "deformed"
+        system = build.build_system(p, X, graph_term)
         if previous is None and self.warm_start:
-            previous = getattr(self, "deformed_coef_" if deformed else "dual_coef_", None)
-        K = fac = None
-        if self.backend == "dense":
-            K = self.build_kernel(X)
-        else:
-            fac = self.build_factor(X)
-        if deformed:
-            coef, decision, dk, beta, info = self._solve_deformed(X, Q, K, fac, objective,
-                                                                  previous, n_cols, ovo)
-        else:
-            coef, decision, dk, beta, info = self._solve_full(Q, K, fac, objective, previous,
-                                                              n_cols, ovo)
-        if ovo:  # votes: the one-vs-rest shape of the targets
-            decision = decoder(classes)(decision)
+            previous = getattr(self, "deformed_coef_" if solve.is_deformed(p, system)
+                               else "dual_coef_", None)
+        solution = solve.solve(p, system, problem, previous)
 
         self.X_fit_ = X
         self.n_features_in_ = X.shape[1]
-        self.labeled_mask_ = labeled
-        self.y_train_ = y_enc
-        if task == "classification":
-            self.classes_ = classes
-        self.task_ = task
-        self.loss_ = loss
-        self.kernel_train_ = K
-        self.nystrom_ = fac
-        self.graph_ = W
-        self.laplacian_ = Q
-        self.gamma_a_ = gamma_a
-        self.gamma_i_ = gamma_i
-        if self.backend == "dense":
-            self.dual_coef_ = coef
+        self.labeled_mask_ = problem.labeled
+        self.y_train_ = problem.y
+        if problem.task == "classification":
+            self.classes_ = problem.classes
+        self.task_ = problem.task
+        self.loss_ = problem.loss
+        self.kernel_train_ = system.kernel
+        self.nystrom_ = system.factor
+        self.graph_ = system.graph
+        self.laplacian_ = system.regularizer
+        self.gamma_a_ = problem.gamma_a
+        self.gamma_i_ = problem.gamma_i
+        if p.backend == "dense":
+            self.dual_coef_ = solution.coef
         else:
-            self.coef_ = coef
-        self.decision_train_ = decision
-        self.deformed_kernel_ = dk
-        self.deformed_coef_ = beta
-        self.multi_class_ = "ovo" if ovo else "ovr"
-        self._cv_weights = (weights, objective.weights_for)
-        self.n_iter_ = max((i["n_iter"] for i in info), default=1)
+            self.coef_ = solution.coef
+        self.decision_train_ = solution.decision
+        self.deformed_kernel_ = solution.deformed_kernel
+        self.deformed_coef_ = solution.beta
+        self.multi_class_ = "ovo" if problem.one_vs_one else "ovr"
+        self._cv_weights = (problem.sample_weight, problem.weights_of)
+        self.n_iter_ = solution.n_iter
         self.probability_sigmoids_ = None
-        if self.probability:
+        if p.probability:
             self._fit_platt(X, y)
         return self
+
+    def _check_train_X(self, p, X):
+        # feature names (DataFrame columns) are recorded as scikit-learn does and checked at
+        # predict time; the array itself goes through fastgssl's own checks
+        X_checked = checks.check_points(X)
+        validate_data(self, X, skip_check_array=True, reset=True)
+        return checks.check_train_points(p, X_checked)
+
+    def _check_new_X(self, X):
+        X_checked = checks.check_points(X)
+        if self.kernel != "precomputed":
+            validate_data(self, X, skip_check_array=True, reset=False)
+        return checks.check_new_points(self._params(), X_checked, self.n_features_in_)
 
     def decision_function(self, X):
         """Decision values ``f(x)`` of new points by the kernel expansion.
@@ -216,12 +247,13 @@ class _KernelMachine(_MachineSolve, _MachineBuilders, _MachineChecks, _CVDeclara
             if self.fit_intercept:
                 out = out + self.intercept_scaling**2 * alpha.sum(axis=0)
             return out
+        p = self._params()
         m, n_train = X.shape[0], self.X_fit_.shape[0]
         out = np.empty((m,) + alpha.shape[1:])
         block = max(1, _PREDICT_BLOCK_ELEMENTS // max(n_train, 1))
         for start in range(0, m, block):
             stop = min(m, start + block)
-            out[start:stop] = self.build_kernel(X[start:stop], self.X_fit_) @ alpha
+            out[start:stop] = build.build_kernel(p, X[start:stop], self.X_fit_) @ alpha
         return out
 
     def predict(self, X):
@@ -248,6 +280,190 @@ class _KernelMachine(_MachineSolve, _MachineBuilders, _MachineChecks, _CVDeclara
             return float(accuracy_score(y, pred, sample_weight=sample_weight))
         return float(r2_score(y, pred, sample_weight=sample_weight))
 
+    # ---- the builders, public (build stage on the current parameters) -------------------
+    def build_graph(self, X):
+        """The affinity W of the estimator's ``graph`` over the rows of ``X``.
+
+        Uses :func:`fastgssl.graphs.resolve_graph` with ``n_neighbors``, ``graph_weight``,
+        ``sigma_w`` and ``graph_params``; the grid search builds it once per graph group.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (n, n)
+        """
+        return build.build_graph(self._params(), X)
+
+    def build_kernel(self, X, Z=None):
+        """The estimator's kernel ``k(X, Z)`` (``Z=None``: the Gram matrix of ``X``).
+
+        The base kernel (``kernel``, ``sigma``, ``kernel_params``; with
+        ``kernel="precomputed"``, ``X`` itself) plus ``intercept_scaling**2`` when
+        ``fit_intercept``: the intercept is the weight of a constant feature, regularized
+        with the kernel term as liblinear's is. The grid search builds it once per width.
+
+        Returns
+        -------
+        ndarray of shape (n_X, n_Z)
+        """
+        return build.build_kernel(self._params(), X, Z)
+
+    def build_factor(self, X):
+        """The Nystrom factor of the estimator's kernel over the rows of ``X``
+        (``backend="nystrom"``: ``n_components`` landmarks drawn with ``landmarks`` and
+        ``random_state``; with ``fit_intercept`` one more constant feature
+        ``intercept_scaling``); the grid search builds it once per kernel width.
+
+        Returns
+        -------
+        fastgssl.kernels.NystromFactor
+        """
+        return build.build_factor(self._params(), X)
+
+    def _build_regularizer(self, W):
+        return build.build_regularizer(self._params(), W)
+
+    # ---- the CV protocol (CV stage) ------------------------------------------------------
+    def cv_objective(self, y, sample_weight=None):
+        """What the parameters and the targets ``y`` define, without fitting
+        (:class:`fastgssl.CVObjective`).
+
+        The parameters are validated as in :meth:`fit`. The grid search reads one objective
+        per candidate (regularization, loss, encoded targets and the supervised solver on a
+        Gram matrix) and shares the kernel, the graph and the deformed kernel across
+        candidates instead of fitting each.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Targets as passed to :meth:`fit`.
+        sample_weight : array-like of shape (n_samples,), optional
+            As passed to :meth:`fit`.
+
+        Returns
+        -------
+        CVObjective
+        """
+        p = self._checked_params()
+        checks.check_params(p)
+        n = 0 if y is None else (y.shape[0] if sp.issparse(y) else len(np.asarray(y)))
+        problem = checks.check_problem(p, y, n, sample_weight)
+        return cv.cv_objective(p, problem, estimator_for=self._estimator_for,
+                               with_graph=lambda W: self._estimator_for(graph=W),
+                               refit_calibrated=self._refit_calibrated)
+
+    def _estimator_for(self, gram=False, graph=None, warm=None):
+        """See :attr:`fastgssl.CVObjective.estimator_for`."""
+        est = clone(self)
+        if gram:  # build_kernel's matrix holds the intercept's constant already
+            est.set_params(kernel="precomputed", fit_intercept=False)
+        if graph is not None:
+            est.set_params(graph=graph)
+        if warm is not None:
+            coef = warm.deformed_coef_ if warm.deformed_coef_ is not None else \
+                warm.__dict__.get("dual_coef_")
+            if coef is not None:
+                est._init_coef = np.asarray(coef, dtype=np.float64)
+        return est
+
+    def _refit_calibrated(self, X, y, oof, targets, sample_weight=None):
+        """See :attr:`fastgssl.CVObjective.refit_calibrated`."""
+        est = clone(self).set_params(probability=False)
+        est.fit(X, y, **({} if sample_weight is None else {"sample_weight": sample_weight}))
+        est.calibrate(oof, targets)
+        return est.set_params(probability=True)
+
+    def cv_state(self):
+        """The fitted state that :mod:`fastgssl.cv` reads (:class:`fastgssl.CVState`).
+
+        Returns
+        -------
+        CVState
+            Targets, fitted values, loss, regularization, the base Gram matrix (dense) or
+            Nystrom features, the graph and regularizer, and the deformed kernel of the fit.
+        """
+        check_is_fitted(self, "decision_train_")
+        weights, weights_for = self.__dict__.get("_cv_weights", (None, None))
+        return cv.cv_state(
+            self._params(), task=self.task_, y=self.y_train_, labeled=self.labeled_mask_,
+            decision=self.decision_train_, classes=getattr(self, "classes_", None),
+            gamma_a=self.gamma_a_, gamma_i=self.gamma_i_, loss=self.loss_,
+            kernel=self.kernel_train_, factor=self.nystrom_,
+            coef=self.dual_coef_ if self.nystrom_ is None else self.coef_,
+            graph=self.graph_, regularizer=self.laplacian_,
+            deformed_kernel=self.deformed_kernel_, deformed_coef=self.deformed_coef_,
+            one_vs_one=self.multi_class_ == "ovo", weights=weights, weights_for=weights_for,
+            estimator=self)
+
+    # ---- Platt calibration (probability=True) --------------------------------------------
+    def _fit_platt(self, X, y):
+        """Platt sigmoids on the out-of-fold decision values of exact transductive CV."""
+        # exact CV through the registry: models sit below fastgssl.cv and do not import it
+        exact = registry.get("fastgssl.cv", "exact")
+        folds = platt_folds(self.task_, self.y_train_, self.labeled_mask_, self.random_state)
+        res = exact.run_transductive(self, X, y, folds, fitted=self)
+        self.calibrate(res.predictions, res.targets)
+
+    def calibrate(self, decision_values, targets):
+        """Fit the Platt sigmoids of :meth:`predict_proba` on given out-of-fold values.
+
+        ``fit(probability=True)`` calls this with the out-of-fold decision values of its own
+        exact transductive CV; :class:`fastgssl.cv.GridSearchCV` calls it with the exact
+        CV it already ran for the selected candidate, so the refit costs one fit only.
+
+        Parameters
+        ----------
+        decision_values : ndarray of shape (l,) or (l, n_classes)
+            Out-of-fold decision values of the labeled points.
+        targets : ndarray, shape of ``decision_values``
+            Their encoded targets (+1 / -1; one column per class for one-vs-rest).
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "decision_train_")
+        self.probability_sigmoids_ = platt_sigmoids(self.task_, decision_values, targets,
+                                                    self.y_train_.shape)
+        return self
+
+    def _has_probability(self):
+        calibrated = bool(self.probability) or \
+            getattr(self, "probability_sigmoids_", None) is not None
+        return calibrated and getattr(self, "task_", "classification") == "classification"
+
+    @available_if(_has_probability)
+    def predict_proba(self, X):
+        """Class probabilities by Platt scaling (fit with ``probability=True``).
+
+        The sigmoids are fitted at ``fit`` on the out-of-fold decision values of exact
+        transductive cross-validation (``min(5, smallest class count)`` stratified folds of
+        the labeled points, seeded by ``random_state``): for the kernel machines that is t
+        extra refits of size about l on the Gram matrix of the fit (closed forms for the
+        square loss), as SVC's ``probability=True`` runs an internal CV; or by
+        :meth:`calibrate` (a fitted :class:`fastgssl.cv.GridSearchCV` hands its own
+        exact CV of the selected candidate to it, so its refit adds no CV). One-vs-rest
+        models normalize the per-class probabilities.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_new, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_new, n_classes)
+        """
+        check_is_fitted(self, "probability_sigmoids_")
+        if self.probability_sigmoids_ is None:
+            raise ValueError("predict_proba needs the model fitted with probability=True "
+                             "(or calibrated with calibrate()).")
+        return platt_probabilities(self.decision_function(X), self.probability_sigmoids_)
+
+    @available_if(_has_probability)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
     def __getstate__(self):
         # Loss objects hold Numba dispatchers; pickle them by registry name and parameters.
 
@@ -271,7 +487,7 @@ class _KernelMachine(_MachineSolve, _MachineBuilders, _MachineChecks, _CVDeclara
         tags.input_tags.sparse = self.kernel != "precomputed"
         tags.input_tags.pairwise = self.kernel == "precomputed"
         tags.target_tags.required = True
-        task = self._declared_task()
+        task = checks.declared_task(getattr(self, "task", None))
         if task == "classification":
             tags.estimator_type = "classifier"
             tags.classifier_tags = ClassifierTags()
@@ -281,19 +497,3 @@ class _KernelMachine(_MachineSolve, _MachineBuilders, _MachineChecks, _CVDeclara
             tags.regressor_tags = RegressorTags()
             tags.classifier_tags = None
         return tags
-
-    def _declared_task(self):
-        """The task the parameters fix before any fit (None: the targets decide)."""
-        task = getattr(self, "task", None)
-        return task if task in _TASKS else None
-
-
-class _ClassifierOnly:
-    """Mixin of the machines without a ``task`` parameter (SVM, LapSVM): classifiers
-    whatever the targets."""
-
-    def _task(self, y):
-        return "classification"
-
-    def _declared_task(self):
-        return "classification"

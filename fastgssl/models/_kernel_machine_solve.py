@@ -1,5 +1,8 @@
-"""The solve of a kernel machine (:class:`fastgssl.models._kernel_machine._KernelMachine`) on
-what its builders made, in one of two formulations.
+"""The solve stage of the kernel machines (after :mod:`._kernel_machine_build`): values in,
+values out. Takes the parameters (:class:`._kernel_machine_checks.MachineParams`), the
+built :class:`._kernel_machine_build.System`, the checked
+:class:`._kernel_machine_checks.Problem` and a warm start; returns a :class:`Solution`, in
+one of two formulations.
 
 ``"deformed"`` (a graph, ``formulation="deformed"``): the supervised problem on the l labeled
 points with the deformed kernel ``K~ = K - K_{.S} (I + r Q K)^{-1} r Q K_{S.}``,
@@ -13,9 +16,14 @@ objective does not depend on the start ``previous``, only the number of Newton s
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from fastgssl.kernels import DeformedKernel
 from fastgssl.kernels.internal import warn_if_ill_conditioned
+from fastgssl.models._kernel_machine_checks import formulation, optimizer
 from fastgssl.models._multiclass import fit_pairs, solve_gram
+from fastgssl.models._targets import decoder
 from fastgssl.solvers.internal import fit_dense, fit_nystrom
 
 __all__ = []
@@ -26,56 +34,94 @@ def _start(previous, shape):
     return previous if previous is not None and previous.shape == shape else None
 
 
-class _MachineSolve:
-    """The solve mixin of the kernel machines. Each method returns
-    ``(coef, decision, deformed_kernel, beta, info)``: the expansion's coefficients, the
-    training points' decision values (one column per coefficient column), the fitted
+@dataclasses.dataclass(frozen=True, eq=False)
+class Solution:
+    """The solve stage's result: the expansion's coefficients ``coef`` (``alpha`` over the
+    training points, or ``w`` over the Nystrom features), the training points' decision
+    values (one-vs-one: the one-vs-rest votes), the fitted
     :class:`fastgssl.kernels.DeformedKernel` and ``beta`` over the labeled points (None
-    outside the deformed formulation), and the solvers' per-column reports."""
+    outside the deformed formulation), and the most Newton steps of a column."""
 
-    def _solve_deformed(self, X, Q, K, fac, objective, previous, n_cols, ovo):
-        """The l-point problem with the deformed kernel (module docstring)."""
-        n = X.shape[0]
-        gamma_a, gamma_i, weights = objective.gamma_a, objective.gamma_i, objective.sample_weight
-        dk = DeformedKernel(self.kernel, sigma=self.sigma, kernel_params=self.kernel_params,
-                            route="nystrom" if fac is not None else "dense")
-        dk.fit(X, Q, objective.labeled, base_gram=K, factor=fac)
-        r = gamma_i / (n**2 * gamma_a)
-        # nystrom: only K~_LL (l x l) is formed; dense: the LU gives the n x l block too
-        K_SL = None if fac is not None else dk.sample_block(r)
-        K_LL = dk.labeled_gram(r)
-        dk.release_workspace()  # the model keeps K~ at this r only: no n x n spares
-        L = dk.labeled_index_
-        warn_if_ill_conditioned(dk.gram_norm_, gamma_a * L.size, f"{type(self).__name__}.fit")
-        beta, info = solve_gram(K_LL, objective.y[L], _start(previous, (L.size,) + n_cols),
-                                True, None if weights is None else weights[L],
-                                loss=objective.loss, gamma_a=gamma_a, tol=self.tol,
-                                max_iter=self.max_iter, solver=self._optimizer(), ovo=ovo)
-        coef = dk.expansion(beta, r)
-        decision = fac.features_ @ coef if fac is not None else K_SL @ beta
-        return coef, decision, dk, beta, info
+    coef: Any
+    decision: Any
+    deformed_kernel: Any
+    beta: Any
+    n_iter: int
 
-    def _solve_full(self, Q, K, fac, objective, previous, n_cols, ovo):
-        """The n-space problem on the dense kernel or the Nystrom features."""
-        loss, weights = objective.loss, objective.sample_weight
-        gamma_a, gamma_i = objective.gamma_a, objective.gamma_i
-        options = {"tol": self.tol, "max_iter": self.max_iter, "return_info": True}
-        if K is not None:
-            init = _start(previous, (K.shape[0],) + n_cols)
 
-            def solve(y, lab, scale, init):
-                return fit_dense(K, y, lab, Q, loss, gamma_a * scale, gamma_i * scale,
-                                 init=init, sample_weight=weights, solver=self._optimizer(),
-                                 **options)
-        else:
-            init = None
+def is_deformed(p, system):
+    """The fit solves the l-point problem with the deformed kernel (a graph term and
+    ``formulation="deformed"``)."""
+    return system.regularizer is not None and formulation(p) == "deformed"
 
-            def solve(y, lab, scale, init):
-                return fit_nystrom(fac.features_, y, lab, Q, loss, gamma_a * scale,
-                                   gamma_i * scale, sample_weight=weights, **options)
-        if ovo:
-            coef, info = fit_pairs(solve, objective.y, objective.labeled, weights, init)
-        else:
-            coef, info = solve(objective.y, objective.labeled, 1.0, init)
-        decision = (K if K is not None else fac.features_) @ coef
-        return coef, decision, None, None, info
+
+def solve(p, system, problem, previous):
+    """The :class:`Solution` of ``problem`` on ``system`` (``previous``: a warm start, used
+    when its shape matches)."""
+    ovo = problem.one_vs_one
+    classes = problem.classes
+    # coefficient columns: one per class pair (one-vs-one), else those of the targets
+    n_cols = (classes.size * (classes.size - 1) // 2,) if ovo else problem.y.shape[1:]
+    if is_deformed(p, system):
+        coef, decision, dk, beta, info = solve_deformed(p, system, problem, previous, n_cols)
+    else:
+        coef, decision, dk, beta, info = solve_full(p, system, problem, previous, n_cols)
+    if ovo:  # votes: the one-vs-rest shape of the targets
+        decision = decoder(classes)(decision)
+    return Solution(coef=coef, decision=decision, deformed_kernel=dk, beta=beta,
+                    n_iter=max((i["n_iter"] for i in info), default=1))
+
+
+def solve_deformed(p, system, problem, previous, n_cols):
+    """The l-point problem with the deformed kernel (module docstring). Returns
+    ``(coef, decision, deformed_kernel, beta, info)``, ``info`` the solvers' per-column
+    reports."""
+    X, Q, K, fac = system.X, system.regularizer, system.kernel, system.factor
+    n = X.shape[0]
+    gamma_a, gamma_i, weights = problem.gamma_a, problem.gamma_i, problem.sample_weight
+    dk = DeformedKernel(p.kernel, sigma=p.sigma, kernel_params=p.kernel_params,
+                        route="nystrom" if fac is not None else "dense")
+    dk.fit(X, Q, problem.labeled, base_gram=K, factor=fac)
+    r = gamma_i / (n**2 * gamma_a)
+    # nystrom: only K~_LL (l x l) is formed; dense: the LU gives the n x l block too
+    K_SL = None if fac is not None else dk.sample_block(r)
+    K_LL = dk.labeled_gram(r)
+    dk.release_workspace()  # the model keeps K~ at this r only: no n x n spares
+    L = dk.labeled_index_
+    warn_if_ill_conditioned(dk.gram_norm_, gamma_a * L.size, f"{p.name}.fit",
+                            stacklevel=4)  # the estimator's fit
+    beta, info = solve_gram(K_LL, problem.y[L], _start(previous, (L.size,) + n_cols),
+                            True, None if weights is None else weights[L],
+                            loss=problem.loss, gamma_a=gamma_a, tol=p.tol,
+                            max_iter=p.max_iter, solver=optimizer(p), ovo=problem.one_vs_one)
+    coef = dk.expansion(beta, r)
+    decision = fac.features_ @ coef if fac is not None else K_SL @ beta
+    return coef, decision, dk, beta, info
+
+
+def solve_full(p, system, problem, previous, n_cols):
+    """The n-space problem on the dense kernel or the Nystrom features (the returns of
+    :func:`solve_deformed`, without deformed kernel and ``beta``)."""
+    Q, K, fac = system.regularizer, system.kernel, system.factor
+    loss, weights = problem.loss, problem.sample_weight
+    gamma_a, gamma_i = problem.gamma_a, problem.gamma_i
+    options = {"tol": p.tol, "max_iter": p.max_iter, "return_info": True}
+    if K is not None:
+        init = _start(previous, (K.shape[0],) + n_cols)
+        solver = optimizer(p)
+
+        def solve(y, lab, scale, init):
+            return fit_dense(K, y, lab, Q, loss, gamma_a * scale, gamma_i * scale,
+                             init=init, sample_weight=weights, solver=solver, **options)
+    else:
+        init = None
+
+        def solve(y, lab, scale, init):
+            return fit_nystrom(fac.features_, y, lab, Q, loss, gamma_a * scale,
+                               gamma_i * scale, sample_weight=weights, **options)
+    if problem.one_vs_one:
+        coef, info = fit_pairs(solve, problem.y, problem.labeled, weights, init)
+    else:
+        coef, info = solve(problem.y, problem.labeled, 1.0, init)
+    decision = (K if K is not None else fac.features_) @ coef
+    return coef, decision, None, None, info

@@ -1,20 +1,18 @@
 """LapRLS and LapSVM: the manifold-regularized kernel machines of Liu et al. (2019) and Belkin,
-Niyogi & Sindhwani (2006), on :class:`fastgssl.models._kernel_machine._KernelMachine`."""
+Niyogi & Sindhwani (2006): the parameters, documentation and constraints of two estimator
+shells of :class:`fastgssl.models._kernel_machine._KernelMachine` (the stages read the
+parameters; ``_semi_supervised`` selects the graph term)."""
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from fastgssl._validation import check_positive, store_init_arguments
-from fastgssl.models._kernel_machine import _ClassifierOnly, _KernelMachine
+from fastgssl.models._kernel_machine import _KernelMachine, machine_constructor
 from fastgssl.models._kernel_machine_checks import (
     _COMMON_CONSTRAINTS,
-    _FORMULATIONS,
     _GRAPH_CONSTRAINTS,
     _POSITIVE,
     _TASKS,
-    _check_choice,
 )
 from fastgssl.models._machine_docs import machine_docstring
 
@@ -82,22 +80,30 @@ _TAIL = """    See Also
 
 
 
+# The constructors' parameters (machine_constructor writes each __init__): the positional
+# three, the graph's keywords that open both keyword lists, and the shared tail, in the
+# signatures' order
+_POSITIONAL = (("sigma", 1.0), ("gamma_a", 1e-2), ("gamma_i", 1e-2))
+_GRAPH_HEAD = (("graph", "knn"), ("n_neighbors", 10), ("sigma_w", None),
+               ("graph_weight", "gaussian"), ("graph_params", None), ("regularizer", "L"),
+               ("power", 1))
+_SHARED_TAIL = (("kernel_params", None), ("backend", "dense"), ("formulation", "deformed"),
+                ("n_components", 300), ("landmarks", "uniform"), ("tol", 1e-10),
+                ("max_iter", 100), ("random_state", None), ("warm_start", False),
+                ("optimizer", "auto"), ("probability", False), ("fit_intercept", False),
+                ("intercept_scaling", 1.0), ("class_weight", None), ("multi_class", "ovr"),
+                ("regularizer_params", None), ("solver", "deprecated"))
+
+
 def _laplacian_docstring(**parts):
     """LapRLS's or LapSVM's docstring from its ``parts`` (see ``_HEAD`` and ``_TAIL``)."""
     return machine_docstring(_HEAD.format(**parts), _TAIL.format(**parts), "False")
 
 class _LaplacianMachine(_KernelMachine):
     """Shared base of :class:`LapRLS` and :class:`LapSVM`: the graph term, the regularization
-    ``(gamma_a, gamma_i)`` and the deformed / full formulation."""
+    ``(gamma_a, gamma_i)`` and the deformed / full formulation (read by the stages)."""
 
     _semi_supervised = True
-
-    def _regularization(self):
-        return (check_positive(self.gamma_a, "gamma_a"),
-                check_positive(self.gamma_i, "gamma_i", strict=False))
-
-    def _formulation(self):
-        return _check_choice(self.formulation, "formulation", _FORMULATIONS)
 
 
 class LapRLS(_LaplacianMachine):
@@ -146,30 +152,18 @@ class LapRLS(_LaplacianMachine):
         "task": [StrOptions({"auto", *_TASKS})],
     }
 
-    def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, graph="knn", n_neighbors=10,
-                 sigma_w=None, graph_weight="gaussian", graph_params=None, regularizer="L",
-                 power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
-                 kernel_params=None, backend="dense", formulation="deformed",
-                 n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
-                 random_state=None, warm_start=False, optimizer="auto",
-                 probability=False, fit_intercept=False, intercept_scaling=1.0,
-                 class_weight=None, multi_class="ovr", regularizer_params=None,
-                 solver="deprecated"):
-        store_init_arguments(self, locals())
-
-    def _task(self, y):
-        task = _check_choice(self.task, "task", ("auto",) + _TASKS)
-        if task != "auto":
-            return task
-        y = np.asarray(y)
-        if y.dtype.kind == "f":
-            finite = y[~np.isnan(y)]
-            if finite.size < y.size or not np.array_equal(finite, np.round(finite)):
-                return "regression"
-        return "classification"
+    # LapRLS(sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, graph="knn", n_neighbors=10,
+    #        sigma_w=None, graph_weight="gaussian", graph_params=None, regularizer="L",
+    #        power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
+    #        **the shared tail)
+    __init__ = machine_constructor(
+        "LapRLS", _POSITIONAL,
+        (*_GRAPH_HEAD, ("loss", "square"), ("loss_params", None), ("task", "auto"),
+         ("kernel", "rbf"), *_SHARED_TAIL),
+        __name__)
 
 
-class LapSVM(_ClassifierOnly, _LaplacianMachine):
+class LapSVM(_LaplacianMachine):
     __doc__ = _laplacian_docstring(
         summary="Laplacian SVM with the Huber-smoothed hinge (Liu et al. (2019)).",
         intro="""\
@@ -214,13 +208,12 @@ class LapSVM(_ClassifierOnly, _LaplacianMachine):
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, **_GRAPH_CONSTRAINTS, "h": [_POSITIVE]}
 
-    def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, h=0.01, graph="knn",
-                 n_neighbors=10, sigma_w=None, graph_weight="gaussian", graph_params=None,
-                 regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
-                 kernel_params=None, backend="dense", formulation="deformed",
-                 n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
-                 random_state=None, warm_start=False, optimizer="auto",
-                 probability=False, fit_intercept=False, intercept_scaling=1.0,
-                 class_weight=None, multi_class="ovr", regularizer_params=None,
-                 solver="deprecated"):
-        store_init_arguments(self, locals())
+    # LapSVM(sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, h=0.01, graph="knn",
+    #        n_neighbors=10, sigma_w=None, graph_weight="gaussian", graph_params=None,
+    #        regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
+    #        **the shared tail)
+    __init__ = machine_constructor(
+        "LapSVM", _POSITIONAL,
+        (("h", 0.01), *_GRAPH_HEAD, ("loss", "huber_hinge"), ("loss_params", None),
+         ("kernel", "rbf"), *_SHARED_TAIL),
+        __name__)

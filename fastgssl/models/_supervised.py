@@ -1,18 +1,15 @@
 """The supervised kernel machines: KRR / LSSVM (square loss) and SVM (Huber-smoothed hinge),
-the ``gamma_i = 0`` case of :class:`fastgssl.models._kernel_machine._KernelMachine`."""
+the ``gamma_i = 0`` case of :class:`fastgssl.models._kernel_machine._KernelMachine`: the
+parameters, documentation and constraints of two estimator shells (the stages read the
+parameters)."""
 
 from __future__ import annotations
 
 from sklearn.utils._param_validation import StrOptions
 
-from fastgssl._validation import check_positive, store_init_arguments
-from fastgssl.models._kernel_machine import _ClassifierOnly, _KernelMachine
-from fastgssl.models._kernel_machine_checks import (
-    _COMMON_CONSTRAINTS,
-    _POSITIVE,
-    _TASKS,
-    _check_choice,
-)
+from fastgssl._validation import store_init_arguments
+from fastgssl.models._kernel_machine import _KernelMachine
+from fastgssl.models._kernel_machine_checks import _COMMON_CONSTRAINTS, _POSITIVE, _TASKS
 from fastgssl.models._machine_docs import machine_docstring
 
 __all__ = ["KRR", "SVM"]
@@ -23,9 +20,6 @@ class _SupervisedMachine(_KernelMachine):
     (``gamma_a = lam``, ``gamma_i = 0``)."""
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "lam": [_POSITIVE]}
-
-    def _regularization(self):
-        return check_positive(self.lam, "lam"), 0.0
 
 
 class KRR(_SupervisedMachine):
@@ -104,11 +98,8 @@ Kernel ridge regression (square loss); LSSVM is the same model.
                  class_weight=None, multi_class="ovr", solver="deprecated"):
         store_init_arguments(self, locals())
 
-    def _task(self, y):
-        return _check_choice(self.task, "task", _TASKS)
 
-
-class SVM(_ClassifierOnly, _SupervisedMachine):
+class SVM(_SupervisedMachine):
     __doc__ = machine_docstring(
         """\
 Support vector machine with the Huber-smoothed hinge loss (Liu et al. (2018)).
