@@ -27,6 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from fastgssl._doc_examples import blobs_example
 from fastgssl._sparse_blocks import principal_submatrix
+from fastgssl._threads import numba_threads
 from fastgssl._validation import check_random_state, store_init_arguments
 from fastgssl.models._auction import auction_assignment
 from fastgssl.models._balance import check_class_priors
@@ -143,23 +144,25 @@ def _bounded_sweeps(U, q, lower, upper, tol, max_sweeps):  # pragma: no cover - 
     return j[:, 0].copy(), sweeps
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _diffused(indptr, indices, data, labels, k):  # pragma: no cover - compiled
     """C = K (K U) for the one-hot U of ``labels`` (K in CSR) and the energy
-    sum_i sum_{c != c(i)} C_ic."""
+    sum_i sum_{c != c(i)} C_ic (rows in parallel; the energy summed in row order, so the
+    result does not depend on the thread count)."""
     n = indptr.size - 1
     KU = np.zeros((n, k))
-    for i in range(n):
+    for i in numba.prange(n):
         for p in range(indptr[i], indptr[i + 1]):
             KU[i, labels[indices[p]]] += data[p]
     C = np.zeros((n, k))
-    energy = 0.0
-    for i in range(n):
+    for i in numba.prange(n):
         for p in range(indptr[i], indptr[i + 1]):
             w = data[p]
             r = indices[p]
             for c in range(k):
                 C[i, c] += w * KU[r, c]
+    energy = 0.0
+    for i in range(n):
         for c in range(k):
             if c != labels[i]:
                 energy += C[i, c]
@@ -390,7 +393,8 @@ class VolumeMBO(_PropagationClassifier):
         # keeps it regardless: on separated clusters its zero cut then wins from outside them)
         start_in = bool(((start_sizes >= lower) & (start_sizes <= upper)).all())
         for t in range(int(self.max_iter)):
-            C, energy = _diffused(K.indptr, K.indices, K.data, labels, k)
+            with numba_threads(self.n_jobs):
+                C, energy = _diffused(K.indptr, K.indices, K.data, labels, k)
             self.n_iter_ = t + 1
             if energy < best and (t > 0 or start_in):
                 best, best_labels = energy, labels.copy()
