@@ -351,6 +351,29 @@ def test_auto_coarse_space_is_priced_in_when_cg_residual_rises_after_an_early_di
     assert solver.coarse_space_ is None
 
 
+def test_auto_coarse_space_is_built_at_setup_on_large_barely_dominant_matrices(monkeypatch):
+    # from COARSE_EAGER_MIN_N vertices (lowered here) a Laplacian gets its coarse space at
+    # setup, no checkpoint; a ridge of 1 (Jacobi converges soon) still waits for one
+    import fastgssl.solvers._laplacian_solver as ls
+
+    monkeypatch.setattr(ls, "COARSE_EAGER_MIN_N", 10_000)
+    W = _clusters()
+    L = laplacian(W)
+    eager = LaplacianSolver(L, solver="cg", rtol=1e-10)
+    assert eager.coarse_space_ is not None
+    # the aggregates give the locality order: each aggregate is contiguous in it
+    agg = eager.coarse_space_.aggregates_
+    assert np.all(np.diff(agg[agg >= 0]) >= 0)
+    plain = LaplacianSolver(L, solver="cg", rtol=1e-10, coarse_space=None)
+    B = L @ np.random.default_rng(2).normal(size=(W.shape[0], 3))
+    X0, _ = plain.solve(B)
+    X1, info = eager.solve(B)
+    assert not info
+    np.testing.assert_allclose(X1, X0, atol=1e-7 * np.abs(X0).max())
+    ridged = LaplacianSolver(laplacian(W, ridge=1.0), solver="cg", rtol=1e-8, null_space=None)
+    assert ridged.coarse_space_ is None
+
+
 def test_panel_width_reads_the_matrix_once_for_ten_classes():
     from fastgssl.solvers._laplacian_solver import _panel_width
 

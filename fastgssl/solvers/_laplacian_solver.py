@@ -30,32 +30,39 @@ Methods
     multigrid hierarchy is built and the unconverged columns continue with AMG-PCG from
     their current iterates; later solves use ``"amg"`` directly.
 
-Setup priced by what it saves (``coarse_space="auto"``, the default). The coarse space is
-not built at the start: its setup (aggregation passes, the Galerkin products, the coarse
-factorization) costs about ``COARSE_SETUP_PRODUCTS`` = 40 single-column products with ``Q``
-(measured 20-70, CPU seconds, at 2x10^4 and 10^5 points), and a block iteration of a panel
-of r columns about ``1 + r / 6`` of them, so its price is ``k = ceil(40 / (1 + r / 6))``
-Jacobi iterations (at least 4: 15 for 10 classes, 5 for 50 columns). The first solve runs
-Jacobi-PCG to that checkpoint; if columns are still unconverged and the residual's rate
-over the last ``k / 2`` iterations (the best residual of each half: CG's is not monotone)
-leaves more than ``2 k`` iterations to go (twice the price: the restart loses CG's Krylov
-space and a coarse iteration costs more), or shows no progress (above 0.99 per iteration:
-CG's residual dipped early and rose again, as point sources on a large graph do before the
-slow modes are resolved), the coarse space is built and those columns continue with it
-from their iterates; otherwise Jacobi goes on undisturbed, and a later solve prices it
-again. Once
-built, later solves use it from the start. Measured (MNIST, 5,000 images, graphlearning's 10-NN W,
-Poisson learning's 10 columns at rtol 1e-6, CPU seconds, one thread, load 4): Jacobi 69
-iterations (0.048 s), two-level from the start 34 (0.046 s), priced 15 + 29 (0.049 s); a
-10^5-point 10-NN mixture graph: Jacobi needs 24 and the checkpoint at 15 keeps it
-(two-level would save 4 iterations for its setup); 8 near-separate clusters (24,000
-points, rtol 1e-10, 10 columns): Jacobi 78, priced 15 + 24.
-``bench/bench_priced_setup.py`` times it against ``coarse_space=None`` and a scipy
-Jacobi-cg loop. The coarse problem has at most ``sqrt(nnz(Q))``
-aggregates (and 1,000), so that its factor costs less per iteration than the product;
-when aggregation cannot get there (the next pass would leave one aggregate) "auto" keeps
-Jacobi (graphlearning's 10-NN graph of 10^5 mixture points: 1,975 aggregates, a 0.5 s
-dense factorization for 33 -> 29 iterations).
+Setup priced by what it saves (``coarse_space="auto"``, the default). On a large matrix
+whose diagonal barely dominates (at least ``COARSE_EAGER_MIN_N`` = 10^5 vertices and the
+median row's ``|row sum| / diagonal`` at most 0.01: a Laplacian, the Dirichlet block of
+label propagation, a ridge of 1e-6) the coarse space is built at setup, its aggregates
+giving the locality order: there Jacobi's slow modes always remain, and the checkpoint
+below cost more than it saved (2x10^5-point mixture graph, Poisson learning's 10 columns at
+rtol 1e-6, CPU seconds, one thread: 15 Jacobi + 25 two-level iterations, 2.6 s, against 25
+two-level from the start, 1.4 s; 10^6 points: 62 against 47 iterations, 35.9 against 27.4
+CPU s); the aggregation is strict as below, so that a graph it cannot coarsen enough keeps
+Jacobi. Otherwise the coarse space is not built at the start: its setup (aggregation
+passes, the Galerkin products, the coarse factorization) costs about
+``COARSE_SETUP_PRODUCTS`` = 40 single-column products with ``Q`` (measured 20-70, CPU
+seconds, at 2x10^4 and 10^5 points), and a block iteration of a panel of r columns about
+``1 + r / 6`` of them, so its price is ``k = ceil(40 / (1 + r / 6))`` Jacobi iterations (at
+least 4: 15 for 10 classes, 5 for 50 columns). The first solve runs Jacobi-PCG to that
+checkpoint; if columns are still unconverged and the residual's rate over the last ``k /
+2`` iterations (the best residual of each half: CG's is not monotone) leaves more than ``2
+k`` iterations to go (twice the price: the restart loses CG's Krylov space and a coarse
+iteration costs more), or shows no progress (above 0.99 per iteration: CG's residual dipped
+early and rose again, as point sources on a large graph do before the slow modes are
+resolved), the coarse space is built and those columns continue with it from their
+iterates; otherwise Jacobi goes on undisturbed, and a later solve prices it again. Once
+built, later solves use it from the start. Measured (MNIST, 5,000 images, graphlearning's
+10-NN W, Poisson learning's 10 columns at rtol 1e-6, CPU seconds, one thread, load 4):
+Jacobi 69 iterations (0.048 s), two-level from the start 34 (0.046 s), priced 15 + 29
+(0.049 s); a 10^5-point 10-NN mixture graph: Jacobi needs 24 and the checkpoint at 15 keeps
+it (two-level would save 4 iterations for its setup); 8 near-separate clusters (24,000
+points, rtol 1e-10, 10 columns): Jacobi 78, priced 15 + 24. ``bench/bench_priced_setup.py``
+times it against ``coarse_space=None`` and a scipy Jacobi-cg loop. The coarse problem has
+at most ``sqrt(nnz(Q))`` aggregates (and 1,000), so that its factor costs less per
+iteration than the product; when aggregation cannot get there (the next pass would leave
+one aggregate) "auto" keeps Jacobi (graphlearning's 10-NN graph of 10^5 mixture points:
+1,975 aggregates, a 0.5 s dense factorization for 33 -> 29 iterations).
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
 from ``REORDER_MIN_N`` vertices): with a coarse space, the order of its aggregates (each
@@ -129,6 +136,9 @@ COARSE_AUTO = "two_level"
 COARSE_SETUP_PRODUCTS, BLOCK_SHARE, COARSE_MIN_CHECK = 40, 6, 4
 # a residual rate per iteration above this over the checkpoint's second half is a stall
 COARSE_STALL_RATE = 0.99
+# "auto" builds the coarse space at setup (no checkpoint) from this many vertices when the
+# median row's |row sum| / diagonal is at most COARSE_EAGER_DOMINANCE (module docstring)
+COARSE_EAGER_MIN_N, COARSE_EAGER_DOMINANCE = 100_000, 0.01
 
 
 @dataclass
@@ -175,6 +185,14 @@ class SolveInfo:
 def _panel_width(n, r):
     """Right-hand sides per panel (see ``block_size``)."""
     return max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
+
+
+def _barely_dominant(Q, diag):
+    """Whether the median row of Q has ``|row sum| <= COARSE_EAGER_DOMINANCE * diagonal``
+    (a Laplacian, a Dirichlet block of one, a small ridge: Jacobi's slow modes remain)."""
+    sums, _ = K.row_sums(Q.indptr, Q.data)
+    ratio = np.abs(sums) / np.where(diag > 0, diag, np.inf)
+    return bool(np.median(ratio) <= COARSE_EAGER_DOMINANCE)
 
 
 def _coarse_checkpoint(r):
@@ -349,11 +367,13 @@ class LaplacianSolver:
         # "auto": the coarse space is priced at the first solve that needs it (see
         # _solve_once); an explicit kind is built now and gives the locality order
         # (and reorder="aggregates" asks for the aggregates now)
+        eager = (self.solver_ == "cg" and coarse_space == "auto" and reorder != "aggregates"
+                 and n >= COARSE_EAGER_MIN_N and _barely_dominant(Q, diag))
         self._coarse_pending = (self.solver_ == "cg" and coarse_space == "auto"
-                                and reorder != "aggregates")
+                                and reorder != "aggregates" and not eager)
         if self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending:
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
-            space = AggregationCoarseSpace(Q, kind=kind) or None
+            space = AggregationCoarseSpace(Q, kind=kind, strict=eager) or None
         self.order_ = None
         if self.solver_ != "direct" and (reorder in ("rcm", "aggregates") or (
                 reorder == "auto" and n >= REORDER_MIN_N)):
