@@ -18,8 +18,15 @@ N_CHUNKS = 64
 
 @njit(inline="always")
 def row_product(indptr, indices, data, row, X, out, i):
-    """``out[i] = A[row] @ X``: one CSR row of ``A`` times the block ``X``."""
+    """``out[i] = A[row] @ X``: one CSR row of ``A`` times the block ``X`` (each entry of
+    the result summed in the order of the row's stored entries)."""
     r = X.shape[1]
+    if r == 1:  # one column: the sum in a register (half the time of the loop below)
+        s = 0.0
+        for jj in range(indptr[row], indptr[row + 1]):
+            s += data[jj] * X[indices[jj], 0]
+        out[i, 0] = s
+        return
     for c in range(r):
         out[i, c] = 0.0
     for jj in range(indptr[row], indptr[row + 1]):
