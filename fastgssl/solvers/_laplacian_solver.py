@@ -35,12 +35,13 @@ whose diagonal barely dominates (at least ``COARSE_EAGER_MIN_N`` = 10^5 vertices
 median row's ``|row sum| / diagonal`` at most 0.01: a Laplacian, the Dirichlet block of
 label propagation, a ridge of 1e-6) the coarse space is built at setup, its aggregates
 giving the locality order: there Jacobi's slow modes always remain, and the checkpoint
-below cost more than it saved (2x10^5-point mixture graph, Poisson learning's 10 columns at
-rtol 1e-6, CPU seconds, one thread: 15 Jacobi + 25 two-level iterations, 2.6 s, against 25
-two-level from the start, 1.4 s; 10^6 points: 62 against 47 iterations, 35.9 against 27.4
-CPU s); the aggregation is strict as below, so that a graph it cannot coarsen enough keeps
-Jacobi. Otherwise the coarse space is not built at the start: its setup (aggregation
-passes, the Galerkin products, the coarse factorization) costs about
+below misjudged them (2x10^5-point mixture graph, Poisson learning's 10 columns at rtol
+1e-6, CPU seconds, one thread: CG's residual fell 100-fold in 4 iterations and rose again
+before the checkpoint, which kept Jacobi: 77 iterations, 3.4-3.8 s, against 25 two-level
+iterations from the start, 1.4-1.6 s; 10^6 points, two threads: 100 Jacobi iterations, 37.6
+CPU s, against 47, 27.4 s); the aggregation is strict as below, so that a graph it cannot
+coarsen enough keeps Jacobi. Otherwise the coarse space is not built at the start: its
+setup (aggregation passes, the Galerkin products, the coarse factorization) costs about
 ``COARSE_SETUP_PRODUCTS`` = 40 single-column products with ``Q`` (measured 20-70, CPU
 seconds, at 2x10^4 and 10^5 points), and a block iteration of a panel of r columns about
 ``1 + r / 6`` of them, so its price is ``k = ceil(40 / (1 + r / 6))`` Jacobi iterations (at
@@ -48,21 +49,20 @@ least 4: 15 for 10 classes, 5 for 50 columns). The first solve runs Jacobi-PCG t
 checkpoint; if columns are still unconverged and the residual's rate over the last ``k /
 2`` iterations (the best residual of each half: CG's is not monotone) leaves more than ``2
 k`` iterations to go (twice the price: the restart loses CG's Krylov space and a coarse
-iteration costs more), or shows no progress (above 0.99 per iteration: CG's residual dipped
-early and rose again, as point sources on a large graph do before the slow modes are
-resolved), the coarse space is built and those columns continue with it from their
-iterates; otherwise Jacobi goes on undisturbed, and a later solve prices it again. Once
-built, later solves use it from the start. Measured (MNIST, 5,000 images, graphlearning's
-10-NN W, Poisson learning's 10 columns at rtol 1e-6, CPU seconds, one thread, load 4):
-Jacobi 69 iterations (0.048 s), two-level from the start 34 (0.046 s), priced 15 + 29
-(0.049 s); a 10^5-point 10-NN mixture graph: Jacobi needs 24 and the checkpoint at 15 keeps
-it (two-level would save 4 iterations for its setup); 8 near-separate clusters (24,000
-points, rtol 1e-10, 10 columns): Jacobi 78, priced 15 + 24. ``bench/bench_priced_setup.py``
-times it against ``coarse_space=None`` and a scipy Jacobi-cg loop. The coarse problem has
-at most ``sqrt(nnz(Q))`` aggregates (and 1,000), so that its factor costs less per
-iteration than the product; when aggregation cannot get there (the next pass would leave
-one aggregate) "auto" keeps Jacobi (graphlearning's 10-NN graph of 10^5 mixture points:
-1,975 aggregates, a 0.5 s dense factorization for 33 -> 29 iterations).
+iteration costs more), the coarse space is built and those columns continue with it from
+their iterates; otherwise (or when that rate shows no progress, above 0.99 per iteration)
+Jacobi goes on undisturbed, and a later solve prices it again. Once built, later solves use
+it from the start. Measured (MNIST, 5,000 images, graphlearning's 10-NN W, Poisson
+learning's 10 columns at rtol 1e-6, CPU seconds, one thread, load 4): Jacobi 69 iterations
+(0.048 s), two-level from the start 34 (0.046 s), priced 15 + 29 (0.049 s); a 10^5-point
+10-NN mixture graph: Jacobi needs 24 and the checkpoint at 15 keeps it (two-level would
+save 4 iterations for its setup); 8 near-separate clusters (24,000 points, rtol 1e-10, 10
+columns): Jacobi 78, priced 15 + 24. ``bench/bench_priced_setup.py`` times it against
+``coarse_space=None`` and a scipy Jacobi-cg loop. The coarse problem has at most
+``sqrt(nnz(Q))`` aggregates (and 1,000), so that its factor costs less per iteration than
+the product; when aggregation cannot get there (the next pass would leave one aggregate)
+"auto" keeps Jacobi (graphlearning's 10-NN graph of 10^5 mixture points: 1,975 aggregates,
+a 0.5 s dense factorization for 33 -> 29 iterations).
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
 from ``REORDER_MIN_N`` vertices): with a coarse space, the order of its aggregates (each
@@ -513,12 +513,12 @@ class LaplacianSolver:
         half = k // 2
         early, late = max(history[:half + 1].min(), 1e-300), max(history[half:].min(), 1e-300)
         rate = (late / early) ** (1.0 / max(1, k - half))
-        # no measurable progress over the second half (CG's residual rose again after an
-        # early dip, as for point sources on a large graph: the slow modes are still to
-        # come) prices the coarse space in; otherwise the iterations to go at that rate must
-        # pay the setup twice (the restart loses the Krylov space and a coarse iteration
-        # costs more)
-        if rate < COARSE_STALL_RATE and np.log(self.rtol / late) / np.log(rate) <= 2 * k:
+        if rate >= COARSE_STALL_RATE:  # no measurable progress: no basis to price on
+            return False
+        remaining = np.log(self.rtol / late) / np.log(rate)
+        # the restart loses the Krylov space and a coarse iteration costs more: the
+        # iterations to go must pay the setup twice
+        if remaining <= 2 * k:
             return False
         t0 = time.perf_counter()
         self._coarse_pending = False
