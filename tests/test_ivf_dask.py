@@ -216,6 +216,22 @@ def test_two_way_pairs_across_groups(client, n_groups):
     assert info["extra_lists"] > 0  # pairs shared across tasks were searched two-way
 
 
+@pytest.mark.parametrize("table_max", [1 << 26, 10])
+def test_list_pair_keys_by_table_and_by_sort(monkeypatch, table_max):
+    """The (list, probed list) keys' distinct values and membership, by the table of
+    flags and (more keys than the table holds) by a sort, against NumPy."""
+    from fastgssl.graphs import _ivf_dask
+
+    monkeypatch.setattr(_ivf_dask, "_TABLE_MAX", table_max)
+    rng = np.random.default_rng(8)
+    keys = rng.integers(0, 900, size=(500, 7))
+    found = _ivf_dask._distinct(keys, 900)
+    np.testing.assert_array_equal(found, np.unique(keys))
+    chosen = np.sort(rng.choice(found, 40, replace=False))
+    np.testing.assert_array_equal(_ivf_dask._isin_sorted(keys, chosen, 900),
+                                  np.isin(keys, chosen))
+
+
 def test_tiny_chunks_and_few_lists(client):
     """Chunks smaller than k + 1 rows, fewer lists than groups, one list."""
     X = np.random.default_rng(6).normal(size=(50, 3))
