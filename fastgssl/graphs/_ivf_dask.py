@@ -33,7 +33,8 @@ splits them between client and workers:
    whole to the group of ``T`` as an extra list, and the probes of ``S`` by the members of
    ``T`` are searched there (:func:`_cross_pairs`).  Every chunk sends to group ``g`` the
    members of its lists and extra lists and the other points with a probe searched in
-   ``g``, with their float32 rows, float64 rows and the probes searched in ``g``.
+   ``g``, with their rows of ``X`` and the probes searched in ``g`` (the task rebuilds
+   their float32 operands, the chunks' bits).
 6. *Search (one task per group).* The in-memory search on the group alone
    (:func:`fastgssl.graphs._ivf_pairs._search_pairs`): members in list order, GEMM blocks
    + fused top-``k_c`` per (list, batch), a pair of lists probed both ways searched once
@@ -53,9 +54,9 @@ splits them between client and workers:
 
 Bytes moved (``IVFGraph.dask_info_["bytes_moved"]``, approximate): ``X`` once when it is
 scattered (a dask array's chunks are computed where they live), the k-means sample to the
-client, each point's rows (float32 operand, ``X`` row, probes, ``~(4 + s) d + 4 n_probe``
-bytes for ``s``-byte ``X``) to every group it probes (``groups_per_point`` groups on
-average), and per such copy ``k`` (index, distance) pairs back to the client.  Worker
+client, each point's row of ``X`` and its probes (``~s d + 4 n_probe`` bytes for
+``s``-byte ``X``) to every group it goes to (``groups_per_point`` groups on average), and
+per such copy ``k`` (index, distance) pairs back to the client.  Worker
 processes each run one search task per thread (serial kernels, one BLAS thread).
 """
 
@@ -223,14 +224,13 @@ def _part_counts(assign, n_lists):
             _distinct(labels[:, None] * n_lists + probe, n_lists * n_lists))
 
 
-def _part_split(Ac, Xc, assign, offset, group_of, moved, extra_in):
+def _part_split(Xc, assign, offset, group_of, moved, extra_in):
     """Per group ``g``: the chunk's points that have a probe searched in ``g`` or whose
     list is one of ``g``'s lists (its own or an extra list, ``extra_in[g, L]``), with their
     kind (0 a member of one of ``g``'s lists, 1 of an extra list, 2 neither) and their
     probes, ``-1`` for a probe searched in another group.  A probe ``(p, L)`` is searched
     in the group of ``L``, or in the group of ``p``'s list when ``labels[p] * n_lists + L``
     is in ``moved`` (sorted)."""
-    A, norms = Ac
     labels, probe = assign
     n_lists = group_of.size
     n_groups = extra_in.shape[0]
@@ -246,22 +246,23 @@ def _part_split(Ac, Xc, assign, offset, group_of, moved, extra_in):
         rows = np.flatnonzero(hit[:, g])
         kind = np.where(home[rows] == g, 0, np.where(extra_in[g, labels[rows]], 1, 2))
         out.append((rows + offset, kind.astype(np.int8), labels[rows],
-                    np.where(where[rows] == g, probe[rows], -1).astype(np.int32), A[rows],
-                    norms[rows], Xc[rows]))
+                    np.where(where[rows] == g, probe[rows], -1).astype(np.int32), Xc[rows]))
     return tuple(out)
 
 
-def _group_search(lists, extra, n_lists, k, kc, unit2, rmax, *pieces):
+def _group_search(lists, extra, n_lists, k, kc, unit2, rmax, centre, inv, *pieces):
     """One group's search (stage 6 of the module docstring): ``(indices of its rows in X,
     their k nearest among the probed lists searched in this group, squared distances,
     pairs formed, (CPU, wall) seconds of the task's thread)``.  ``lists`` are the group's lists,
     ``extra`` lists of other groups whose members all came here: the other side of the
-    pairs of lists probed both ways that this group searches."""
+    pairs of lists probed both ways that this group searches.  The float32 operands of
+    the rows are rebuilt here from their rows of ``X`` (:func:`._operands.augmented_rows`:
+    a row's values do not depend on the rows beside it, so they are the chunks' bits)."""
     from ._ivf_kernels import _invert_probes_here, _refine_task, _scan_task
     from ._ivf_pairs import _search_pairs
 
     cpu0, wall0 = time.thread_time(), time.perf_counter()
-    orig, kind, labels, probe, A, norms, Xr = (np.concatenate(p) for p in zip(*pieces))
+    orig, kind, labels, probe, Xr = (np.concatenate(p) for p in zip(*pieces))
     n_l = lists.size + extra.size
     # local list ids: the group's lists, the extra lists, then n_l, an empty list (the
     # probes searched in other groups, -1: the last entry of `local`), and n_l + 1, the
@@ -275,7 +276,8 @@ def _group_search(lists, extra, n_lists, k, kc, unit2, rmax, *pieces):
     counts = np.bincount(local[labels[members]], minlength=n_l + 1)
     starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     probe_l = local[probe[rows]]
-    orig, At, Xt, norms = orig[rows], A[rows], Xr[rows], norms[rows]
+    orig, Xt = orig[rows], Xr[rows]
+    At, norms = augmented_rows(Xt, centre, inv, operand_step(Xt.shape[1]), True)
     m = members.size
     Bt = reference_rows(At[:m])
     # a pair of lists here (the group's or extra) probed both ways is searched once
@@ -442,6 +444,7 @@ class DaskRows:
         centre = pivot + total / self.n
         unit = power_of_two_unit(self.sq_spread)
         self.unit2 = unit * unit
+        self.centre, self.inv = centre, 1.0 / unit
         self.A_f = [client.submit(augmented_rows, f, centre, 1.0 / unit, step, True)
                     for f in self.futures]
         self.rmax = max(_gather(client, [client.submit(_part_norm_max, f)
@@ -483,15 +486,16 @@ class DaskRows:
         n_groups = int(group_of.max()) + 1
         moved, extra_in = _cross_pairs(self.pairs, self.counts, group_of, n_groups)
         self.pairs = None
-        splits = [client.submit(_part_split, a, x, s, int(self.offsets[c]), group_of, moved,
+        splits = [client.submit(_part_split, x, s, int(self.offsets[c]), group_of, moved,
                                 extra_in)
-                  for c, (a, x, s) in enumerate(zip(self.A_f, self.futures, self.assigned))]
+                  for c, (x, s) in enumerate(zip(self.futures, self.assigned))]
         tasks = []
         for g in range(n_groups):
             pieces = [client.submit(operator.getitem, s, g) for s in splits]
             tasks.append(client.submit(_group_search, np.flatnonzero(group_of == g),
                                        np.flatnonzero(extra_in[g]), self.C.shape[0], k, kc,
-                                       self.unit2, self.rmax, *pieces, pure=False,
+                                       self.unit2, self.rmax, self.centre, self.inv,
+                                       *pieces, pure=False,
                                        workers=[slots[g % len(slots)]],
                                        allow_other_workers=True))
         out_i = np.full((n, k), -1, dtype=np.int64)
@@ -516,9 +520,9 @@ class DaskRows:
             raise exc
         del tasks, splits
         self.A_f = self.assigned = None
-        # per row sent to a group: index, member flag, list, probes, float32 row, norm, X
-        # row; back: index and k (index, distance) pairs
-        itemsize = 8 + 1 + 8 + 4 * self.n_probe + 4 * (self.d + 2) + 8 + self.xsize * self.d
+        # per row sent to a group: index, kind, list, probes, X row; back: index and k
+        # (index, distance) pairs
+        itemsize = 8 + 1 + 8 + 4 * self.n_probe + self.xsize * self.d
         self.bytes_moved += row_copies * (itemsize + 8 + 16 * k)
         self.found = (out_i, out_d, filled)
         self.stats = {"n_groups": n_groups, "search_cpu": search_cpu,
