@@ -125,7 +125,11 @@ def main():
                          f"(X is {X.nbytes / 2**20:.0f} MiB), {info['n_groups']} groups, "
                          f"{info['groups_per_point']:.2f} groups per point; search tasks "
                          f"{info['search_cpu']:.1f} CPU-s for {info['pairs']:.3g} pairs "
-                         f"({1e9 * info['search_cpu'] / max(info['pairs'], 1):.2f} ns per pair)")
+                         f"({1e9 * info['search_cpu'] / max(info['pairs'], 1):.2f} ns per pair)"
+                         f"\n            search tasks' wall {info['search_wall']:.1f} s in all "
+                         f"(/2 workers: {info['search_wall'] / 2:.1f} s of the search stage's "
+                         f"{b.stage_times_['search']:.1f}), {info['extra_lists']} extra lists; "
+                         f"local pairs {results['local'][-1][2].scan_fraction_ * args.n ** 2:.3g}")
             print(line, flush=True)
         peaks = client.run(_peak_rss_mb)
         print(f"peak RSS: client {_peak_rss_mb():.0f} MB, workers "

@@ -48,10 +48,21 @@ def _assert_same(local, dist, W_local, W_dist):
     assert local.n_probe_ == dist.n_probe_ and local.n_lists_ == dist.n_lists_
     assert (W_local != W_dist).nnz == 0
     assert local.recall_ == dist.recall_
-    # the in-memory search forms a pair of lists probed both ways once (the symmetric
-    # saving), the Dask search once per direction
-    assert local.scan_fraction_ <= dist.scan_fraction_
+    # a pair of lists probed both ways is searched once (two-way blocks) on both roads,
+    # within a group and across two groups: the same pairs formed
+    assert local.scan_fraction_ == dist.scan_fraction_
     np.testing.assert_array_equal(local.kth_sq_distances_, dist.kth_sq_distances_)
+
+
+def _both_roads(X, chunks, **kw):
+    """The in-memory and the dask-array builders of ``X`` (row chunks of ``chunks``),
+    checked to give the same graph."""
+    local = IVFGraph(**kw)
+    W0 = local(X)
+    dist = IVFGraph(**kw)
+    W1 = dist(da.from_array(X, chunks=(chunks, X.shape[1])))  # the active client
+    _assert_same(local, dist, W0, W1)
+    return local, dist
 
 
 @pytest.mark.parametrize("dtype, chunks", [(np.float64, 777), (np.float32, 500)])
@@ -111,12 +122,8 @@ def test_points_with_few_probed_neighbours(client):
 def test_duplicated_points(client):
     """Equal points (ties broken by index, uncertified rows rescanned in their group)."""
     X = np.repeat(_mixture(n=400, d=5, seed=5), 3, axis=0)
-    kw = dict(n_neighbors=4, n_lists=20, n_probe=3, weight="self_tuned", random_state=1)
-    local = IVFGraph(**kw)
-    W0 = local(X)
-    dist = IVFGraph(**kw)
-    W1 = dist(da.from_array(X, chunks=(333, 5)))
-    _assert_same(local, dist, W0, W1)
+    _both_roads(X, 333, n_neighbors=4, n_lists=20, n_probe=3, weight="self_tuned",
+                random_state=1)
 
 
 def test_bad_input(client, cluster):
@@ -182,6 +189,47 @@ def test_lost_worker_fails_clearly(client, monkeypatch):
     monkeypatch.setattr(client, "gather", lost)
     with pytest.raises(RuntimeError, match="worker was lost.*No graph is returned"):
         IVFGraph(n_neighbors=5, client=client)(_mixture(n=400))
+
+
+@pytest.mark.parametrize("n_groups", [None, 7])
+def test_two_way_pairs_across_groups(client, n_groups):
+    """Pairs of lists probed both ways whose lists are in different groups: the smaller
+    list goes whole to the other's group, which searches the pair once as two-way
+    blocks; the lists, W and the pairs formed are those of the in-memory search."""
+    from fastgssl.graphs._ivf_dask import DaskRows
+    from fastgssl.graphs._ivf_driver import MemoryRows, ivf_lists
+
+    X = _mixture(n=6000, d=6, seed=7, dtype=np.float32)
+    if n_groups is None:  # the builder: 2 groups on 2 worker threads
+        info = _both_roads(X, 1234, n_neighbors=9, n_lists=60, n_probe=9,
+                           weight="gaussian", random_state=2)[1].dask_info_
+    else:
+        args = (9, 60, 9, 0.95, 0, 2, 1)
+        got_m = ivf_lists(MemoryRows(X), *args)
+        got_d = ivf_lists(DaskRows(da.from_array(X, chunks=(1001, 6)), client,
+                                   n_groups=n_groups), *args)
+        np.testing.assert_array_equal(got_m[0], got_d[0])
+        np.testing.assert_array_equal(got_m[1], got_d[1])
+        assert got_m[2]["scan_fraction"] == got_d[2]["scan_fraction"]
+        info = got_d[2]["backend"]
+    assert info["n_groups"] == (n_groups or 2)
+    assert info["extra_lists"] > 0  # pairs shared across tasks were searched two-way
+
+
+@pytest.mark.parametrize("table_max", [1 << 26, 10])
+def test_list_pair_keys_by_table_and_by_sort(monkeypatch, table_max):
+    """The (list, probed list) keys' distinct values and membership, by the table of
+    flags and (more keys than the table holds) by a sort, against NumPy."""
+    from fastgssl.graphs import _ivf_dask
+
+    monkeypatch.setattr(_ivf_dask, "_TABLE_MAX", table_max)
+    rng = np.random.default_rng(8)
+    keys = rng.integers(0, 900, size=(500, 7))
+    found = _ivf_dask._distinct(keys, 900)
+    np.testing.assert_array_equal(found, np.unique(keys))
+    chosen = np.sort(rng.choice(found, 40, replace=False))
+    np.testing.assert_array_equal(_ivf_dask._isin_sorted(keys, chosen, 900),
+                                  np.isin(keys, chosen))
 
 
 def test_tiny_chunks_and_few_lists(client):
