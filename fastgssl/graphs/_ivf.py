@@ -23,7 +23,8 @@ the exact search's filter / refine / certify steps of :mod:`fastgssl.graphs._knn
    against the list's rows (contiguous: the rows are stored in list order) and the fused
    top-``k_c`` selection into the queries' heaps (``k_c = k + max(4, k / 4)``); two lists
    probed both ways share their common block (rows and columns both select,
-   :mod:`fastgssl.graphs._ivf_pairs`; on Dask within a search task's group of lists).
+   :mod:`fastgssl.graphs._ivf_pairs`; on Dask too, a pair whose lists sit in two search
+   tasks' groups being searched once by one of them, the smaller list sent to it whole).
    Worker threads own whole tasks and their own heaps, merged at the end.
 5. *Refine and certify* as the exact search: the ``k_c`` candidates are re-ranked by their
    float64 distances, sorted by ``(distance, index)``; a row whose float32 filter cannot
@@ -144,8 +145,10 @@ class IVFGraph(_GraphBuilder):
         On Dask: ``"bytes_moved"`` (scatter, rows sent to the list groups and lists
         gathered back; approximate), ``"n_groups"`` (search tasks) and
         ``"groups_per_point"`` (mean number of groups a point's rows went to),
-        ``"search_cpu"`` (CPU seconds of the search tasks' threads, summed) and
-        ``"pairs"`` (distance pairs they formed); None for an in-memory build.
+        ``"search_cpu"`` and ``"search_wall"`` (CPU and wall seconds of the search tasks,
+        summed), ``"pairs"`` (distance pairs they formed: the in-memory search's) and
+        ``"extra_lists"`` (lists sent whole to another group, whose pairs of lists probed
+        both ways it searches once); None for an in-memory build.
 
     Notes
     -----
