@@ -286,13 +286,12 @@ def _group_search(lists, extra, n_lists, k, kc, unit2, rmax, centre, inv, *piece
     with small_blas(0.0):
         heap_d, heap_i, scanned = _search_pairs(At, Bt, np.append(starts, rows.size), ptr,
                                                 queries, kc, 1)
-    worst = heap_d[:, 0].astype(np.float64) * unit2
     delta = filter_bound(At.shape[1] - 2, norms, rmax, unit2)
     nt = rows.size
     out_i = np.full((nt, k), -1, dtype=np.int64)
     out_d = np.full((nt, k), np.inf)
     failed = np.zeros(nt, dtype=np.bool_)
-    _refine_task(Xt, orig, heap_i, worst, delta, k, out_i, out_d, failed)
+    _refine_task(Xt, orig, heap_i, heap_d, unit2, delta, k, out_i, out_d, failed)
     bad = np.flatnonzero(failed)
     if bad.size:
         _scan_task(Xt, orig, bad, probe_l[bad], starts[:n_l + 1], k, out_i, out_d)

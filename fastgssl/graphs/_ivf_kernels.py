@@ -454,47 +454,54 @@ def _refine_lists(Xp, perm, cand, cand_d, unit2, delta, k, out_i, out_d, failed)
         near = np.empty(kc, dtype=cand.dtype)
         low = np.empty(kc, dtype=np.float64)
         for p in range(t * step, min(n, (t + 1) * step)):
-            # the k-th smallest float32 distance (inf when fewer than k candidates)
-            n_low = 0
-            for c in range(kc):
-                n_low = _insert_sorted(low, best_i, n_low, k, np.float64(cand_d[p, c]),
-                                       np.int64(c))
-            limit = low[k - 1] * unit2 + 2.0 * delta[p] if n_low >= k else np.inf
-            for c in range(kc):
-                near[c] = cand[p, c] if cand_d[p, c] * unit2 <= limit else -1
-            count = _best_candidates(Xp, p, near, perm, best_d, best_i)
-            a = perm[p]
-            for c in range(k):
-                out_i[a, c] = best_i[c]
-                out_d[a, c] = best_d[c]
-            worst = cand_d[p, 0] * unit2
-            if not (count >= k and worst - delta[p] > best_d[k - 1]):
-                failed[a] = True
+            _refine_row(Xp, p, perm, perm[p], cand, cand_d, unit2, delta, k, out_i, out_d,
+                        failed, best_d, best_i, near, low)
+
+
+@njit(inline="always")
+def _refine_row(X, p, ids, a, cand, cand_d, unit2, delta, k, out_i, out_d, failed, best_d,
+                best_i, near, low):
+    """Row ``p`` of :func:`_refine_lists` / :func:`_refine_task`, written to row ``a``:
+    the candidates within ``2 delta[p]`` of the ``k``-th smallest float32 distance refined
+    in float64 and sorted, the certificate checked."""
+    kc = cand.shape[1]
+    # the k-th smallest float32 distance (inf when fewer than k candidates)
+    n_low = 0
+    for c in range(kc):
+        n_low = _insert_sorted(low, best_i, n_low, k, np.float64(cand_d[p, c]), np.int64(c))
+    limit = low[k - 1] * unit2 + 2.0 * delta[p] if n_low >= k else np.inf
+    for c in range(kc):
+        near[c] = cand[p, c] if cand_d[p, c] * unit2 <= limit else -1
+    count = _best_candidates(X, p, near, ids, best_d, best_i)
+    for c in range(k):
+        out_i[a, c] = best_i[c]
+        out_d[a, c] = best_d[c]
+    worst = cand_d[p, 0] * unit2
+    if not (count >= k and worst - delta[p] > best_d[k - 1]):
+        failed[a] = True
 
 
 @njit(cache=True, nogil=True)
-def _refine_task(Xt, orig, cand, worst, delta, k, out_i, out_d, failed):
+def _refine_task(Xt, orig, cand, cand_d, unit2, delta, k, out_i, out_d, failed):
     """:func:`_refine_lists` for one task of the Dask search (serial, GIL-free).
 
     ``Xt`` holds the task's rows (its lists' members in list order, then the other points
     probing them), ``orig`` their indices in ``X``, ``cand[p]`` the candidate positions of
-    row ``p`` among the members.  Row ``p`` gets the ``k`` best candidates by ``(float64
-    distance, original index)`` in ``out_i[p]`` / ``out_d[p]`` (``-1`` / ``inf`` padding).
-    A row with fewer than ``k`` candidates saw every member of its probed lists (its heap
-    never filled), so it is exact; a row with ``k`` or more is certified as in the exact
-    search (``worst[p] - delta[p] > d_k``) and marked in ``failed`` otherwise.
+    row ``p`` among the members and ``cand_d[p]`` their float32 distances (a max-heap).
+    Row ``p`` gets the ``k`` best candidates by ``(float64 distance, original index)`` in
+    ``out_i[p]`` / ``out_d[p]``, the same pruned refinement and certificate as in memory
+    (:func:`_refine_row`); rows it cannot certify, or with fewer than ``k`` candidates, are
+    marked in ``failed`` (the task scans their probed lists).
     """
     n = Xt.shape[0]
     kc = cand.shape[1]
     best_d = np.empty(kc)
     best_i = np.empty(kc, dtype=np.int64)
+    near = np.empty(kc, dtype=cand.dtype)
+    low = np.empty(kc, dtype=np.float64)
     for p in range(n):
-        count = _best_candidates(Xt, p, cand[p], orig, best_d, best_i)
-        for c in range(k):
-            out_i[p, c] = best_i[c]
-            out_d[p, c] = best_d[c]
-        if count >= k and not worst[p] - delta[p] > best_d[k - 1]:
-            failed[p] = True
+        _refine_row(Xt, p, orig, p, cand, cand_d, unit2, delta, k, out_i, out_d, failed,
+                    best_d, best_i, near, low)
 
 
 @njit(cache=True, nogil=True)
