@@ -240,15 +240,17 @@ class LaplacianSolver:
         coarse space's aggregates contiguous; ``"rcm"`` without a coarse space),
         ``"rcm"`` (reverse Cuthill-McKee; the coarse space is then aggregated in that
         order), None (the input order), ``"auto"``: from 20,000 vertices, ``"aggregates"``
-        with an explicit coarse space, ``"rcm"`` with ``coarse_space="auto"`` (a coarse
-        space priced in later is aggregated in the input order, then follows the solver's
-        order); ``"aggregates"`` with ``coarse_space="auto"`` builds the coarse space at once.
+        with an explicit coarse space or one ``coarse_space="auto"`` builds at setup,
+        ``"rcm"`` otherwise (a coarse space priced in later is aggregated in the input
+        order, then follows the solver's order); ``"aggregates"`` with
+        ``coarse_space="auto"`` builds the coarse space at once.
     coarse_space : {"auto", "two_level", "multilevel", "multiplicative", None}, default="auto"
         ``"cg"`` only: the aggregation coarse correction of the Jacobi preconditioner
         (:mod:`fastgssl.solvers._coarse_space`; None: Jacobi alone). ``"auto"``:
         ``"two_level"`` (the least CPU time measured, ``bench/bench_coarse_space.py``:
         ``"multiplicative"`` halves the iterations but costs two more products each,
-        ``"multilevel"`` needs about as many as ``"two_level"``), built during the first
+        ``"multilevel"`` needs about as many as ``"two_level"``), built at setup on a matrix
+        of at least 10^5 vertices whose median row barely dominates, else during the first
         solve that pays for it (module docstring: "Setup priced by what it saves"); an
         explicit kind is built at once.
     check_input : bool, default=True
