@@ -42,7 +42,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fastgssl import registry
 from fastgssl._shared_checks import validate_params_once
-from fastgssl._validation import store_init_arguments
 from fastgssl.losses import Loss, get_loss
 from fastgssl.models import _kernel_machine_build as build
 from fastgssl.models import _kernel_machine_checks as checks
@@ -69,29 +68,6 @@ class _PickledLoss:
 @functools.cache
 def _param_names(cls):
     return BaseEstimator._get_param_names.__func__(cls)
-
-
-def machine_constructor(name, positional, keyword, module):
-    """The ``__init__`` of the estimator class ``name``: the signature ``(self,
-    *positional, *, *keyword)`` (``(parameter, default)`` pairs, in order) and a body that
-    stores each argument (:func:`fastgssl._validation.store_init_arguments`).
-
-    Written as source and compiled, as :mod:`dataclasses` writes its ``__init__``: an
-    ordinary function whose signature scikit-learn (``get_params``, ``clone``), ``help``
-    and the errors of a wrong call see, for classes that share a run of parameters written
-    once (LapRLS and LapSVM).
-    """
-    def args(pairs):
-        return [f"{param}={default!r}" for param, default in pairs]
-
-    source = (f"class {name}:\n"
-              f"    def __init__({', '.join(['self', *args(positional), '*', *args(keyword)])}):\n"
-              f"        store_init_arguments(self, locals())\n")
-    namespace = {}
-    exec(source, {"store_init_arguments": store_init_arguments}, namespace)  # noqa: S102
-    init = namespace[name].__init__
-    init.__module__ = module
-    return init
 
 
 @functools.cache

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from sklearn.utils._param_validation import StrOptions
 
-from fastgssl.models._kernel_machine import _KernelMachine, machine_constructor
+from fastgssl._validation import store_init_arguments
+from fastgssl.models._kernel_machine import _KernelMachine
 from fastgssl.models._kernel_machine_checks import (
     _COMMON_CONSTRAINTS,
     _GRAPH_CONSTRAINTS,
@@ -80,21 +81,6 @@ _TAIL = """    See Also
 
 
 
-# The constructors' parameters (machine_constructor writes each __init__): the positional
-# three, the graph's keywords that open both keyword lists, and the shared tail, in the
-# signatures' order
-_POSITIONAL = (("sigma", 1.0), ("gamma_a", 1e-2), ("gamma_i", 1e-2))
-_GRAPH_HEAD = (("graph", "knn"), ("n_neighbors", 10), ("sigma_w", None),
-               ("graph_weight", "gaussian"), ("graph_params", None), ("regularizer", "L"),
-               ("power", 1))
-_SHARED_TAIL = (("kernel_params", None), ("backend", "dense"), ("formulation", "deformed"),
-                ("n_components", 300), ("landmarks", "uniform"), ("tol", 1e-10),
-                ("max_iter", 100), ("random_state", None), ("warm_start", False),
-                ("optimizer", "auto"), ("probability", False), ("fit_intercept", False),
-                ("intercept_scaling", 1.0), ("class_weight", None), ("multi_class", "ovr"),
-                ("regularizer_params", None), ("solver", "deprecated"))
-
-
 def _laplacian_docstring(**parts):
     """LapRLS's or LapSVM's docstring from its ``parts`` (see ``_HEAD`` and ``_TAIL``)."""
     return machine_docstring(_HEAD.format(**parts), _TAIL.format(**parts), "False")
@@ -152,15 +138,16 @@ class LapRLS(_LaplacianMachine):
         "task": [StrOptions({"auto", *_TASKS})],
     }
 
-    # LapRLS(sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, graph="knn", n_neighbors=10,
-    #        sigma_w=None, graph_weight="gaussian", graph_params=None, regularizer="L",
-    #        power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
-    #        **the shared tail)
-    __init__ = machine_constructor(
-        "LapRLS", _POSITIONAL,
-        (*_GRAPH_HEAD, ("loss", "square"), ("loss_params", None), ("task", "auto"),
-         ("kernel", "rbf"), *_SHARED_TAIL),
-        __name__)
+    def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, graph="knn", n_neighbors=10,
+                 sigma_w=None, graph_weight="gaussian", graph_params=None, regularizer="L",
+                 power=1, loss="square", loss_params=None, task="auto", kernel="rbf",
+                 kernel_params=None, backend="dense", formulation="deformed",
+                 n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
+                 random_state=None, warm_start=False, optimizer="auto",
+                 probability=False, fit_intercept=False, intercept_scaling=1.0,
+                 class_weight=None, multi_class="ovr", regularizer_params=None,
+                 solver="deprecated"):
+        store_init_arguments(self, locals())
 
 
 class LapSVM(_LaplacianMachine):
@@ -208,12 +195,13 @@ class LapSVM(_LaplacianMachine):
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, **_GRAPH_CONSTRAINTS, "h": [_POSITIVE]}
 
-    # LapSVM(sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, h=0.01, graph="knn",
-    #        n_neighbors=10, sigma_w=None, graph_weight="gaussian", graph_params=None,
-    #        regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
-    #        **the shared tail)
-    __init__ = machine_constructor(
-        "LapSVM", _POSITIONAL,
-        (("h", 0.01), *_GRAPH_HEAD, ("loss", "huber_hinge"), ("loss_params", None),
-         ("kernel", "rbf"), *_SHARED_TAIL),
-        __name__)
+    def __init__(self, sigma=1.0, gamma_a=1e-2, gamma_i=1e-2, *, h=0.01, graph="knn",
+                 n_neighbors=10, sigma_w=None, graph_weight="gaussian", graph_params=None,
+                 regularizer="L", power=1, loss="huber_hinge", loss_params=None, kernel="rbf",
+                 kernel_params=None, backend="dense", formulation="deformed",
+                 n_components=300, landmarks="uniform", tol=1e-10, max_iter=100,
+                 random_state=None, warm_start=False, optimizer="auto",
+                 probability=False, fit_intercept=False, intercept_scaling=1.0,
+                 class_weight=None, multi_class="ovr", regularizer_params=None,
+                 solver="deprecated"):
+        store_init_arguments(self, locals())
