@@ -1,0 +1,121 @@
+"""The compiled passes of a first fit against scipy, entry for entry: component labels
+(union-find), principal submatrices, Galerkin products of an aggregation, PoissonMBO's
+diffusion steps and the one-column product, on random patterns with asymmetric entries,
+stored zeros and exact cancellations."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import connected_components
+
+from fastgssl import _sparse_blocks as K
+from fastgssl._components import component_labels, labeled_components
+from fastgssl._sparse_blocks import affine_steps, principal_submatrix
+from fastgssl.solvers._coarse_space import _galerkin
+
+
+def _random_pattern(seed, n, density, zeros):
+    A = sp.random(n, n, density=density, random_state=seed, format="csr")
+    if zeros:
+        A.data[::2] = 0.0  # stored zeros are edges for scipy's csgraph, and so for us
+    return A
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 60), density=st.floats(0.0, 0.1),
+       zeros=st.booleans())
+def test_component_labels_equal_scipy(seed, n, density, zeros):
+    A = _random_pattern(seed, n, density, zeros)
+    n_ref, ref = connected_components(A, directed=False)
+    n_comp, labels = component_labels(A)
+    assert n_comp == n_ref
+    assert labels.dtype == ref.dtype
+    np.testing.assert_array_equal(labels, ref)
+
+
+def test_component_labels_take_any_sparse_format_and_read_both_directions():
+    # a directed path 0 -> 1 -> 2 stored one way only, and an isolated vertex 3
+    A = sp.coo_matrix(([1.0, 1.0], ([0, 1], [1, 2])), shape=(4, 4))
+    n_comp, labels = component_labels(A)
+    assert n_comp == 2
+    np.testing.assert_array_equal(labels, [0, 0, 0, 1])
+    comp, has_label = labeled_components(A.tocsc(), np.array([3]))
+    np.testing.assert_array_equal(has_label[comp], [False, False, False, True])
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 50), density=st.floats(0.0, 0.2),
+       share=st.floats(0.0, 1.0))
+def test_principal_submatrix_equals_fancy_indexing(seed, n, density, share):
+    A = _random_pattern(seed, n, density, zeros=seed % 2 == 0)
+    rows = np.flatnonzero(np.random.default_rng(seed).random(n) < share)
+    S = principal_submatrix(A, rows)
+    R = A[rows][:, rows].tocsr()
+    assert S.shape == R.shape
+    np.testing.assert_array_equal(S.indptr, R.indptr)
+    np.testing.assert_array_equal(S.indices, R.indices)
+    np.testing.assert_array_equal(S.data, R.data)
+
+
+def test_principal_submatrix_in_another_row_order_keeps_rows_sorted():
+    A = sp.random(30, 30, density=0.3, random_state=3, format="csr")
+    rows = np.array([7, 2, 19, 11, 0])
+    S = principal_submatrix(A, rows)
+    assert S.has_sorted_indices
+    np.testing.assert_array_equal(S.toarray(), A.toarray()[np.ix_(rows, rows)])
+
+
+def _scipy_galerkin(A, agg, m):
+    """``Z^T (A Z)`` by scipy's two sparse products (the reference of the compiled pass)."""
+    used = np.flatnonzero(agg >= 0)
+    Z = sp.csr_matrix((np.ones(used.size), (used, agg[used])), shape=(A.shape[0], m))
+    E = sp.csr_matrix(Z.T @ (A @ Z))
+    E.sum_duplicates()
+    return E
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 60), density=st.floats(0.02, 0.3),
+       laplacian=st.booleans(), rounded=st.booleans())
+def test_galerkin_equals_scipy_products_bit_for_bit(seed, n, density, laplacian, rounded):
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=density, random_state=seed, format="csr")
+    A = sp.csr_matrix(A + A.T)
+    if rounded:  # exact cancellations: zero sums that both products drop
+        A.data = np.round(A.data, 1)
+    if laplacian:  # rows summing to zero
+        A = sp.csr_matrix(sp.diags(np.asarray(A.sum(axis=1)).ravel()) - A)
+    m = int(rng.integers(1, n + 1))
+    agg = rng.integers(-1, m, n)  # -1: a row in no aggregate
+    agg[rng.choice(n, m, replace=False)] = np.arange(m)  # every aggregate has a member
+    E, R = _galerkin(A, agg, m), _scipy_galerkin(A, agg, m)
+    np.testing.assert_array_equal(E.indptr, R.indptr)
+    np.testing.assert_array_equal(E.indices, R.indices)
+    np.testing.assert_array_equal(E.data, R.data)
+
+
+def test_affine_steps_equal_scipy_iterates_bit_for_bit():
+    rng = np.random.default_rng(0)
+    W = sp.random(300, 300, density=0.03, random_state=1, format="csr")
+    W = sp.csr_matrix(W + W.T)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    P = sp.csr_matrix(sp.identity(300) - (sp.diags(d) - W) / d.max())
+    U0 = np.eye(4)[rng.integers(0, 4, 300)]
+    drive = 1e-3 * rng.standard_normal((300, 4))
+    U = U0
+    for _ in range(40):
+        U = P @ U + drive
+    np.testing.assert_array_equal(affine_steps(P.indptr, P.indices, P.data, U0, drive, 40), U)
+
+
+@pytest.mark.parametrize("r", [1, 3])
+def test_block_product_equals_scipy_bit_for_bit(r):
+    # one column takes its own branch (the sum in a register); both sum in entry order
+    A = sp.random(500, 500, density=0.02, random_state=2, format="csr")
+    X = np.random.default_rng(3).standard_normal((500, r))
+    out = np.empty_like(X)
+    dots = K.spmm_dot(A.indptr, A.indices, A.data, X, out)
+    np.testing.assert_array_equal(out, A @ X)
+    np.testing.assert_allclose(dots, np.einsum("ij,ij->j", X, A @ X), rtol=1e-12)
