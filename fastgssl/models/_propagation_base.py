@@ -27,6 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from fastgssl._components import component_labels
+from fastgssl._sparse_blocks import principal_submatrix
 from fastgssl._threads import thread_count
 from fastgssl._validation import (
     check_n_jobs,
@@ -462,7 +463,7 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
             return F, reached
         policy = self._policy()
         orphans = np.flatnonzero(~reached)
-        n_comp, comp = component_labels(_sub(W, orphans, orphans))
+        n_comp, comp = component_labels(principal_submatrix(W, orphans))
         what = {
             "abstain": "they are left undecided (label -1, uniform distribution)",
             "uniform": "they get the uniform class distribution (the labeled mean for "

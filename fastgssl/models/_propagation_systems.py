@@ -88,9 +88,7 @@ def _linear_solve(Q, B, solver, rtol, jacobi=False):
 
 
 def _sub(M, rows, cols):
-    """``M[rows][:, cols]`` (increasing indices); a principal one in one compiled pass."""
-    if rows is cols:
-        return principal_submatrix(M, rows)
+    """``M[rows][:, cols]``; a principal submatrix is :func:`principal_submatrix`'s."""
     return M[rows][:, cols]
 
 
@@ -108,12 +106,12 @@ def _solve_ss_full(W, labeled, Y, lam, solver, rtol, jacobi=False):
         F[lab] = Y[lab]
         if unl.size:
             B = -(_sub(L, unl, lab) @ Y[lab])
-            F[unl], info = _linear_solve(_sub(L, unl, unl).tocsr(), B, solver, rtol,
+            F[unl], info = _linear_solve(principal_submatrix(L, unl), B, solver, rtol,
                                         jacobi)
     else:
         idx = np.flatnonzero(reached)
         delta = lam * labeled[idx].astype(np.float64)
-        Q = (_sub(L, idx, idx) + sp.diags(delta)).tocsr()
+        Q = (principal_submatrix(L, idx) + sp.diags(delta)).tocsr()
         F[idx], info = _linear_solve(Q, delta[:, None] * Y[idx], solver, rtol, jacobi)
     return F, reached, info
 
@@ -130,7 +128,7 @@ def _solve_lgc_full(W, labeled, Y, alpha, solver, rtol):
     info = None
     if active.size:
         sd = np.sqrt(d[active])
-        Q = (sp.diags(d[active]) - alpha * _sub(W, active, active)).tocsr()
+        Q = (sp.diags(d[active]) - alpha * principal_submatrix(W, active)).tocsr()
         G, info = _linear_solve(Q, sd[:, None] * Y[active], solver, rtol)
         F[active] = sd[:, None] * G
     return F, reached, info
@@ -178,7 +176,7 @@ def _solve_subset(W, labeled, Y, S, P, *, criterion, lam, alpha, drop_rr):
         P_csr = sp.csr_matrix(P)
         A = A0 + mu * (sp.identity(m) + (P_csr.T @ P_csr))
         idx = np.flatnonzero(reached_S)
-        Ad = _sub(sp.csr_matrix(A), idx, idx).toarray()
+        Ad = principal_submatrix(sp.csr_matrix(A), idx).toarray()
         F_S[idx] = _dense_spd_solve(Ad, mu * Y_S[idx], "subset LGC")
     elif np.isinf(lam):
         lab = np.flatnonzero(lab_local)
@@ -187,11 +185,12 @@ def _solve_subset(W, labeled, Y, S, P, *, criterion, lam, alpha, drop_rr):
         if free.size:
             A0c = sp.csr_matrix(A0)
             B = -(_sub(A0c, free, lab) @ Y_S[lab])
-            F_S[free] = _dense_spd_solve(_sub(A0c, free, free).toarray(), B, "subset harmonic")
+            F_S[free] = _dense_spd_solve(principal_submatrix(A0c, free).toarray(), B,
+                                         "subset harmonic")
     else:
         idx = np.flatnonzero(reached_S)
         delta = lam * lab_local[idx].astype(np.float64)
-        Ad = _sub(sp.csr_matrix(A0), idx, idx).toarray()
+        Ad = principal_submatrix(sp.csr_matrix(A0), idx).toarray()
         Ad[np.diag_indices_from(Ad)] += delta
         F_S[idx] = _dense_spd_solve(Ad, delta[:, None] * Y_S[idx], "subset SS")
     F = np.zeros((n, Y.shape[1]))
