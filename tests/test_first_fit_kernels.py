@@ -1,7 +1,7 @@
 """The compiled passes of a first fit against scipy, entry for entry: component labels
 (union-find), principal submatrices, Galerkin products of an aggregation, PoissonMBO's
-diffusion steps and the one-column product, on random patterns with asymmetric entries,
-stored zeros and exact cancellations."""
+diffusion steps, the one-column product, the check of a given graph and its Laplacian, on
+random patterns with asymmetric entries, stored zeros and exact cancellations."""
 
 import numpy as np
 import pytest
@@ -13,6 +13,10 @@ from scipy.sparse.csgraph import connected_components
 from fastgssl import _sparse_blocks as K
 from fastgssl._components import component_labels, labeled_components
 from fastgssl._sparse_blocks import affine_steps, principal_submatrix
+from fastgssl.graphs import _builders
+from fastgssl.graphs._adjacency_kernels import canonical_symmetric_scan, laplacian_arrays
+from fastgssl.graphs._weights import drop_diagonal
+from fastgssl.regularizers import _laplacian
 from fastgssl.solvers._coarse_space import _galerkin
 
 
@@ -119,3 +123,108 @@ def test_block_product_equals_scipy_bit_for_bit(r):
     dots = K.spmm_dot(A.indptr, A.indices, A.data, X, out)
     np.testing.assert_array_equal(out, A @ X)
     np.testing.assert_allclose(dots, np.einsum("ij,ij->j", X, A @ X), rtol=1e-12)
+
+
+# -- a given graph: its check and its Laplacian --------------------------------------------
+
+
+def _symmetric_graph(seed, n, density, int64):
+    A = sp.random(n, n, density=density, random_state=seed, format="csr")
+    A = drop_diagonal(sp.csr_matrix(A + A.T))
+    A.eliminate_zeros()
+    A.sort_indices()
+    if int64:
+        A.indices, A.indptr = A.indices.astype(np.int64), A.indptr.astype(np.int64)
+    return A
+
+
+def _spoiled(A, how, rng):
+    """A copy of the symmetric A with one defect (or none)."""
+    A = A.copy()
+    k = int(rng.integers(A.nnz)) if A.nnz else 0
+    if how == "one weight" and A.nnz:
+        A.data[k] = np.nextafter(A.data[k], 2.0)  # one ulp: asymmetric
+    elif how == "bad value" and A.nnz:
+        A.data[k] = rng.choice([np.nan, np.inf, -1.0, 0.0])
+    elif how == "one entry" and A.nnz:  # (i, j) kept, (j, i) gone
+        keep = np.ones(A.nnz, dtype=bool)
+        keep[k] = False
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        A = sp.csr_matrix((A.data[keep], (rows[keep], A.indices[keep])), shape=A.shape)
+    elif how == "diagonal":
+        A = sp.csr_matrix(A + sp.eye(A.shape[0]))
+    elif how == "unsorted" and A.nnz > 1:
+        row = int(np.argmax(np.diff(A.indptr)))
+        lo, hi = A.indptr[row], A.indptr[row + 1]
+        if hi - lo > 1:
+            A.indices[lo:hi] = A.indices[lo:hi][::-1].copy()
+            A.data[lo:hi] = A.data[lo:hi][::-1].copy()
+            A.has_sorted_indices = False
+    return A
+
+
+def _check_both_ways(W):
+    """check_adjacency's result (or error) with and without the one-pass scan."""
+    out = []
+    for scan in (canonical_symmetric_scan, lambda W: False):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_builders, "canonical_symmetric_scan", scan)
+            try:
+                out.append(_builders.check_adjacency(W.copy()))
+            except ValueError as exc:
+                out.append(str(exc))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), density=st.floats(0.0, 0.4),
+       int64=st.booleans(),
+       how=st.sampled_from(["none", "one weight", "bad value", "one entry", "diagonal",
+                            "unsorted"]))
+def test_adjacency_scan_gives_the_general_check(seed, n, density, int64, how):
+    # the scan accepts exactly the canonical, positive, exactly symmetric graphs, and then
+    # check_adjacency returns what its general passes return (errors included)
+    A = _spoiled(_symmetric_graph(seed, n, density, int64), how,
+                 np.random.default_rng(seed))
+    fast, general = _check_both_ways(A)
+    if isinstance(general, str):
+        assert fast == general
+        assert not canonical_symmetric_scan(sp.csr_matrix(A, dtype=np.float64))
+        return
+    assert fast.indices.dtype == general.indices.dtype
+    for name in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(general, name))
+    assert fast.has_sorted_indices
+    if how == "none" and A.nnz:
+        assert canonical_symmetric_scan(A)
+    if how in ("one weight", "one entry") and A.nnz:
+        assert not canonical_symmetric_scan(A)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), density=st.floats(0.0, 0.4),
+       ridge=st.sampled_from([0.0, 1e-6, 1.0]), zeros=st.booleans(), isolated=st.booleans())
+def test_laplacian_pass_equals_scipy_difference(seed, n, density, ridge, zeros, isolated):
+    # L + ridge I entry for entry as scipy's diags(d + ridge) - W (stored zeros and the
+    # zero diagonal of an isolated vertex are not stored), and rows it cannot take refused
+    W = _symmetric_graph(seed, n, density, int64=False)
+    if isolated and n > 1:
+        keep = np.ones(n, dtype=bool)
+        keep[0] = False
+        W = sp.csr_matrix(W.multiply(keep[:, None]).multiply(keep[None, :]))
+        W.sort_indices()
+    if zeros and W.nnz:
+        W.data[::3] = 0.0
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    ref = sp.csr_matrix(sp.diags(deg + ridge) - W)
+    ref.sum_duplicates()
+    ref.sort_indices()
+    indptr, indices, data = laplacian_arrays(W, deg, ridge)
+    np.testing.assert_array_equal(indptr, ref.indptr)
+    np.testing.assert_array_equal(indices, ref.indices)
+    np.testing.assert_array_equal(data, ref.data)
+    R, d = _laplacian._base_laplacian(W, "L", ridge)
+    np.testing.assert_array_equal(R.toarray(), ref.toarray())
+    np.testing.assert_array_equal(d, deg)
+    if W.nnz:
+        assert laplacian_arrays(sp.csr_matrix(W + sp.eye(n)), deg, ridge) is None

@@ -25,6 +25,7 @@ from fastgssl._validation import (
     store_init_arguments,
 )
 
+from ._adjacency_kernels import canonical_symmetric_scan
 from ._graph import Graph
 from ._weights import (
     DEFAULT_SELF_TUNED_CONSTANT,
@@ -286,6 +287,11 @@ def check_adjacency(W, name="W"):
     if W.shape[0] < 1:
         raise ValueError(f"{name} is empty; a graph needs at least one vertex.")
     W = sp.csr_matrix(W, dtype=np.float64, copy=True)
+    if W.nnz and canonical_symmetric_scan(W):
+        # canonical, finite, positive and exactly symmetric, as builders return it: one
+        # compiled pass says what the passes below would (fastgssl.graphs._adjacency_kernels)
+        W.has_canonical_format = True
+        return W
     W.sum_duplicates()
     if not np.isfinite(W.data).all():
         raise ValueError(f"{name} contains NaN or infinite weights; all weights must be finite.")

@@ -253,17 +253,11 @@ class _GraphPropagation(_PropagationCV, BaseEstimator):
         precomputed = self._precomputed()
         X_in = X
         X = check_X(X, "X")
-        if X.shape[0] < 2:
+        n = X.shape[0]
+        if n < 2:
             raise ValueError(
-                f"n_samples={X.shape[0]}: graph propagation needs at least 2 samples."
+                f"n_samples={n}: graph propagation needs at least 2 samples."
             )
-        if precomputed:
-            if not sp.issparse(X):
-                X = np.asarray(X, dtype=np.float64)
-            n = X.shape[0]
-        else:
-            X = check_X(X, "X", min_samples=2)
-            n = X.shape[0]
         if not precomputed:
             # DataFrame column names recorded as scikit-learn does, checked at predict time
             validate_data(self, X_in, skip_check_array=True, reset=True)

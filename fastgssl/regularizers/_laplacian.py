@@ -17,6 +17,7 @@ from scipy.sparse.linalg import LinearOperator
 from fastgssl._components import component_labels
 from fastgssl._validation import MAX_POWER, check_bounded_int, check_positive
 from fastgssl.graphs import check_adjacency
+from fastgssl.graphs._adjacency_kernels import laplacian_arrays
 
 KINDS = ("L", "L_norm")
 # "auto" forms L^p explicitly up to this power: nnz(L^2) ~ n k^2 is still affordable,
@@ -53,6 +54,13 @@ def _base_laplacian(W, kind, ridge):
     n = W.shape[0]
     deg = np.asarray(W.sum(axis=1)).ravel()
     if kind == "L":
+        # one compiled pass for a W with sorted rows (the same entries as below)
+        arrays = laplacian_arrays(W, deg, ridge) if W.nnz else None
+        if arrays is not None:
+            indptr, indices, data = arrays
+            R = sp.csr_matrix((data, indices, indptr), shape=(n, n))
+            R.has_canonical_format = True
+            return R, deg
         R = sp.diags(deg + ridge) - W
     else:
         isolated = deg == 0

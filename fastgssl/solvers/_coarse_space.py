@@ -229,6 +229,7 @@ class _CoarseSolve:
         self._null = sp.csr_matrix(
             (1.0 / np.sqrt(sizes[comp[rows]]), (rows, cols[comp[rows]])),
             shape=(m, int(singular.sum())))
+        self._null_t = self._null.T.tocsr()  # transposed once, not per application
         Er = E[self._keep][:, self._keep]
         self._chol = self._lu = None
         k = Er.shape[0]
@@ -260,7 +261,7 @@ class _CoarseSolve:
     def _project(self, S):
         if self._null.shape[1] == 0:
             return S
-        return S - self._null @ (self._null.T @ S)
+        return S - self._null @ (self._null_t @ S)
 
     def __call__(self, S):
         S = self._project(np.asarray(S, dtype=np.float64))
