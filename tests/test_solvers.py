@@ -301,7 +301,8 @@ def test_coarse_space_and_locality_order_keep_the_solution_and_cut_iterations():
     B = L @ rng.normal(size=(n, 3))  # in the range of L
     plain = LaplacianSolver(L, solver="cg", rtol=1e-10, reorder=None, coarse_space=None)
     fast = LaplacianSolver(L, solver="cg", rtol=1e-10)
-    assert plain.order_ is None and fast.order_ is not None  # n >= REORDER_MIN_N
+    # REORDER_MIN_N <= n < REORDER_EAGER_MIN_N: the first solve in the input order
+    assert plain.order_ is None and fast.order_ is None
     assert fast.coarse_space_ is None  # "auto": priced at the first solve
     X0, info0 = plain.solve(B)
     X1, info1 = fast.solve(B)
@@ -313,6 +314,7 @@ def test_coarse_space_and_locality_order_keep_the_solution_and_cut_iterations():
     # measured: 78 Jacobi against 27 Jacobi + 24 two-level (restarted at the checkpoint)
     assert info1.iterations.max() < 0.7 * info0.iterations.max()
     X2, info2 = fast.solve(B)  # later solves start with the coarse space: 32
+    assert fast.order_ is not None  # a second solve: in the aggregates' order
     np.testing.assert_allclose(X2, X0, atol=1e-7 * np.abs(X0).max())
     assert info2.iterations.max() < 0.5 * info0.iterations.max()
     # the attributes stay in the input order
@@ -337,6 +339,7 @@ def test_auto_coarse_space_is_built_at_setup_on_large_barely_dominant_matrices(m
     import fastgssl.solvers._laplacian_solver as ls
 
     monkeypatch.setattr(ls, "COARSE_EAGER_MIN_N", 10_000)
+    monkeypatch.setattr(ls, "REORDER_EAGER_MIN_N", 10_000)  # (the order at setup too)
     W = _clusters()
     L = laplacian(W)
     eager = LaplacianSolver(L, solver="cg", rtol=1e-10)

@@ -65,12 +65,21 @@ the product; when aggregation cannot get there (the next pass would leave one ag
 a 0.5 s dense factorization for 33 -> 29 iterations).
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
-from ``REORDER_MIN_N`` vertices): with a coarse space, the order of its aggregates (each
-aggregate contiguous; the aggregation runs on the input order first, which on the 10^6-point
-inverted-file graph gave 40 iterations where aggregating in reverse Cuthill-McKee order
-gave 69), else reverse Cuthill-McKee: the sparse-times-block product then reads
-neighbouring rows of the block, 3.4x faster on a 10^5-point kNN graph in random order;
-right-hand sides and solutions stay in the input order.
+from ``REORDER_MIN_N`` = 20,000 vertices): the order of the aggregates when an aggregation
+ran (each aggregate contiguous; also an aggregation refused as a coarse space, too fine,
+whose cost is paid already; the aggregation runs on the input order first, which on the
+10^6-point inverted-file graph gave 40 iterations where aggregating in reverse
+Cuthill-McKee order gave 69), else reverse Cuthill-McKee: the sparse-times-block product
+then reads neighbouring rows of the block. The order is setup priced like the coarse space:
+the block of 10 columns of 10^5 rows (8 MB) sits in the last-level cache, and on
+graphlearning's 10-NN graphs of mixture points in random order the ordered product was
+1.00-1.14x the input-order one at 2x10^4 and 10^5 (two threads and one), against a setup of
+55 ms at 10^5 (reverse Cuthill-McKee 18 ms, the permutation 37 ms) in a 0.5 s first fit;
+at 10^6 it was 1.07x (241 against 259 ms per product, 47 iterations). So below
+``REORDER_EAGER_MIN_N`` = 2x10^5 vertices the first solve runs in the input order and a
+second solve of the same setup (a refit, a grid's candidates, exact CV through
+:func:`fastgssl.solvers.reused_solver`) orders it; from 2x10^5 the setup orders. Right-hand
+sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
 component: the right-hand sides are projected onto the range of ``Q`` (the orthogonal
@@ -118,6 +127,9 @@ __all__ = ["LaplacianSolver", "SolveInfo"]
 DIRECT_MAX_N = 2000
 # below this many vertices the block fits in cache: a locality order does not pay its setup
 REORDER_MIN_N = 20_000
+# from this many vertices the first solve already runs in the locality order (below it, a
+# second solve of a reused setup orders: module docstring)
+REORDER_EAGER_MIN_N = 200_000
 # panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
 # all; 10 classes in one panel), else as many as keep one (n, block) array at
 # PANEL_CACHE numbers, and never more than PANEL_MAX numbers per array (memory)
@@ -375,36 +387,60 @@ class LaplacianSolver:
                                 and reorder != "aggregates" and not eager)
         if self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending:
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
-            space = AggregationCoarseSpace(Q, kind=kind, strict=eager) or None
-        self.order_ = None
-        if self.solver_ != "direct" and (reorder in ("rcm", "aggregates") or (
-                reorder == "auto" and n >= REORDER_MIN_N)):
-            if space is not None and reorder != "rcm":
-                self.order_ = space.locality_order()
-            else:
-                self.order_ = _locality_order(Q)
-        self._inverse_order = None
-        # the input-order matrix a priced-in coarse space aggregates (the caller holds it
-        # during the first solve; dropped after it, so the cache keeps one copy)
-        self._Q_input = Q if self._coarse_pending and self.order_ is not None else None
-        if self.order_ is not None:
-            self._inverse_order = np.empty(n, dtype=np.int64)
-            self._inverse_order[self.order_] = np.arange(n)
-            Q = _permuted(Q, self.order_, self._inverse_order)
-            diag = diag[self.order_]
-            if space is not None:
-                space.permute(self.order_, Q)
+            aggregation = AggregationCoarseSpace(Q, kind=kind, strict=eager)
+            space = aggregation or None
+        else:
+            aggregation = None
         self.coarse_space_ = space
         self._A = Q
-        self._null_input = null
-        self._null = null if null is None or self.order_ is None else null.permuted(self.order_)
-        d = diag.copy()
-        self._dinv = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
+        self._null_input = self._null = null
+        self._dinv = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 0.0)
+        self.order_ = self._inverse_order = self._Q_input = None
+        # the aggregates that give a deferred locality order (also refused ones: see below)
+        self._order_source = aggregation if aggregation is not None and aggregation.passes_ \
+            else None
+        self._order_deferred = False
+        self._solves = 0
+        if self.solver_ != "direct" and (reorder in ("rcm", "aggregates") or (
+                reorder == "auto" and n >= REORDER_MIN_N)):
+            if reorder == "auto" and n < REORDER_EAGER_MIN_N and self.solver_ == "cg":
+                # below REORDER_EAGER_MIN_N the order pays only over repeated solves (module
+                # docstring): the first solve runs in the input order, a second one orders
+                self._order_deferred = True
+            else:
+                # the input-order matrix a priced-in coarse space aggregates (the caller
+                # holds it during the first solve; dropped after it: the cache keeps one)
+                self._Q_input = Q if self._coarse_pending else None
+                self._apply_order(self._order_for(reorder))
         if self.solver_ == "direct":
             self._setup_direct()
         elif self.solver_ == "amg":
             self._setup_amg()
         self.setup_time_ = time.perf_counter() - t0
+
+    def _order_for(self, reorder="auto"):
+        """The aggregates' order when an aggregation ran (that of the coarse space, or of
+        one strictly refused as a coarse space, too fine: paid for already, it serves as
+        well as RCM), else reverse Cuthill-McKee."""
+        source = self.coarse_space_ or self._order_source
+        if source is not None and reorder != "rcm":
+            return source.locality_order()
+        return _locality_order(self._A)
+
+    def _apply_order(self, order):
+        """Work in ``order`` from now on: the matrix, the Jacobi diagonal, the null space and
+        the coarse space (all in the input order until now) permuted once."""
+        n = self.n_
+        self.order_ = order
+        self._inverse_order = np.empty(n, dtype=np.int64)
+        self._inverse_order[order] = np.arange(n)
+        self._A = _permuted(self._A, order, self._inverse_order)
+        self._dinv = self._dinv[order]
+        if self.coarse_space_ is not None:
+            self.coarse_space_.permute(order, self._A)
+        if self._null_input is not None:
+            self._null = self._null_input.permuted(order)
+        self._order_source = None
 
     method = renamed_attribute("LaplacianSolver", "method", "solver")
     maxiter = renamed_attribute("LaplacianSolver", "maxiter", "max_iter")
@@ -598,6 +634,16 @@ class LaplacianSolver:
         if not np.isfinite(B).all():
             raise ValueError("B contains NaN or infinite values.")
         r = B.shape[1]
+        if getattr(self, "_order_deferred", False) and self._solves:
+            # a reused setup: the locality order pays over the solves to come (module
+            # docstring); not under a multigrid hierarchy built in the input order
+            self._order_deferred = False
+            if self.multigrid_ is None:
+                t_order = time.perf_counter()
+                with numba_threads(None):
+                    self._apply_order(self._order_for())
+                self.setup_time_ += time.perf_counter() - t_order
+        self._solves = getattr(self, "_solves", 0) + 1
         # The solve is linear: scale every column by a power of two (exact) so that its
         # largest entry is in [1, 2).  Right-hand sides of 1e-300 would otherwise have norms
         # that underflow to 0 (CG then "converges" at X = 0) and 1e300 ones would overflow.
@@ -640,7 +686,14 @@ class LaplacianSolver:
                     converged[cols] &= conv
                     methods.append(used)
                 X = self._project(X)
-        res = rhs - self._A @ X
+            # the true residual, its product compiled and parallel (scipy's of r columns is
+            # single-threaded: 15 ms of a 0.5 s first fit at 10^5 points); the same sums
+            # in the same order as scipy's rhs - A @ X
+            A = self._A
+            X = np.ascontiguousarray(X)
+            AX = np.empty_like(X)
+            K.spmm(A.indptr, A.indices, A.data, X, AX)
+            res = rhs - AX
         rnorm = np.linalg.norm(res, axis=0)
         bnorm = np.linalg.norm(rhs, axis=0)
         rel = np.where(bnorm > 0, rnorm / np.where(bnorm > 0, bnorm, 1.0), rnorm)
