@@ -143,14 +143,21 @@ def _galerkin_rows(indptr, indices, data, agg, mptr, members, m):  # pragma: no 
                             cols[lo + k] = b
                             k += 1
                         acc[b] += v
-            row = np.sort(cols[lo:lo + k])
             kept = 0
-            for q in range(k):
-                b = row[q]
-                if acc[b] != 0.0:
-                    cols[lo + kept] = b
-                    vals[lo + kept] = acc[b]
-                    kept += 1
+            if k * 8 > m:  # a dense coarse row: a scan of the marks beats sorting k columns
+                for b in range(m):
+                    if mark[b] == a + 1 and acc[b] != 0.0:
+                        cols[lo + kept] = b
+                        vals[lo + kept] = acc[b]
+                        kept += 1
+            else:
+                row = np.sort(cols[lo:lo + k])
+                for q in range(k):
+                    b = row[q]
+                    if acc[b] != 0.0:
+                        cols[lo + kept] = b
+                        vals[lo + kept] = acc[b]
+                        kept += 1
             counts[a] = kept
     out_ptr = np.zeros(m + 1, dtype=np.int64)
     for a in range(m):
