@@ -228,3 +228,23 @@ def test_laplacian_pass_equals_scipy_difference(seed, n, density, ridge, zeros, 
     np.testing.assert_array_equal(d, deg)
     if W.nnz:
         assert laplacian_arrays(sp.csr_matrix(W + sp.eye(n)), deg, ridge) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 60), density=st.floats(0.0, 0.4),
+       int64=st.booleans())
+def test_symmetric_permutation_equals_fancy_indexing(seed, n, density, int64):
+    # the locality order's P A P^T, in the index type given (no int64 copy on the way)
+    from fastgssl.solvers._laplacian_matrix import _permuted
+
+    A = _symmetric_graph(seed, n, density, int64)
+    order = np.random.default_rng(seed).permutation(n).astype(np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.arange(n)
+    P = _permuted(A, order, inverse)
+    R = A[order][:, order].tocsr()
+    R.sort_indices()
+    assert P.has_sorted_indices
+    np.testing.assert_array_equal(P.indptr, R.indptr)
+    np.testing.assert_array_equal(P.indices, R.indices)
+    np.testing.assert_array_equal(P.data, R.data)

@@ -50,9 +50,7 @@ def _locality_order(Q):
 
 def _permuted(Q, order, inverse):
     """``Q[order][:, order]`` as a CSR matrix with sorted indices (one parallel pass)."""
-    indptr, indices, data = K.permute_symmetric(Q.indptr.astype(np.int64, copy=False),
-                                                Q.indices.astype(np.int64, copy=False),
-                                                Q.data, order, inverse)
+    indptr, indices, data = K.permute_symmetric(Q.indptr, Q.indices, Q.data, order, inverse)
     P = sp.csr_matrix((data, indices, indptr), shape=Q.shape)
     P.has_sorted_indices = True
     return P
