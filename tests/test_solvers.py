@@ -432,3 +432,24 @@ def test_solve_iterates_with_one_blas_thread(monkeypatch):
     assert blas_threads() == before
     assert (np.asarray(info.status) == 0).all()
     assert np.linalg.norm(Q @ X_sol - B) <= 1e-7 * np.linalg.norm(B)
+
+
+def test_an_eager_coarse_space_out_of_memory_warns_at_setup_and_solves(monkeypatch):
+    # the coarse space built at setup (large barely dominant matrices) runs out of memory:
+    # a ResourceWarning naming the bytes, and the plain solve; never a crash
+    import fastgssl.solvers._laplacian_solver as ls
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(ls, "COARSE_EAGER_MIN_N", 10_000)
+    monkeypatch.setattr(ls, "AggregationCoarseSpace", no_memory)
+    W = _clusters()
+    L = laplacian(W)
+    with pytest.warns(ResourceWarning, match=r"coarse space .*\(\d+ bytes.*did not fit"):
+        solver = LaplacianSolver(L, solver="cg", rtol=1e-10)
+    assert solver.coarse_space_ is None
+    B = L @ np.random.default_rng(1).normal(size=(W.shape[0], 3))
+    X, info = solver.solve(B)
+    assert not info
+    np.testing.assert_allclose(L @ X, B, atol=1e-8 * np.abs(B).max())

@@ -207,6 +207,22 @@ def _barely_dominant(Q, diag):
     return bool(np.median(ratio) <= COARSE_EAGER_DOMINANCE)
 
 
+def _aggregation_or_warn(Q, kind, strict, stacklevel):
+    """``AggregationCoarseSpace(Q, kind, strict)``, or None with a ResourceWarning naming
+    the setup and the bytes when it does not fit in memory (the solve then goes on with
+    Jacobi alone)."""
+    try:
+        return AggregationCoarseSpace(Q, kind=kind, strict=strict)
+    except MemoryError:
+        warnings.warn(
+            f"LaplacianSolver: the coarse space of a {Q.shape[0]}-vertex matrix with {Q.nnz} "
+            f"entries ({Q.data.nbytes + Q.indices.nbytes + Q.indptr.nbytes} bytes; its "
+            f"aggregation makes a copy and Galerkin products of about that size) did not "
+            f"fit in memory; the solve goes on with Jacobi alone (coarse_space=None).",
+            ResourceWarning, stacklevel=stacklevel)
+        return None
+
+
 def _coarse_checkpoint(r):
     """Jacobi iterations of an r-column panel that cost what the coarse space's setup
     does: ``COARSE_SETUP_PRODUCTS`` single-column products over ``1 + r / BLOCK_SHARE``
@@ -387,7 +403,7 @@ class LaplacianSolver:
                                 and reorder != "aggregates" and not eager)
         if self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending:
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
-            aggregation = AggregationCoarseSpace(Q, kind=kind, strict=eager)
+            aggregation = _aggregation_or_warn(Q, kind, eager, stacklevel=4)
             space = aggregation or None
         else:
             aggregation = None
@@ -560,18 +576,13 @@ class LaplacianSolver:
             return False
         t0 = time.perf_counter()
         self._coarse_pending = False
-        try:
-            Q_in = self._Q_input if self._Q_input is not None else self.Q_
-            space = AggregationCoarseSpace(Q_in, kind=COARSE_AUTO, strict=True) or None
-        except MemoryError:
-            A = self._A
-            warnings.warn(
-                f"LaplacianSolver: the coarse space of a {self.n_}-vertex matrix with {A.nnz} "
-                f"entries ({A.data.nbytes + A.indices.nbytes + A.indptr.nbytes} bytes; its "
-                f"aggregation makes a copy and Galerkin products of about that size) did not "
-                f"fit in memory; the solve goes on with Jacobi alone (coarse_space=None).",
-                ResourceWarning, stacklevel=5)
+        Q_in = self._Q_input if self._Q_input is not None else self.Q_
+        space = _aggregation_or_warn(Q_in, COARSE_AUTO, True, stacklevel=6)
+        if space is None:
             return False
+        if not space and space.passes_ and self._order_deferred:
+            self._order_source = space  # refused (too fine): its order serves a later solve
+        space = space or None
         if space is not None and self.order_ is not None:
             space.permute(self.order_, self._A)
         self.coarse_space_ = space
