@@ -14,9 +14,10 @@ from fastgssl import _sparse_blocks as K
 from fastgssl._components import component_labels, labeled_components
 from fastgssl._sparse_blocks import affine_steps, principal_submatrix
 from fastgssl.graphs import _builders
-from fastgssl.graphs._adjacency_kernels import canonical_symmetric_scan, laplacian_arrays
+from fastgssl.graphs._adjacency_kernels import canonical_symmetric_scan
 from fastgssl.graphs._weights import drop_diagonal
 from fastgssl.regularizers import _laplacian
+from fastgssl.regularizers._laplacian import laplacian_arrays
 from fastgssl.solvers._coarse_space import _galerkin
 
 

@@ -12,12 +12,13 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 from scipy.sparse.linalg import LinearOperator
 
 from fastgssl._components import component_labels
+from fastgssl._threads import numba_threads
 from fastgssl._validation import MAX_POWER, check_bounded_int, check_positive
 from fastgssl.graphs import check_adjacency
-from fastgssl.graphs._adjacency_kernels import laplacian_arrays
 
 KINDS = ("L", "L_norm")
 # "auto" forms L^p explicitly up to this power: nnz(L^2) ~ n k^2 is still affordable,
@@ -47,6 +48,68 @@ def _check_kind_power_ridge(kind, power, ridge):
     )
     ridge = check_positive(ridge, "ridge", strict=False)
     return int(power), ridge
+
+
+# ``L = D - W`` of a canonical W in one compiled pass (issue 54): the entries and order of
+# scipy's ``diags(d + ridge) - W``, which a first fit formed in a difference, a duplicate
+# sum and a sort
+
+
+@njit(cache=True, parallel=True)
+def _laplacian_rows(indptr, indices, data, deg, ridge):
+    n = indptr.shape[0] - 1
+    below = np.zeros(n, dtype=np.int64)  # stored entries left of the diagonal
+    count = np.zeros(n + 1, dtype=np.int64)
+    bad = np.zeros(n, dtype=np.bool_)
+    for i in prange(n):
+        b = 0
+        kept = 0
+        prev = -1
+        for jj in range(indptr[i], indptr[i + 1]):
+            j = indices[jj]
+            if j <= prev or j == i:  # unsorted, a duplicate or a stored diagonal
+                bad[i] = True
+            prev = j
+            if j < i:
+                b += 1
+            if data[jj] != 0.0:
+                kept += 1
+        below[i] = b
+        count[i + 1] = kept + (1 if deg[i] + ridge != 0.0 else 0)
+    if bad.any():
+        return False, count, indices[:0], data[:0]
+    out_ptr = np.cumsum(count)
+    out_idx = np.empty(out_ptr[n], dtype=indices.dtype)
+    out_val = np.empty(out_ptr[n])
+    for i in prange(n):
+        o = out_ptr[i]
+        lo = indptr[i]
+        d = deg[i] + ridge
+        for jj in range(lo, indptr[i + 1]):
+            if jj == lo + below[i] and d != 0.0:
+                out_idx[o] = i
+                out_val[o] = d
+                o += 1
+            if data[jj] != 0.0:  # (scipy's difference drops what cancels to 0)
+                out_idx[o] = indices[jj]
+                out_val[o] = -data[jj]
+                o += 1
+        if below[i] == indptr[i + 1] - lo and d != 0.0:  # the diagonal comes last
+            out_idx[o] = i
+            out_val[o] = d
+    return True, out_ptr, out_idx, out_val
+
+
+def laplacian_arrays(W, deg, ridge=0.0):
+    """CSR arrays ``(indptr, indices, data)`` of ``D - W + ridge I`` for a CSR ``W`` and its
+    degrees ``deg`` (the entries and order of scipy's canonical ``diags(deg + ridge) - W``:
+    stored zeros of ``W`` and a zero diagonal are not stored); None when a row of ``W`` is
+    unsorted or holds a duplicate or a diagonal entry."""
+    with numba_threads(None):  # the cores other jobs leave free (fastgssl._threads)
+        ok, indptr, indices, data = _laplacian_rows(
+            W.indptr, W.indices, np.asarray(W.data, dtype=np.float64),
+            np.asarray(deg, dtype=np.float64), float(ridge))
+    return (indptr, indices, data) if ok else None
 
 
 def _base_laplacian(W, kind, ridge):

@@ -65,21 +65,14 @@ the product; when aggregation cannot get there (the next pass would leave one ag
 a 0.5 s dense factorization for 33 -> 29 iterations).
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
-from ``REORDER_MIN_N`` = 20,000 vertices): the order of the aggregates when an aggregation
-ran (each aggregate contiguous; also an aggregation refused as a coarse space, too fine,
-whose cost is paid already; the aggregation runs on the input order first, which on the
-10^6-point inverted-file graph gave 40 iterations where aggregating in reverse
-Cuthill-McKee order gave 69), else reverse Cuthill-McKee: the sparse-times-block product
-then reads neighbouring rows of the block. The order is setup priced like the coarse space:
-the block of 10 columns of 10^5 rows (8 MB) sits in the last-level cache, and on
-graphlearning's 10-NN graphs of mixture points in random order the ordered product was
-1.00-1.14x the input-order one at 2x10^4 and 10^5 (two threads and one), against a setup of
-55 ms at 10^5 (reverse Cuthill-McKee 18 ms, the permutation 37 ms) in a 0.5 s first fit;
-at 10^6 it was 1.07x (241 against 259 ms per product, 47 iterations). So below
-``REORDER_EAGER_MIN_N`` = 2x10^5 vertices the first solve runs in the input order and a
-second solve of the same setup (a refit, a grid's candidates, exact CV through
-:func:`fastgssl.solvers.reused_solver`) orders it; from 2x10^5 the setup orders. Right-hand
-sides and solutions stay in the input order.
+from ``REORDER_MIN_N`` = 20,000 vertices): the aggregates' order when an aggregation ran
+(also one refused as a coarse space; the aggregation runs on the input order, which gave 40
+iterations on the 10^6-point inverted-file graph where the RCM order gave 69), else reverse
+Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 2x10^5 vertices the block still
+sits in cache (ordered products 1.00-1.14x at 2x10^4-10^5 for 55 ms of setup at 10^5), so
+the first solve runs in the input order and a second solve of the same setup orders; from
+2x10^5 the setup orders (10^6 points: 15.1 against 21.3 s; docs/benchmarks.md, issue 54's
+third round). Right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
 component: the right-hand sides are projected onto the range of ``Q`` (the orthogonal
@@ -92,7 +85,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.sparse.linalg import splu
@@ -121,15 +113,14 @@ from ._laplacian_matrix import (
 )
 from ._multigrid import BlockMultigrid
 from ._null_space import ComponentNullSpace, DenseNullSpace
+from ._solve_info import SolveInfo
 
 __all__ = ["LaplacianSolver", "SolveInfo"]
 
 DIRECT_MAX_N = 2000
-# below this many vertices the block fits in cache: a locality order does not pay its setup
-REORDER_MIN_N = 20_000
-# from this many vertices the first solve already runs in the locality order (below it, a
-# second solve of a reused setup orders: module docstring)
-REORDER_EAGER_MIN_N = 200_000
+# locality order from REORDER_MIN_N vertices, at setup from REORDER_EAGER_MIN_N (below: at
+# the second solve of a reused setup; module docstring)
+REORDER_MIN_N, REORDER_EAGER_MIN_N = 20_000, 200_000
 # panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
 # all; 10 classes in one panel), else as many as keep one (n, block) array at
 # PANEL_CACHE numbers, and never more than PANEL_MAX numbers per array (memory)
@@ -151,47 +142,6 @@ COARSE_STALL_RATE = 0.99
 # "auto" builds the coarse space at setup (no checkpoint) from this many vertices when the
 # median row's |row sum| / diagonal is at most COARSE_EAGER_DOMINANCE (module docstring)
 COARSE_EAGER_MIN_N, COARSE_EAGER_DOMINANCE = 100_000, 0.01
-
-
-@dataclass
-class SolveInfo:
-    """Per-column outcome of :meth:`LaplacianSolver.solve` (scipy / pyamg conventions).
-
-    Attributes
-    ----------
-    status : ndarray of int (or int for a 1-D right-hand side)
-        0 when column j converged, else the number of iterations spent (> 0).
-    iterations : ndarray of int
-        Iterations per column (summed over the ``power`` chained solves; 0 for "direct").
-    relative_residuals : ndarray of float
-        ``||B_j - Q X_j|| / ||B_j||`` of the returned solution, recomputed (for the chained
-        solves of ``Q = R^p``: the residual of the last solve).
-    solver : str
-        Method that produced the solution ("cg", "amg", "cg+amg" or "direct"); ``method``
-        is its former name (deprecated).
-    time : float
-        Wall time of the solve in seconds.
-    extra : dict
-        ``panels`` (column blocks solved one after the other) and ``panel_width``; a
-        solve that needed more than one panel for memory also warns.
-
-    ``bool(info)`` is True when some column did not converge, like scipy's nonzero info.
-    """
-
-    status: object
-    iterations: np.ndarray
-    relative_residuals: np.ndarray
-    solver: str
-    time: float = 0.0
-    extra: dict = field(default_factory=dict)
-
-    def __bool__(self):
-        return bool(np.any(np.asarray(self.status) != 0))
-
-    def __int__(self):
-        return int(np.max(self.status))
-
-    method = renamed_attribute("SolveInfo", "method", "solver")
 
 
 def _panel_width(n, r):
