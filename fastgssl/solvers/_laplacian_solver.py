@@ -530,7 +530,7 @@ class LaplacianSolver:
         space = _aggregation_or_warn(Q_in, COARSE_AUTO, True, stacklevel=6)
         if space is None:
             return False
-        if not space and space.passes_ and self._order_deferred:
+        if not space and space.passes_ and getattr(self, "_order_deferred", False):
             self._order_source = space  # refused (too fine): its order serves a later solve
         space = space or None
         if space is not None and self.order_ is not None:
