@@ -50,6 +50,13 @@ Usage::
 
 ``--mbo-max-n`` (default 20,000) leaves the MBO rows out above that size: graphlearning's
 ``poisson_mbo`` took 169 s at 70,000 points (issue 54), more than this whole run.
+
+10^6 points (graphlearning's annoy graph takes about 70 s to build, then is cached; a draw
+costs about 6 minutes for the five linear learners of both libraries)::
+
+    OPENBLAS_NUM_THREADS=1 python bench/bench_single_fit.py --sizes 1000000 --draws 1 \
+        --rows Poisson Laplace PWLL WNLL properly --json bench/results/single_fit_1m.json \
+        > bench/results/single_fit_1m.md
 """
 
 from __future__ import annotations
