@@ -69,7 +69,7 @@ from ``REORDER_MIN_N`` = 20,000 vertices): the aggregates' order when an aggrega
 (also one refused as a coarse space; the aggregation runs on the input order, which gave 40
 iterations on the 10^6-point inverted-file graph where the RCM order gave 69), else reverse
 Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 2x10^5 vertices the block still
-sits in cache (ordered products 1.00-1.14x at 2x10^4-10^5 for 55 ms of setup at 10^5), so
+sits in cache (ordered products 0.94-1.07x at 2x10^4-10^5 for 88 ms of setup at 10^5), so
 the first solve runs in the input order and a second solve of the same setup orders; from
 2x10^5 the setup orders (10^6 points: 15.1 against 21.3 s; docs/benchmarks.md, issue 54's
 third round). Right-hand sides and solutions stay in the input order.
@@ -634,7 +634,7 @@ class LaplacianSolver:
         # Gram products of r columns) are small, and OpenBLAS's idle threads, spinning on
         # the cores that Numba's threads need next, made every iteration wait for a time
         # slice (5,000 points, two cores: 8 ms per coarse preconditioning instead of
-        # 0.1 ms, a first Poisson fit 0.35 s instead of 0.03 s)
+        # 0.1 ms, a first Poisson fit 0.34 s instead of 0.037 s)
         with numba_threads(None), small_blas(0):
             for _ in range(self.power):
                 rhs = X
