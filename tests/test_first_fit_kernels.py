@@ -249,3 +249,49 @@ def test_symmetric_permutation_equals_fancy_indexing(seed, n, density, int64):
     np.testing.assert_array_equal(P.indptr, R.indptr)
     np.testing.assert_array_equal(P.indices, R.indices)
     np.testing.assert_array_equal(P.data, R.data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 200), density=st.floats(0.0, 0.05),
+       n_sources=st.integers(1, 5), r=st.integers(1, 3))
+def test_sources_order_groups_graph_voronoi_cells_by_class(seed, n, density, n_sources, r):
+    from scipy.sparse.csgraph import shortest_path
+
+    from fastgssl.solvers._laplacian_matrix import SOURCES_MAX_SHARE, _sources_bfs, _sources_order
+
+    A = sp.random(n, n, density=density, random_state=seed, format="csr")
+    Q = sp.csr_matrix(A + A.T)
+    rng = np.random.default_rng(seed)
+    B = np.zeros((n, r))
+    rows = rng.choice(n, size=min(n_sources, n), replace=False)
+    B[rows] = rng.normal(size=(rows.size, r))
+    order = _sources_order(Q, B)
+    if rows.size * SOURCES_MAX_SHARE > n:  # too many sources: the solver's other orders
+        assert order is None
+        return
+    seeds = np.sort(rows)
+    np.testing.assert_array_equal(np.sort(order), np.arange(n))
+    hops = shortest_path(Q, unweighted=True, directed=False, indices=seeds)  # (sources, n)
+    nearest = hops.min(axis=0)
+    reached = np.isfinite(nearest)
+    # unreached vertices last, in the input order
+    np.testing.assert_array_equal(order[reached.sum():], np.flatnonzero(~reached))
+    head = order[:reached.sum()]
+    # every vertex joins a source at the fewest hops (its cell) ...
+    owner, found = _sources_bfs(Q.indptr, Q.indices, seeds.astype(np.int64), n)
+    cells = owner[head]
+    assert np.all(hops[cells, head] == nearest[head])
+    # ... the cells follow their source's class (largest |B| column), then its row, each
+    # contiguous in the search's discovery order
+    rank = np.empty(n, dtype=np.int64)
+    rank[found] = np.arange(found.size)
+    group = np.argmax(np.abs(B[seeds]), axis=1)
+    np.testing.assert_array_equal(head, head[np.lexsort([rank[head], cells, group[cells]])])
+
+
+def test_sources_order_refuses_right_hand_sides_without_sources():
+    from fastgssl.solvers._laplacian_matrix import _sources_order
+
+    Q = sp.csr_matrix(sp.eye(40))
+    assert _sources_order(Q, np.zeros((40, 2))) is None
+    assert _sources_order(Q, np.ones((40, 2))) is None

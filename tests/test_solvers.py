@@ -344,17 +344,46 @@ def test_auto_coarse_space_is_built_at_setup_on_large_barely_dominant_matrices(m
     L = laplacian(W)
     eager = LaplacianSolver(L, solver="cg", rtol=1e-10)
     assert eager.coarse_space_ is not None
-    # the aggregates give the locality order: each aggregate is contiguous in it
-    agg = eager.coarse_space_.aggregates_
-    assert np.all(np.diff(agg[agg >= 0]) >= 0)
     plain = LaplacianSolver(L, solver="cg", rtol=1e-10, coarse_space=None)
     B = L @ np.random.default_rng(2).normal(size=(W.shape[0], 3))
     X0, _ = plain.solve(B)
     X1, info = eager.solve(B)
     assert not info
+    # right-hand sides nonzero everywhere: the aggregates give the locality order at the
+    # first solve, each aggregate contiguous in it
+    agg = eager.coarse_space_.aggregates_
+    assert eager.order_ is not None and np.all(np.diff(agg[agg >= 0]) >= 0)
     np.testing.assert_allclose(X1, X0, atol=1e-7 * np.abs(X0).max())
     ridged = LaplacianSolver(laplacian(W, ridge=1.0), solver="cg", rtol=1e-8, null_space=None)
     assert ridged.coarse_space_ is None
+
+
+def test_sources_order_at_the_first_solve_keeps_the_solution(monkeypatch):
+    # from REORDER_EAGER_MIN_N vertices (lowered here) the first solve orders the matrix
+    # around the right-hand sides' few nonzero rows (Poisson learning's sources)
+    import fastgssl.solvers._laplacian_solver as ls
+    from fastgssl.solvers._laplacian_matrix import _sources_order
+
+    monkeypatch.setattr(ls, "REORDER_EAGER_MIN_N", 10_000)
+    W = _clusters()
+    n = W.shape[0]
+    L = laplacian(W)
+    rng = np.random.default_rng(3)
+    labeled = rng.choice(n, size=40, replace=False)
+    B = np.zeros((n, 4))
+    B[labeled, rng.integers(0, 4, size=40)] = 1.0
+    B[labeled] -= B[labeled].mean(axis=0)  # in the range of L (W is connected)
+    plain = LaplacianSolver(L, solver="cg", rtol=1e-10, reorder=None, coarse_space=None)
+    fast = LaplacianSolver(L, solver="cg", rtol=1e-10)
+    assert fast.order_ is None  # the order waits for the right-hand sides
+    X0, info0 = plain.solve(B)
+    X1, info1 = fast.solve(B)
+    assert not info0 and not info1
+    np.testing.assert_array_equal(fast.order_, _sources_order(sp.csr_matrix(L), B))
+    np.testing.assert_allclose(X1, X0, atol=1e-7 * np.abs(X0).max())
+    X2, _ = fast.solve(B[:, ::-1])  # a later solve keeps the order
+    np.testing.assert_allclose(X2, X0[:, ::-1], atol=1e-7 * np.abs(X0).max())
+    assert (fast.Q_ != sp.csr_matrix(L)).nnz == 0
 
 
 def test_panel_width_reads_the_matrix_once_for_ten_classes():

@@ -36,6 +36,10 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         iteration 0..k (recurrence residuals); a true result stops the iteration there
         (the active columns keep their iterates, not converged).
 
+    A converged column is frozen (step 0, its iterate copied out) and carried in the block
+    until half of the block is done, then the block is compacted: the other columns' numbers
+    do not depend on it either way.
+
     Returns
     -------
     X : ndarray (n, r)
@@ -68,38 +72,41 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     rz = precond(Ra, Za)
     Pa = Za.copy()
     APa = np.empty_like(Ra)
+    frozen = np.zeros(active.size, dtype=bool)  # done, still carried in the block
     for it in range(1, max_iter + 1):
         pap = K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa)
-        alpha = rz / np.where(pap > 0, pap, np.inf)
+        alpha = np.where(frozen, 0.0, rz / np.where(pap > 0, pap, np.inf))
         rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)
-        iterations[active] += 1
+        iterations[active[~frozen]] += 1
         if project is not None and it % 50 == 0:
             Ra = project(Ra)
             rn2 = K.column_dot(Ra, Ra)
-        done = (np.sqrt(rn2) <= ta) | (pap <= 0)
+        done = ~frozen & ((np.sqrt(rn2) <= ta) | (pap <= 0))
         if done.any():
             X[:, active[done]] = Xa[:, done]
             converged[active[done]] = np.sqrt(rn2[done]) <= ta[done]
-            keep = ~done
-            active = active[keep]
-            if active.size == 0:
+            frozen |= done
+            if frozen.all():
                 break
-            Xa = np.ascontiguousarray(Xa[:, keep])
-            Ra = np.ascontiguousarray(Ra[:, keep])
-            Pa = np.ascontiguousarray(Pa[:, keep])
-            ta = ta[keep]
-            rz = rz[keep]
-            Za = np.empty_like(Ra)
-            APa = np.empty_like(Ra)
+            if 2 * frozen.sum() >= frozen.size:
+                # compact the block once half of it is done: a copy of every block costs
+                # more than carrying a few finished columns through the products
+                keep = ~frozen
+                active, frozen = active[keep], frozen[keep]
+                Xa = np.ascontiguousarray(Xa[:, keep])
+                Ra = np.ascontiguousarray(Ra[:, keep])
+                Pa = np.ascontiguousarray(Pa[:, keep])
+                ta, rz, rn2 = ta[keep], rz[keep], rn2[keep]
+                Za = np.empty_like(Ra)
+                APa = np.empty_like(Ra)
         if checkpoint is not None and it <= checkpoint[0]:
-            history.append(float(np.max(np.sqrt(rn2[keep] if done.any() else rn2) / ta))
-                           * rtol)
+            history.append(float(np.max(np.sqrt(rn2[~frozen]) / ta[~frozen])) * rtol)
             if it == checkpoint[0] and checkpoint[1](np.asarray(history)):
                 break
         rz_new = precond(Ra, Za)
-        beta = rz_new / np.where(rz > 0, rz, np.inf)
+        beta = np.where(frozen, 0.0, rz_new / np.where(rz > 0, rz, np.inf))
         K.direction_update(Pa, Za, beta)
         rz = rz_new
-    if active.size:
-        X[:, active] = Xa
+    if (~frozen).any():
+        X[:, active[~frozen]] = Xa[:, ~frozen]
     return X, iterations, converged

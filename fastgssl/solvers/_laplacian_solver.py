@@ -65,14 +65,18 @@ the product; when aggregation cannot get there (the next pass would leave one ag
 a 0.5 s dense factorization for 33 -> 29 iterations).
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
-from ``REORDER_MIN_N`` = 20,000 vertices): the aggregates' order when an aggregation ran
-(also one refused as a coarse space; the aggregation runs on the input order, which gave 40
-iterations on the 10^6-point inverted-file graph where the RCM order gave 69), else reverse
-Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 2x10^5 vertices the block still
-sits in cache (ordered products 0.94-1.07x at 2x10^4-10^5 for 88 ms of setup at 10^5), so
-the first solve runs in the input order and a second solve of the same setup orders; from
-2x10^5 the setup orders (10^6 points: 15.1 against 21.3 s; docs/benchmarks.md, issue 54's
-third round). Right-hand sides and solutions stay in the input order.
+from ``REORDER_MIN_N`` = 20,000 vertices), chosen at a solve: for right-hand sides nonzero on
+few rows (labeled points, their neighbours, point sources) the sources' order, graph Voronoi
+cells around them grouped by class (``_laplacian_matrix._sources_order``: 10 columns times
+10-NN graphs of 10-class mixtures of 10^6 points, 212 and 127 ms against 247 and 146 ms in
+the aggregates' order, docs/scripts/first_fit_round4_order.txt); else the aggregates' order
+when an aggregation ran (also one refused as a coarse space; the aggregation runs on the
+input order: 40 iterations on the 10^6-point inverted-file graph, 69 in the RCM order), else
+reverse Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 2x10^5 vertices the
+block still sits in cache (ordered products 0.94-1.07x at 2x10^4-10^5 for 88 ms of setup at
+10^5), so a second solve of the same setup orders; from 2x10^5 the first solve orders
+(10^6 points: 15.1 against 21.3 s unordered; docs/benchmarks.md, issue 54's third round).
+Right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
 component: the right-hand sides are projected onto the range of ``Q`` (the orthogonal
@@ -214,14 +218,12 @@ class LaplacianSolver:
         n = 64,000 (ms per right-hand side, cg / amg): panels of 8: 40 / 24, 32: 22 / 20,
         128: 32 / 31, all 500 at once: 54 / 57.
     reorder : {"auto", "aggregates", "rcm", None}, default="auto"
-        Locality order of the iterative methods, once at setup: ``"aggregates"`` (the
-        coarse space's aggregates contiguous; ``"rcm"`` without a coarse space),
-        ``"rcm"`` (reverse Cuthill-McKee; the coarse space is then aggregated in that
-        order), None (the input order), ``"auto"``: from 20,000 vertices, ``"aggregates"``
-        with an explicit coarse space or one ``coarse_space="auto"`` builds at setup,
-        ``"rcm"`` otherwise (a coarse space priced in later is aggregated in the input
-        order, then follows the solver's order); ``"aggregates"`` with
-        ``coarse_space="auto"`` builds the coarse space at once.
+        Locality order of the iterative methods: ``"aggregates"`` (the coarse space's
+        aggregates contiguous, at setup; ``"rcm"`` without one; with ``coarse_space="auto"``
+        it builds the coarse space at once), ``"rcm"`` (reverse Cuthill-McKee at setup; the
+        coarse space is then aggregated in that order), None (the input order), ``"auto"``:
+        from 20,000 vertices, at a solve (module docstring), the sources' order, else the
+        aggregates' (also of a coarse space priced in later), else ``"rcm"``.
     coarse_space : {"auto", "two_level", "multilevel", "multiplicative", None}, default="auto"
         ``"cg"`` only: the aggregation coarse correction of the Jacobi preconditioner
         (:mod:`fastgssl.solvers._coarse_space`; None: Jacobi alone). ``"auto"``:
@@ -369,14 +371,15 @@ class LaplacianSolver:
         self._solves = 0
         if self.solver_ != "direct" and (reorder in ("rcm", "aggregates") or (
                 reorder == "auto" and n >= REORDER_MIN_N)):
-            if reorder == "auto" and n < REORDER_EAGER_MIN_N and self.solver_ == "cg":
-                # below REORDER_EAGER_MIN_N the order pays only over repeated solves (module
-                # docstring): the first solve runs in the input order, a second one orders
+            # the input-order matrix a priced-in coarse space aggregates (the caller holds
+            # it during the first solve; dropped after it: the cache keeps one)
+            self._Q_input = Q if self._coarse_pending else None
+            if reorder == "auto" and self.solver_ == "cg":
+                # the order waits for right-hand sides (the sources' order, module
+                # docstring): the first solve's from REORDER_EAGER_MIN_N, below them the
+                # second solve's of a reused setup (the order pays only over repeated solves)
                 self._order_deferred = True
             else:
-                # the input-order matrix a priced-in coarse space aggregates (the caller
-                # holds it during the first solve; dropped after it: the cache keeps one)
-                self._Q_input = Q if self._coarse_pending else None
                 self._apply_order(self._order_for(reorder))
         if self.solver_ == "direct":
             self._setup_direct()
@@ -384,14 +387,9 @@ class LaplacianSolver:
             self._setup_amg()
         self.setup_time_ = time.perf_counter() - t0
 
-    def _order_for(self, reorder="auto"):
-        """The aggregates' order when an aggregation ran (that of the coarse space, or of
-        one strictly refused as a coarse space, too fine: paid for already, it serves as
-        well as RCM), else reverse Cuthill-McKee."""
+    def _order_for(self, reorder="auto", B=None):
         source = self.coarse_space_ or self._order_source
-        if source is not None and reorder != "rcm":
-            return source.locality_order()
-        return _locality_order(self._A)
+        return _locality_order(self._A, B, None if reorder == "rcm" else source)
 
     def _apply_order(self, order):
         """Work in ``order`` from now on: the matrix, the Jacobi diagonal, the null space and
@@ -595,14 +593,15 @@ class LaplacianSolver:
         if not np.isfinite(B).all():
             raise ValueError("B contains NaN or infinite values.")
         r = B.shape[1]
-        if getattr(self, "_order_deferred", False) and self._solves:
+        if getattr(self, "_order_deferred", False) and (
+                self._solves or self.n_ >= REORDER_EAGER_MIN_N):
             # a reused setup: the locality order pays over the solves to come (module
             # docstring); not under a multigrid hierarchy built in the input order
             self._order_deferred = False
             if self.multigrid_ is None:
                 t_order = time.perf_counter()
                 with numba_threads(None):
-                    self._apply_order(self._order_for())
+                    self._apply_order(self._order_for(B=B))
                 self.setup_time_ += time.perf_counter() - t_order
         self._solves = getattr(self, "_solves", 0) + 1
         # The solve is linear: scale every column by a power of two (exact) so that its
