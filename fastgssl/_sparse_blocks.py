@@ -91,15 +91,19 @@ def spmm_dot(indptr, indices, data, P, AP):
 
 @njit(cache=True, parallel=True)
 def cg_update(X, R, P, AP, alpha):
-    """``X += alpha P``, ``R -= alpha AP``; return the squared column norms of ``R``."""
+    """``X += alpha P``, ``R -= alpha AP``; return the squared column norms of ``R``.
+    A column with ``alpha = 0`` (a finished one carried in the block) is left as it is,
+    whatever ``P`` holds."""
     n, r = X.shape
     partial = np.zeros((N_CHUNKS, r))
     for t in prange(N_CHUNKS):
         lo, hi = _chunk_rows(t, n)
         for i in range(lo, hi):
             for c in range(r):
-                X[i, c] += alpha[c] * P[i, c]
-                R[i, c] -= alpha[c] * AP[i, c]
+                a = alpha[c]
+                if a != 0.0:
+                    X[i, c] += a * P[i, c]
+                    R[i, c] -= a * AP[i, c]
                 partial[t, c] += R[i, c] * R[i, c]
     return partial.sum(axis=0)
 

@@ -482,3 +482,31 @@ def test_an_eager_coarse_space_out_of_memory_warns_at_setup_and_solves(monkeypat
     X, info = solver.solve(B)
     assert not info
     np.testing.assert_allclose(L @ X, B, atol=1e-8 * np.abs(B).max())
+
+
+@given(seed=st.integers(0, 10**6), r=st.integers(2, 6))
+def test_block_pcg_columns_follow_their_own_recurrence(seed, r):
+    # finished columns are frozen in the block (then compacted): every column takes the
+    # iterations and reaches the solution it takes alone
+    from fastgssl.solvers._block_pcg import block_pcg
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    W = sp.random(n, n, density=0.1, random_state=seed)
+    Q = sp.csr_matrix(laplacian(W + W.T, ridge=1e-3))
+    dinv = 1.0 / Q.diagonal()
+
+    def jacobi(R, Z):
+        Z[...] = dinv[:, None] * R
+        return np.einsum("ij,ij->j", R, Z)
+
+    B = rng.normal(size=(n, r)) * np.exp2(rng.integers(-20, 20, size=r))
+    B[:, 0] = Q @ np.ones(n)  # sometimes done in one step
+    B[:, -1] = 0.0  # done before the first
+    X, its, conv = block_pcg(Q, np.ascontiguousarray(B), jacobi, rtol=1e-10, max_iter=500)
+    for j in range(r):
+        xj, itj, cj = block_pcg(Q, np.ascontiguousarray(B[:, [j]]), jacobi, rtol=1e-10,
+                                max_iter=500)
+        assert its[j] == itj[0] and conv[j] == cj[0]
+        np.testing.assert_allclose(X[:, j], xj[:, 0], rtol=1e-12,
+                                   atol=1e-12 * np.abs(xj).max())

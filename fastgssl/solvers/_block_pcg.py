@@ -52,21 +52,22 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     X = np.zeros((n, r)) if X0 is None else np.array(X0, dtype=np.float64, order="C")
     iterations = np.zeros(r, dtype=np.int64) if iterations_done is None else iterations_done
     converged = bnorm == 0
-    if X0 is None:
-        R = B.copy()
+    if X0 is None:  # (the projection makes a new array; B itself is never written)
+        R = B.copy() if project is None else project(B)
     else:
         R = np.empty_like(B)
         K.residual(A.indptr, A.indices, A.data, B, X, R)
-    if project is not None:
-        R = project(R)
+        if project is not None:
+            R = project(R)
     rnorm2 = K.column_dot(R, R)
     converged |= np.sqrt(rnorm2) <= target
     active = np.flatnonzero(~converged)
     if active.size == 0:
         return X, iterations, converged
     history = [float(np.max(np.sqrt(rnorm2[active]) / bnorm[active]))]
-    Xa = np.ascontiguousarray(X[:, active])
-    Ra = np.ascontiguousarray(R[:, active])
+    # the whole block active: the iterates are X's own columns (no copy of n x r arrays)
+    Xa = X if active.size == r else np.ascontiguousarray(X[:, active])
+    Ra = R if active.size == r else np.ascontiguousarray(R[:, active])
     ta = target[active]
     Za = np.empty_like(Ra)
     rz = precond(Ra, Za)
@@ -83,7 +84,8 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
             rn2 = K.column_dot(Ra, Ra)
         done = ~frozen & ((np.sqrt(rn2) <= ta) | (pap <= 0))
         if done.any():
-            X[:, active[done]] = Xa[:, done]
+            if Xa is not X:
+                X[:, active[done]] = Xa[:, done]
             converged[active[done]] = np.sqrt(rn2[done]) <= ta[done]
             frozen |= done
             if frozen.all():
@@ -107,6 +109,6 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         beta = np.where(frozen, 0.0, rz_new / np.where(rz > 0, rz, np.inf))
         K.direction_update(Pa, Za, beta)
         rz = rz_new
-    if (~frozen).any():
+    if Xa is not X and (~frozen).any():
         X[:, active[~frozen]] = Xa[:, ~frozen]
     return X, iterations, converged
