@@ -119,9 +119,9 @@ def _sources_order(Q, B):
     unreached vertices come last in the input order. On the kNN graph of high-dimensional
     data, where reverse Cuthill-McKee and the aggregates leave a vertex's neighbours
     scattered, most of them then share its class's window of the block: a product of the
-    10^6-vertex 10-NN graph of a 10-class mixture (sep 0.5) with 10 columns took 192 ms
-    against 253 ms in the aggregates' order and 269 ms in the input order
-    (docs/scripts/first_fit_round4_order.txt).
+    10^6-vertex 10-NN graph of a 10-class mixture (sep 0.5) with 10 columns took 190 ms
+    against 237 ms in the aggregates' order and 253 ms in the input order; Poisson
+    learning's first solve 11.6 against 13.8 s (docs/scripts/first_fit_round4_*.txt).
     """
     seeds = np.flatnonzero(np.any(B != 0, axis=1))
     n = Q.shape[0]

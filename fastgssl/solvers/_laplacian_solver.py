@@ -68,7 +68,7 @@ Iterative methods run on ``Q`` permuted once into a locality order (``reorder="a
 from ``REORDER_MIN_N`` = 20,000 vertices), chosen at a solve: for right-hand sides nonzero on
 few rows (labeled points, their neighbours, point sources) the sources' order, graph Voronoi
 cells around them grouped by class (``_laplacian_matrix._sources_order``: 10 columns times
-10-NN graphs of 10-class mixtures of 10^6 points, 212 and 127 ms against 247 and 146 ms in
+10-NN graphs of 10-class mixtures of 10^6 points, 190 and 81 ms against 237 and 97 ms in
 the aggregates' order, docs/scripts/first_fit_round4_order.txt); else the aggregates' order
 when an aggregation ran (also one refused as a coarse space; the aggregation runs on the
 input order: 40 iterations on the 10^6-point inverted-file graph, 69 in the RCM order), else
