@@ -66,20 +66,24 @@ def _sources_bfs(indptr, indices, seeds, n):  # pragma: no cover - compiled
     """Breadth-first search from all ``seeds`` at once: the seed (index into ``seeds``) that
     reached each vertex first (-1: none), and the reached vertices in discovery order."""
     owner = np.full(n, -1, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.uint8)  # (the marks a search reads at random: 1 byte each)
     queue = np.empty(n, dtype=np.int64)
     tail = 0
     for s in range(seeds.shape[0]):
         owner[seeds[s]] = s
+        seen[seeds[s]] = 1
         queue[tail] = seeds[s]
         tail += 1
     head = 0
     while head < tail:
         v = queue[head]
         head += 1
+        o = owner[v]
         for jj in range(indptr[v], indptr[v + 1]):
             u = indices[jj]
-            if owner[u] < 0:
-                owner[u] = owner[v]
+            if seen[u] == 0:
+                seen[u] = 1
+                owner[u] = o
                 queue[tail] = u
                 tail += 1
     return owner, queue[:tail]
