@@ -89,29 +89,6 @@ def _sources_bfs(indptr, indices, seeds, n):  # pragma: no cover - compiled
     return owner, queue[:tail]
 
 
-@njit(cache=True)
-def _cells_in_order(owner, found, cell_rank):  # pragma: no cover - compiled
-    """The vertices ``found`` (discovery order) bucketed by their cell's rank (a counting
-    sort: discovery order inside a cell), then the vertices no cell holds, in input order."""
-    n = owner.shape[0]
-    start = np.zeros(cell_rank.shape[0] + 1, dtype=np.int64)
-    for v in found:
-        start[cell_rank[owner[v]] + 1] += 1
-    for c in range(cell_rank.shape[0]):
-        start[c + 1] += start[c]
-    order = np.empty(n, dtype=np.int64)
-    for v in found:
-        c = cell_rank[owner[v]]
-        order[start[c]] = v
-        start[c] += 1
-    tail = found.shape[0]
-    for v in range(n):
-        if owner[v] < 0:
-            order[tail] = v
-            tail += 1
-    return order
-
-
 def _sources_order(Q, B):
     """The order of the graph's cells around the sources of ``B`` (its nonzero rows), or
     None when more than ``1 / SOURCES_MAX_SHARE`` of the rows are nonzero.
@@ -135,7 +112,9 @@ def _sources_order(Q, B):
     cell_rank = np.empty(seeds.size, dtype=np.int64)
     cell_rank[np.argsort(np.argmax(np.abs(B[seeds]), axis=1), kind="stable")] = \
         np.arange(seeds.size)
-    return _cells_in_order(owner, found, cell_rank)
+    # the cells in rank order, discovery order inside each (a stable sort), then the rest
+    cells = found[np.argsort(cell_rank[owner[found]], kind="stable")]
+    return np.concatenate([cells, np.flatnonzero(owner < 0)]).astype(np.int64)
 
 
 def _permuted(Q, order, inverse):
