@@ -595,8 +595,9 @@ class LaplacianSolver:
         r = B.shape[1]
         if getattr(self, "_order_deferred", False) and (
                 self._solves or self.n_ >= REORDER_EAGER_MIN_N):
-            # a reused setup: the locality order pays over the solves to come (module
-            # docstring); not under a multigrid hierarchy built in the input order
+            # the locality order, from these right-hand sides (module docstring): at the
+            # first solve from REORDER_EAGER_MIN_N vertices, below at a reused setup's
+            # second; not under a multigrid hierarchy built in the input order
             self._order_deferred = False
             if self.multigrid_ is None:
                 t_order = time.perf_counter()
