@@ -8,6 +8,9 @@ thread count; no atomics).
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import numpy as np
 from numba import njit, prange
 
@@ -45,18 +48,13 @@ def _chunk_rows(t, n):
 
 
 @njit(cache=True, parallel=True)
-def spmm_rows(indptr, indices, data, rows, X, out):
-    """``out = A[rows] @ X`` for CSR ``A``, row indices ``rows`` and a C-contiguous block
-    ``X`` (the rows of a symmetrically permuted product without permuting ``A``)."""
+def _spmm_rows_any(indptr, indices, data, rows, X, out):
     for i in prange(rows.shape[0]):
         row_product(indptr, indices, data, rows[i], X, out, i)
 
 
 @njit(cache=True, parallel=True)
-def affine_steps(indptr, indices, data, U, drive, steps):
-    """``steps`` explicit steps ``U <- A U + drive`` (CSR ``A``, C-contiguous blocks) in two
-    buffers: each row summed in the order of its stored entries, as scipy's ``A @ U +
-    drive``, without two new arrays per step."""
+def _affine_steps_any(indptr, indices, data, U, drive, steps):
     n, r = U.shape
     cur = U.copy()
     nxt = np.empty_like(U)
@@ -69,15 +67,8 @@ def affine_steps(indptr, indices, data, U, drive, steps):
     return cur
 
 
-@njit(cache=True)
-def spmm(indptr, indices, data, X, out):
-    """``out = A @ X`` for CSR ``A`` and a C-contiguous block ``X``."""
-    spmm_rows(indptr, indices, data, np.arange(out.shape[0]), X, out)
-
-
 @njit(cache=True, parallel=True)
-def spmm_dot(indptr, indices, data, P, AP):
-    """``AP = A @ P`` and return the column inner products ``diag(P^T A P)``."""
+def _spmm_dot_any(indptr, indices, data, P, AP):
     n, r = P.shape
     partial = np.zeros((N_CHUNKS, r))
     for t in prange(N_CHUNKS):
@@ -87,6 +78,150 @@ def spmm_dot(indptr, indices, data, P, AP):
             for c in range(r):
                 partial[t, c] += P[i, c] * AP[i, c]
     return partial.sum(axis=0)
+
+
+# -- the same three kernels compiled for one block width -------------------------------------
+#
+# A block's width r is known only at run time, so the loops over its r columns above stay
+# scalar: LLVM's loop vectorizer does not take a loop of 10 iterations, and Numba leaves
+# LLVM's SLP (straight-line) vectorizer off by default (numba#8852, miscompilations it saw in
+# other code). Compiled for one width R (a closure constant), the column loops unroll, the R
+# sums of a row stay in registers, and with SLP they become packed multiplies and adds (no
+# fused multiply-add: each sum is the same sum in the same order, bit for bit; tested
+# against scipy for every width in tests/test_first_fit_kernels.py). Measured on a 10-NN
+# Laplacian (docs/benchmarks.md, issue 54's fifth round): 10 columns, 2x10^4 rows, one
+# thread, 0.87 against 1.54 ms; 10^5 rows, two threads, 3.3 against 7.1 ms; 50 columns 2.2x.
+# Each width compiles on its first use (about 3 s per kernel, then loaded from Numba's disk
+# cache); widths above WIDTH_MAX, one column (a register sum already), non-contiguous
+# blocks and FASTGSSL_WIDTH_KERNELS=0 take the kernels above.
+
+WIDTH_MAX = 64
+_WIDTH_KERNELS: dict = {}
+_WIDTH_COMPILED: set = set()
+
+
+@njit(inline="always")
+def _row_sums_into(indptr, indices, data, row, X, acc, R):
+    """``acc[:R] = A[row] @ X`` (R a compile-time constant where this is inlined)."""
+    for c in range(R):
+        acc[c] = 0.0
+    for jj in range(indptr[row], indptr[row + 1]):
+        a = data[jj]
+        j = indices[jj]
+        for c in range(R):
+            acc[c] += a * X[j, c]
+
+
+def _width_kernels(R):
+    """``{name: kernel}`` of the three kernels for blocks of exactly R columns (closures
+    over R alone, so that Numba's disk cache keys them by R)."""
+
+    @njit(cache=True, parallel=True)
+    def spmm_rows_r(indptr, indices, data, rows, X, out):
+        m = rows.shape[0]
+        for t in prange(N_CHUNKS):
+            lo, hi = _chunk_rows(t, m)
+            acc = np.empty(R)
+            for i in range(lo, hi):
+                _row_sums_into(indptr, indices, data, rows[i], X, acc, R)
+                for c in range(R):
+                    out[i, c] = acc[c]
+
+    @njit(cache=True, parallel=True)
+    def spmm_dot_r(indptr, indices, data, P, AP):
+        n = P.shape[0]
+        partial = np.zeros((N_CHUNKS, R))
+        for t in prange(N_CHUNKS):
+            lo, hi = _chunk_rows(t, n)
+            acc = np.empty(R)
+            for i in range(lo, hi):
+                _row_sums_into(indptr, indices, data, i, P, acc, R)
+                for c in range(R):
+                    AP[i, c] = acc[c]
+                    partial[t, c] += P[i, c] * acc[c]
+        return partial.sum(axis=0)
+
+    @njit(cache=True, parallel=True)
+    def affine_steps_r(indptr, indices, data, U, drive, steps):
+        n = U.shape[0]
+        cur = U.copy()
+        nxt = np.empty_like(U)
+        for _ in range(steps):
+            for t in prange(N_CHUNKS):
+                lo, hi = _chunk_rows(t, n)
+                acc = np.empty(R)
+                for i in range(lo, hi):
+                    _row_sums_into(indptr, indices, data, i, cur, acc, R)
+                    for c in range(R):
+                        nxt[i, c] = acc[c] + drive[i, c]
+            cur, nxt = nxt, cur
+        return cur
+
+    return {"spmm_rows": spmm_rows_r, "spmm_dot": spmm_dot_r, "affine_steps": affine_steps_r}
+
+
+@contextlib.contextmanager
+def _slp_vectorizer():
+    """LLVM's SLP vectorizer on for the compilations inside (Numba's global compiler lock
+    held, so that no other thread compiles with it)."""
+    from numba.core import config
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
+        config.reload_config()  # (the compiler reloads too: the environment read first)
+        before = config.SLP_VECTORIZE
+        config.SLP_VECTORIZE = 1
+        try:
+            yield
+        finally:
+            config.SLP_VECTORIZE = before
+
+
+def _width_call(name, generic, indptr, indices, X, args):
+    """Run kernel ``name`` compiled for X's width when there is one (above), else
+    ``generic``."""
+    r = X.shape[1]
+    if r < 2 or r > WIDTH_MAX or not X.flags.c_contiguous or not _WIDTH_ON:
+        return generic(*args)
+    kernels = _WIDTH_KERNELS.get(r)
+    if kernels is None:
+        kernels = _WIDTH_KERNELS[r] = _width_kernels(r)
+    key = (name, r, indptr.dtype.char, indices.dtype.char)
+    if key in _WIDTH_COMPILED:
+        return kernels[name](*args)
+    with _slp_vectorizer():
+        out = kernels[name](*args)
+    _WIDTH_COMPILED.add(key)
+    return out
+
+
+_WIDTH_ON = os.environ.get("FASTGSSL_WIDTH_KERNELS", "1") != "0"
+
+
+def spmm_rows(indptr, indices, data, rows, X, out):
+    """``out = A[rows] @ X`` for CSR ``A``, row indices ``rows`` and a C-contiguous block
+    ``X`` (the rows of a symmetrically permuted product without permuting ``A``)."""
+    _width_call("spmm_rows", _spmm_rows_any, indptr, indices, X,
+                (indptr, indices, data, rows, X, out))
+
+
+def affine_steps(indptr, indices, data, U, drive, steps):
+    """``steps`` explicit steps ``U <- A U + drive`` (CSR ``A``, C-contiguous blocks) in two
+    buffers: each row summed in the order of its stored entries, as scipy's ``A @ U +
+    drive``, without two new arrays per step."""
+    return _width_call("affine_steps", _affine_steps_any, indptr, indices, U,
+                       (indptr, indices, data, U, drive, steps))
+
+
+def spmm(indptr, indices, data, X, out):
+    """``out = A @ X`` for CSR ``A`` and a C-contiguous block ``X``."""
+    spmm_rows(indptr, indices, data, np.arange(out.shape[0]), X, out)
+
+
+def spmm_dot(indptr, indices, data, P, AP):
+    """``AP = A @ P`` and return the column inner products ``diag(P^T A P)``."""
+    return _width_call("spmm_dot", _spmm_dot_any, indptr, indices, P,
+                       (indptr, indices, data, P, AP))
 
 
 @njit(cache=True, parallel=True)

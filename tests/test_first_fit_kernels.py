@@ -126,6 +126,34 @@ def test_block_product_equals_scipy_bit_for_bit(r):
     np.testing.assert_allclose(dots, np.einsum("ij,ij->j", X, A @ X), rtol=1e-12)
 
 
+# widths with a kernel of their own (vectorized across columns) and one above WIDTH_MAX
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 200),
+       r=st.sampled_from([2, 3, 7, 8, 10, 16, 33, K.WIDTH_MAX, K.WIDTH_MAX + 1]),
+       int64=st.booleans())
+def test_width_kernels_equal_scipy_and_the_generic_kernels_bit_for_bit(seed, n, r, int64):
+    # compiled for one width with LLVM's SLP vectorizer: packed products and sums, each
+    # column's sum still in entry order, no fused multiply-add
+    A = sp.random(n, n, density=0.05, random_state=seed, format="csr")
+    if int64:
+        A.indices, A.indptr = A.indices.astype(np.int64), A.indptr.astype(np.int64)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, r))
+    out, ref = np.empty_like(X), np.empty_like(X)
+    dots = K.spmm_dot(A.indptr, A.indices, A.data, X, out)
+    np.testing.assert_array_equal(out, A @ X)
+    np.testing.assert_array_equal(dots, K._spmm_dot_any(A.indptr, A.indices, A.data, X, ref))
+    rows = rng.permutation(n)[: max(1, n // 2)]
+    part = np.empty((rows.size, r))
+    K.spmm_rows(A.indptr, A.indices, A.data, rows, X, part)
+    np.testing.assert_array_equal(part, (A @ X)[rows])
+    drive = rng.standard_normal((n, r))
+    U = X
+    for _ in range(3):
+        U = A @ U + drive
+    np.testing.assert_array_equal(affine_steps(A.indptr, A.indices, A.data, X, drive, 3), U)
+
+
 # -- a given graph: its check and its Laplacian --------------------------------------------
 
 
