@@ -51,7 +51,21 @@ def warmup(verbose=True):
         ("LapRLS", lambda: models.LapRLS().fit(X, y_ssl)),
         ("SVM + exact CV", lambda: cv.cv_result(models.SVM(), X, y, 2, random_state=0)),
         ("KRR", lambda: models.KRR().fit(X, y)),
+        # the block products are compiled per width (fastgssl._sparse_blocks): one column
+        # per class, and the narrower blocks of columns still running once half converged
+        ("block products of 3-16 columns", lambda: _block_widths(range(3, 17))),
     ]
+
+    def _block_widths(widths):
+        import scipy.sparse as sp
+
+        from fastgssl import _sparse_blocks as K
+
+        A = sp.random(50, 50, density=0.1, random_state=0, format="csr")
+        for r in widths:
+            B = np.ones((50, r))
+            K.spmm_dot(A.indptr, A.indices, A.data, B, np.empty_like(B))
+            K.affine_steps(A.indptr, A.indices, A.data, B, B, 1)
     def _refits(model, build, X, y):
         W = build(X, 10)
         for _ in range(2):
