@@ -113,10 +113,12 @@ def _row_sums_into(indptr, indices, data, row, X, acc, R):
 
 
 def _width_kernels(R):
-    """``{name: kernel}`` of the three kernels for blocks of exactly R columns (closures
-    over R alone, so that Numba's disk cache keys them by R)."""
+    """``{name: kernel}`` of the three kernels for blocks of exactly R columns: closures
+    over R alone, each named after its width, so that each width has a disk-cache index
+    of its own (under one name, all widths share one index file, and two processes
+    compiling two new widths at once could both write their entry under one number: a
+    later load then found another width's code, and failed)."""
 
-    @njit(cache=True, parallel=True)
     def spmm_rows_r(indptr, indices, data, rows, X, out):
         m = rows.shape[0]
         for t in prange(N_CHUNKS):
@@ -127,7 +129,6 @@ def _width_kernels(R):
                 for c in range(R):
                     out[i, c] = acc[c]
 
-    @njit(cache=True, parallel=True)
     def spmm_dot_r(indptr, indices, data, P, AP):
         n = P.shape[0]
         partial = np.zeros((N_CHUNKS, R))
@@ -141,7 +142,6 @@ def _width_kernels(R):
                     partial[t, c] += P[i, c] * acc[c]
         return partial.sum(axis=0)
 
-    @njit(cache=True, parallel=True)
     def affine_steps_r(indptr, indices, data, U, drive, steps):
         n = U.shape[0]
         cur = U.copy()
@@ -157,7 +157,12 @@ def _width_kernels(R):
             cur, nxt = nxt, cur
         return cur
 
-    return {"spmm_rows": spmm_rows_r, "spmm_dot": spmm_dot_r, "affine_steps": affine_steps_r}
+    kernels = {}
+    for name, fn in (("spmm_rows", spmm_rows_r), ("spmm_dot", spmm_dot_r),
+                     ("affine_steps", affine_steps_r)):
+        fn.__name__ = fn.__qualname__ = f"{name}_width_{R}"
+        kernels[name] = njit(cache=True, parallel=True)(fn)
+    return kernels
 
 
 @contextlib.contextmanager

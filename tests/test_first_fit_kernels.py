@@ -323,3 +323,27 @@ def test_sources_order_refuses_right_hand_sides_without_sources():
     Q = sp.csr_matrix(sp.eye(40))
     assert _sources_order(Q, np.zeros((40, 2))) is None
     assert _sources_order(Q, np.ones((40, 2))) is None
+
+
+def test_width_kernels_compiled_in_separate_processes_load_together(tmp_path):
+    # each process compiles one width into a shared disk cache; later processes load both
+    # (in either order): each width finds its own code
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    script = """
+import sys, numpy as np, scipy.sparse as sp
+from fastgssl import _sparse_blocks as K
+A = sp.random(60, 60, density=0.1, random_state=0, format="csr")
+for r in map(int, sys.argv[1:]):
+    X = np.arange(60.0 * r).reshape(60, r)
+    out = np.empty_like(X)
+    dots = K.spmm_dot(A.indptr, A.indices, A.data, X, out)
+    assert np.array_equal(out, A @ X), r
+    assert np.array_equal(K.affine_steps(A.indptr, A.indices, A.data, X, X, 1), A @ X + X)
+"""
+    for widths in (["5"], ["7"], ["5", "7"], ["7", "5"]):
+        subprocess.run([sys.executable, "-c", script, *widths], env=env, check=True,
+                       capture_output=True, timeout=300)
