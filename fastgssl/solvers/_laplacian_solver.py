@@ -31,38 +31,39 @@ Methods
     their current iterates; later solves use ``"amg"`` directly.
 
 Setup priced by what it saves (``coarse_space="auto"``, the default). On a large matrix
-whose diagonal barely dominates (at least ``COARSE_EAGER_MIN_N`` = 10^5 vertices and the
+whose diagonal barely dominates (at least ``COARSE_EAGER_MIN_N`` = 2x10^5 vertices and the
 median row's ``|row sum| / diagonal`` at most 0.01: a Laplacian, the Dirichlet block of
 label propagation, a ridge of 1e-6) the coarse space is built at setup, its aggregates
-giving the locality order: there Jacobi's slow modes always remain, and the checkpoint
-below misjudged them (2x10^5-point mixture graph, Poisson learning's 10 columns at rtol
-1e-6, CPU seconds, one thread: CG's residual fell 100-fold in 4 iterations and rose again
-before the checkpoint, which kept Jacobi: 77 iterations, 3.4-3.8 s, against 25 two-level
-iterations from the start, 1.4-1.6 s; 10^6 points, two threads: 100 Jacobi iterations, 37.6
-CPU s, against 47, 27.4 s); the aggregation is strict as below, so that a graph it cannot
-coarsen enough keeps Jacobi. Otherwise the coarse space is not built at the start: its
-setup (aggregation passes, the Galerkin products, the coarse factorization) costs about
-``COARSE_SETUP_PRODUCTS`` = 40 single-column products with ``Q`` (measured 20-70, CPU
-seconds, at 2x10^4 and 10^5 points), and a block iteration of a panel of r columns about
-``1 + r / 6`` of them, so its price is ``k = ceil(40 / (1 + r / 6))`` Jacobi iterations (at
-least 4: 15 for 10 classes, 5 for 50 columns). The first solve runs Jacobi-PCG to that
-checkpoint; if columns are still unconverged and the residual's rate over the last ``k /
-2`` iterations (the best residual of each half: CG's is not monotone) leaves more than ``2
-k`` iterations to go (twice the price: the restart loses CG's Krylov space and a coarse
-iteration costs more), the coarse space is built and those columns continue with it from
-their iterates; otherwise (or when that rate shows no progress, above 0.99 per iteration)
-Jacobi goes on undisturbed, and a later solve prices it again. Once built, later solves use
-it from the start. Measured (MNIST, 5,000 images, graphlearning's 10-NN W, Poisson
-learning's 10 columns at rtol 1e-6, CPU seconds, one thread, load 4): Jacobi 69 iterations
-(0.048 s), two-level from the start 34 (0.046 s), priced 15 + 29 (0.049 s); a 10^5-point
-10-NN mixture graph: Jacobi needs 24 and the checkpoint at 15 keeps it (two-level would
-save 4 iterations for its setup); 8 near-separate clusters (24,000 points, rtol 1e-10, 10
-columns): Jacobi 78, priced 15 + 24. ``bench/bench_priced_setup.py`` times it against
-``coarse_space=None`` and a scipy Jacobi-cg loop. The coarse problem has at most
-``sqrt(nnz(Q))`` aggregates (and 1,000), so that its factor costs less per iteration than
-the product; when aggregation cannot get there (the next pass would leave one aggregate)
-"auto" keeps Jacobi (graphlearning's 10-NN graph of 10^5 mixture points: 1,975 aggregates,
-a 0.5 s dense factorization for 33 -> 29 iterations).
+giving the locality order: there Jacobi's slow modes always remain, and the checkpoint below
+misjudged them (2x10^5-point mixture graph, Poisson learning's 10 columns, one thread: CG's
+residual fell 100-fold in 4 iterations and rose again before the checkpoint, which kept
+Jacobi: 77 iterations, 3.4-3.8 CPU s, against 25 two-level ones from the start, 1.4-1.6 s);
+the aggregation is strict as below, so that a graph it cannot coarsen enough keeps Jacobi
+(at 10^5 points it refused 10-NN mixture graphs after 0.1-0.17 CPU s of a 0.25-0.7 s solve:
+priced below there). Otherwise the coarse space is not built at the start: its setup
+(aggregation passes, the Galerkin products, the coarse factorization) costs about
+``COARSE_SETUP_PRODUCTS`` = 40 single-column products with ``Q`` (measured 20-70 at 2x10^4
+and 10^5 points), and a block iteration of a panel of r columns about ``1 + r / 6`` of them,
+so its price is ``k = ceil(40 / (1 + r / 6))`` Jacobi iterations (at least 4: 15 for 10
+classes, 5 for 50 columns). The first solve runs Jacobi-PCG to that checkpoint; if columns
+are still unconverged and the residual's rate over the last ``k / 2`` iterations (the best
+residual of each half: CG's is not monotone) leaves more than
+``max(2 k, COARSE_MIN_REMAINING)`` iterations to go (twice the price: the restart loses CG's
+Krylov space and a coarse iteration costs more; at least 30: at 2x10^4 points 50 Poisson
+columns extrapolated 22 and took 21 two-level iterations against Jacobi's 23, 3 % slower; 50
+ridge columns extrapolated 40, took 27 against 48), the coarse space is built and those
+columns continue with it from their iterates; otherwise (or when that rate shows no
+progress, above 0.99 per iteration) Jacobi goes on undisturbed, and a later solve prices it
+again. Once built, later solves use it from the start. Measured (MNIST, 5,000 images,
+Poisson learning's 10 columns, one thread): Jacobi 69 iterations (0.048 CPU s), two-level
+from the start 34 (0.046 s), priced 15 + 29 (0.049 s); a 10^5-point 10-NN mixture graph:
+Jacobi needs 24 and the checkpoint at 15 keeps it (two-level would save 4 iterations for its
+setup); 8 near-separate clusters (24,000 points, rtol 1e-10, 10 columns): Jacobi 78, priced
+15 + 24. ``bench/bench_priced_setup.py`` times it against ``coarse_space=None`` and a scipy
+Jacobi-cg loop. The coarse problem has at most ``sqrt(nnz(Q))`` aggregates (and 1,000), so
+that its factor costs less per iteration than the product; when aggregation cannot get there
+(the next pass would leave one aggregate) "auto" keeps Jacobi (a 10-NN graph of 10^5 mixture
+points: 1,975 aggregates, a 0.5 s dense factorization for 33 -> 29 iterations).
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
 from ``REORDER_MIN_N`` = 20,000 vertices), chosen at a solve: for right-hand sides nonzero on
@@ -145,7 +146,9 @@ COARSE_SETUP_PRODUCTS, BLOCK_SHARE, COARSE_MIN_CHECK = 40, 6, 4
 COARSE_STALL_RATE = 0.99
 # "auto" builds the coarse space at setup (no checkpoint) from this many vertices when the
 # median row's |row sum| / diagonal is at most COARSE_EAGER_DOMINANCE (module docstring)
-COARSE_EAGER_MIN_N, COARSE_EAGER_DOMINANCE = 100_000, 0.01
+COARSE_EAGER_MIN_N, COARSE_EAGER_DOMINANCE = 200_000, 0.01
+# the checkpoint builds the coarse space when at least this many iterations remain (and 2 k)
+COARSE_MIN_REMAINING = 30
 
 
 def _panel_width(n, r):
@@ -230,7 +233,7 @@ class LaplacianSolver:
         ``"two_level"`` (the least CPU time measured, ``bench/bench_coarse_space.py``:
         ``"multiplicative"`` halves the iterations but costs two more products each,
         ``"multilevel"`` needs about as many as ``"two_level"``), built at setup on a matrix
-        of at least 10^5 vertices whose median row barely dominates, else during the first
+        of at least 2x10^5 vertices whose median row barely dominates, else during the first
         solve that pays for it (module docstring: "Setup priced by what it saves"); an
         explicit kind is built at once.
     check_input : bool, default=True
@@ -509,8 +512,8 @@ class LaplacianSolver:
 
     def _price_coarse(self, history, k):
         """At the checkpoint k: build the coarse space when the iterations still needed at
-        the rate of the last k / 2 extrapolate to more than 2 k (the setup, priced at k,
-        then costs less than half the iterations it can save); True: restart with it."""
+        the rate of the last k / 2 extrapolate to more than 2 k and COARSE_MIN_REMAINING
+        (module docstring); True: restart with it."""
         # CG's residual is not monotone: the best of each half, half the iterations apart
         half = k // 2
         early, late = max(history[:half + 1].min(), 1e-300), max(history[half:].min(), 1e-300)
@@ -520,7 +523,7 @@ class LaplacianSolver:
         remaining = np.log(self.rtol / late) / np.log(rate)
         # the restart loses the Krylov space and a coarse iteration costs more: the
         # iterations to go must pay the setup twice
-        if remaining <= 2 * k:
+        if remaining <= max(2 * k, COARSE_MIN_REMAINING):
             return False
         t0 = time.perf_counter()
         self._coarse_pending = False
@@ -629,12 +632,9 @@ class LaplacianSolver:
                 f"at {PANEL_MAX} numbers for memory); each panel reads the matrix again.",
                 ResourceWarning, stacklevel=2)
 
-        # the block kernels run on the cores other jobs leave free (fastgssl._threads), and
-        # BLAS on one thread: its calls between two compiled kernels (the coarse solve,
-        # Gram products of r columns) are small, and OpenBLAS's idle threads, spinning on
-        # the cores that Numba's threads need next, made every iteration wait for a time
-        # slice (5,000 points, two cores: 8 ms per coarse preconditioning instead of
-        # 0.1 ms, a first Poisson fit 0.34 s instead of 0.037 s)
+        # the block kernels on the cores other jobs leave free (fastgssl._threads), BLAS on
+        # one: OpenBLAS's idle threads spinning on the cores Numba's threads need next made
+        # every iteration wait (5,000 points: a first Poisson fit 0.34 s instead of 0.037 s)
         with numba_threads(None), small_blas(0):
             for _ in range(self.power):
                 rhs = X
