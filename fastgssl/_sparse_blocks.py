@@ -89,11 +89,11 @@ def _spmm_dot_any(indptr, indices, data, P, AP):
 # sums of a row stay in registers, and with SLP they become packed multiplies and adds (no
 # fused multiply-add: each sum is the same sum in the same order, bit for bit; tested
 # against scipy for every width in tests/test_first_fit_kernels.py). Measured on a 10-NN
-# Laplacian (docs/benchmarks.md, issue 54's fifth round): 10 columns, 2x10^4 rows, one
-# thread, 0.87 against 1.54 ms; 10^5 rows, two threads, 3.3 against 7.1 ms; 50 columns 2.2x.
-# Each width compiles on its first use (about 3 s per kernel, then loaded from Numba's disk
-# cache); widths above WIDTH_MAX, one column (a register sum already), non-contiguous
-# blocks and FASTGSSL_WIDTH_KERNELS=0 take the kernels above.
+# Laplacian (docs/scripts/first_fit_round5_widths.txt): 10 columns, 2x10^4 rows, one
+# thread, 1.37 against 2.79 ms; 10^5 rows, two threads, 8.6 against 18.4 ms; 3 to 50
+# columns 1.6-2.4x. Each width compiles on its first use (1-3 s per kernel, then loaded
+# from Numba's disk cache); widths above WIDTH_MAX, one column (a register sum already),
+# non-contiguous blocks and FASTGSSL_WIDTH_KERNELS=0 take the kernels above.
 
 WIDTH_MAX = 64
 _WIDTH_KERNELS: dict = {}

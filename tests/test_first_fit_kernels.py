@@ -347,3 +347,22 @@ for r in map(int, sys.argv[1:]):
     for widths in (["5"], ["7"], ["5", "7"], ["7", "5"]):
         subprocess.run([sys.executable, "-c", script, *widths], env=env, check=True,
                        capture_output=True, timeout=300)
+
+
+def test_width_kernels_switched_off_by_the_environment():
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import numpy as np, scipy.sparse as sp
+from fastgssl import _sparse_blocks as K
+A = sp.random(40, 40, density=0.1, random_state=0, format="csr")
+X = np.arange(40.0 * 6).reshape(40, 6)
+out = np.empty_like(X)
+K.spmm_dot(A.indptr, A.indices, A.data, X, out)
+assert np.array_equal(out, A @ X)
+assert not K._WIDTH_ON and not K._WIDTH_KERNELS
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                   env={**os.environ, "FASTGSSL_WIDTH_KERNELS": "0"}, timeout=300)
