@@ -26,7 +26,7 @@ from scipy.sparse.csgraph import dijkstra
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from fastgssl._doc_examples import blobs_example
-from fastgssl._sparse_blocks import principal_submatrix
+from fastgssl._sparse_blocks import principal_submatrix, spmm
 from fastgssl._threads import numba_threads
 from fastgssl._validation import check_random_state, store_init_arguments
 from fastgssl.models._auction import auction_assignment
@@ -145,28 +145,35 @@ def _bounded_sweeps(U, q, lower, upper, tol, max_sweeps):  # pragma: no cover - 
 
 
 @numba.njit(cache=True, parallel=True)
-def _diffused(indptr, indices, data, labels, k):  # pragma: no cover - compiled
-    """C = K (K U) for the one-hot U of ``labels`` (K in CSR) and the energy
-    sum_i sum_{c != c(i)} C_ic (rows in parallel; the energy summed in row order, so the
-    result does not depend on the thread count)."""
+def _one_hot_product(indptr, indices, data, labels, k):  # pragma: no cover - compiled
+    """``K U`` for the one-hot U of ``labels`` (K in CSR), rows in parallel."""
     n = indptr.size - 1
     KU = np.zeros((n, k))
     for i in numba.prange(n):
         for p in range(indptr[i], indptr[i + 1]):
             KU[i, labels[indices[p]]] += data[p]
-    C = np.zeros((n, k))
-    for i in numba.prange(n):
-        for p in range(indptr[i], indptr[i + 1]):
-            w = data[p]
-            r = indices[p]
-            for c in range(k):
-                C[i, c] += w * KU[r, c]
+    return KU
+
+
+@numba.njit(cache=True)
+def _cut_energy(C, labels):  # pragma: no cover - compiled
+    """sum_i sum_{c != c(i)} C_ic, summed in row order (independent of the thread count)."""
     energy = 0.0
-    for i in range(n):
-        for c in range(k):
+    for i in range(C.shape[0]):
+        for c in range(C.shape[1]):
             if c != labels[i]:
                 energy += C[i, c]
-    return C, energy
+    return energy
+
+
+def _diffused(indptr, indices, data, labels, k):
+    """C = K (K U) for the one-hot U of ``labels`` (K in CSR) and the energy
+    sum_i sum_{c != c(i)} C_ic. The second product is the block product compiled for k
+    columns (:mod:`fastgssl._sparse_blocks`), each entry summed in the row's entry order."""
+    KU = _one_hot_product(indptr, indices, data, labels, k)
+    C = np.empty_like(KU)
+    spmm(indptr, indices, data, KU, C)
+    return C, _cut_energy(C, labels)
 
 
 def bounded_assignment(U, lower, upper, *, prices=None, tol=0, max_sweeps=200):
