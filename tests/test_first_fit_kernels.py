@@ -366,3 +366,33 @@ assert not K._WIDTH_ON and not K._WIDTH_KERNELS
 """
     subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
                    env={**os.environ, "FASTGSSL_WIDTH_KERNELS": "0"}, timeout=300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 60), m=st.integers(1, 60),
+       sorted_cols=st.booleans(), repeat=st.booleans())
+def test_submatrix_equals_scipy_fancy_indexing(seed, n, m, sorted_cols, repeat):
+    A = sp.random(n, n, density=0.2, random_state=seed, format="csr")
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, n, m)
+    cols = rng.choice(n, min(m, n), replace=repeat)
+    if sorted_cols:
+        cols = np.sort(cols)
+    ours, ref = K.submatrix(A, rows, cols), A[rows][:, cols]
+    if sorted_cols and np.unique(cols).size == cols.size:
+        for name in ("indptr", "indices", "data"):  # scipy's entries in scipy's order
+            np.testing.assert_array_equal(getattr(ours, name), getattr(ref, name))
+    np.testing.assert_array_equal(ours.toarray(), ref.toarray())
+
+
+@pytest.mark.parametrize("sum_of_sides", [False, True])
+def test_diagonal_scaled_equals_scipy_products_bit_for_bit(sum_of_sides):
+    A = sp.random(90, 90, density=0.1, random_state=4, format="csr")
+    w = np.random.default_rng(5).random(90) + 1e-5
+    w[:2] = 1e-300  # products that underflow to exact zeros, which scipy drops
+    D = sp.diags(w)
+    ref = sp.csr_matrix(D @ A + A @ D if sum_of_sides else D @ A @ D)
+    ref.sort_indices()
+    ours = K.diagonal_scaled(A, w, sum_of_sides=sum_of_sides)
+    for name in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(ref, name))

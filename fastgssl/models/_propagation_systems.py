@@ -22,7 +22,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from fastgssl._components import labeled_components
-from fastgssl._sparse_blocks import principal_submatrix
+from fastgssl._sparse_blocks import diagonal_scaled, principal_submatrix, submatrix
 from fastgssl.models._induction import subset_smoothness
 from fastgssl.regularizers import laplacian
 from fastgssl.solvers import reused_solver
@@ -78,8 +78,7 @@ def _linear_solve(Q, B, solver, rtol, jacobi=False):
         # multiplied by up to 1e7 (reweighted Laplace learning) would otherwise own the
         # relative residual and leave the other rows unsolved
         s = 1.0 / np.sqrt(Q.diagonal())
-        X, info = _linear_solve(sp.csr_matrix(sp.diags(s) @ Q @ sp.diags(s)),
-                                s[:, None] * B, solver, rtol)
+        X, info = _linear_solve(diagonal_scaled(Q, s), s[:, None] * B, solver, rtol)
         return s[:, None] * X, info
     X, info = reused_solver(Q, solver=solver, rtol=rtol, null_space=None,
                             check_input=False).solve(B)
@@ -88,8 +87,9 @@ def _linear_solve(Q, B, solver, rtol, jacobi=False):
 
 
 def _sub(M, rows, cols):
-    """``M[rows][:, cols]``; a principal submatrix is :func:`principal_submatrix`'s."""
-    return M[rows][:, cols]
+    """``M[rows][:, cols]`` for increasing ``cols`` (:func:`fastgssl._sparse_blocks.submatrix`:
+    scipy's entries in scipy's order, in one pass)."""
+    return submatrix(M, rows, cols)
 
 
 def _solve_ss_full(W, labeled, Y, lam, solver, rtol, jacobi=False):

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
 from sklearn.utils._param_validation import StrOptions
 
 from fastgssl._components import labeled_components
-from fastgssl._sparse_blocks import principal_submatrix
+from fastgssl._sparse_blocks import diagonal_scaled, principal_submatrix
 from fastgssl.graphs import knn_search
 from fastgssl.regularizers import laplacian
 from fastgssl.solvers import reused_solver
@@ -203,33 +202,8 @@ def node_weights(kind, W, labeled, coords=None, params=None, solver="auto", rtol
     return poisson_weights(W, lab, solver=solver, rtol=rtol)
 
 
-@njit(cache=True, parallel=True)
-def _reweighted_entries(indptr, indices, data, w, symmetric_sum):
-    """Entry k = (i, j) of A W A, ``(w_i W_ij) w_j``, or of A W + W A, ``w_i W_ij + W_ij
-    w_j``: each rounded as scipy's diagonal products and their sum round it."""
-    out = np.empty_like(data)
-    for i in prange(indptr.shape[0] - 1):
-        wi = w[i]
-        for k in range(indptr[i], indptr[i + 1]):
-            d = data[k]
-            if symmetric_sum:
-                out[k] = wi * d + d * w[indices[k]]
-            else:
-                out[k] = (wi * d) * w[indices[k]]
-    return out
-
-
 def reweighted_graph(kind, W, weights):
-    """W' = A W + W A (``"wnll"``, ``"properly"``) or A W A (``"poisson"``), A = diag.
-
-    Entry by entry on W's pattern (one pass, no sparse-sparse products: 0.6 against 12 ms
-    at 2x10^4 points): the same entries, in the same order, as scipy's ``A @ W @ A`` and
-    ``A @ W + W @ A``, whose exact zeros are dropped as theirs are."""
-    W = sp.csr_matrix(W)
-    weights = np.asarray(weights, dtype=np.float64)
-    data = _reweighted_entries(W.indptr, W.indices, np.asarray(W.data, dtype=np.float64),
-                               weights, kind != "poisson")
-    out = sp.csr_matrix((data, W.indices.copy(), W.indptr.copy()), shape=W.shape)
-    if not data.all():
-        out.eliminate_zeros()
-    return out
+    """W' = A W + W A (``"wnll"``, ``"properly"``) or A W A (``"poisson"``), A = diag: one
+    pass on W's pattern, scipy's products' entries bit for bit
+    (:func:`fastgssl._sparse_blocks.diagonal_scaled`)."""
+    return diagonal_scaled(W, weights, sum_of_sides=kind != "poisson")
