@@ -96,6 +96,7 @@ def _spmm_dot_any(indptr, indices, data, P, AP):
 # non-contiguous blocks and FASTGSSL_WIDTH_KERNELS=0 take the kernels above.
 
 WIDTH_MAX = 64
+_WIDTH_ON = os.environ.get("FASTGSSL_WIDTH_KERNELS", "1") != "0"
 _WIDTH_KERNELS: dict = {}
 _WIDTH_COMPILED: set = set()
 
@@ -208,9 +209,6 @@ def _width_call(name, generic, indptr, indices, X, args):
         out = kernels[name](*args)
     _WIDTH_COMPILED.add(key)
     return out
-
-
-_WIDTH_ON = os.environ.get("FASTGSSL_WIDTH_KERNELS", "1") != "0"
 
 
 def spmm_rows(indptr, indices, data, rows, X, out):

@@ -322,6 +322,24 @@ def test_coarse_space_and_locality_order_keep_the_solution_and_cut_iterations():
     np.testing.assert_allclose(fast.null_space_, plain.null_space_)
 
 
+@pytest.mark.parametrize("remaining, built", [(20, False), (60, True)])
+def test_checkpoint_builds_the_coarse_space_only_for_long_solves(remaining, built):
+    # at the checkpoint k = 5 (a wide panel) the residual's rate extrapolates to `remaining`
+    # iterations: above 2 k = 10 either way, but a short solve (below COARSE_MIN_REMAINING)
+    # is left to Jacobi (2x10^4 points, 50 columns: 21 two-level iterations against 23)
+    from fastgssl.solvers import _laplacian_solver as ls
+
+    L = laplacian(_clusters())
+    solver = LaplacianSolver(L, solver="cg", rtol=1e-8)
+    k = 5
+    assert solver._coarse_pending and remaining > 2 * k
+    assert (remaining > ls.COARSE_MIN_REMAINING) is built
+    rate = 1e-8 ** (1.0 / (remaining + k))  # remaining = log(rtol / rate^k) / log(rate)
+    history = rate ** np.arange(k + 1.0)
+    assert solver._price_coarse(history, k) is built
+    assert (solver.coarse_space_ is not None) is built
+
+
 def test_auto_coarse_space_is_not_built_when_jacobi_converges_soon():
     # a ridge of 1: Jacobi converges in a few iterations, the coarse space cannot pay
     W = _clusters()

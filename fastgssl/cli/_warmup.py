@@ -66,6 +66,7 @@ def warmup(verbose=True):
             B = np.ones((50, r))
             K.spmm_dot(A.indptr, A.indices, A.data, B, np.empty_like(B))
             K.affine_steps(A.indptr, A.indices, A.data, B, B, 1)
+
     def _refits(model, build, X, y):
         W = build(X, 10)
         for _ in range(2):
