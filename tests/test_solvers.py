@@ -402,6 +402,16 @@ def test_sources_order_at_the_first_solve_keeps_the_solution(monkeypatch):
     X2, _ = fast.solve(B[:, ::-1])  # a later solve keeps the order
     np.testing.assert_allclose(X2, X0[:, ::-1], atol=1e-7 * np.abs(X0).max())
     assert (fast.Q_ != sp.csr_matrix(L)).nnz == 0
+    # one column (reweighted Laplace learning's weights) stays in the input order at the
+    # first solve (its vector sits in cache), the second solve of the setup orders
+    single = LaplacianSolver(L, solver="cg", rtol=1e-10)
+    x1, info = single.solve(B[:, 0])
+    assert not info and single.order_ is None
+    np.testing.assert_allclose(x1, X0[:, 0], atol=1e-7 * np.abs(X0).max())
+    x2, _ = single.solve(B[:, 1])
+    np.testing.assert_array_equal(single.order_, _sources_order(sp.csr_matrix(L),
+                                                                B[:, 1:2]))
+    np.testing.assert_allclose(x2, X0[:, 1], atol=1e-7 * np.abs(X0).max())
 
 
 def test_panel_width_reads_the_matrix_once_for_ten_classes():

@@ -75,8 +75,10 @@ when an aggregation ran (also one refused as a coarse space; the aggregation run
 input order: 40 iterations on the 10^6-point inverted-file graph, 69 in the RCM order), else
 reverse Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 2x10^5 vertices the
 block still sits in cache (ordered products 0.94-1.07x at 2x10^4-10^5 for 88 ms of setup at
-10^5), so a second solve of the same setup orders; from 2x10^5 the first solve orders
-(10^6 points: 15.1 against 21.3 s unordered; docs/benchmarks.md, issue 54's third round).
+10^5), so a second solve of the same setup orders; from 2x10^5 the first solve of
+``REORDER_EAGER_MIN_COLUMNS`` = 2 or more columns orders (10^6 points: 15.1 against 21.3 s
+unordered; docs/benchmarks.md, issue 54's third round), not one column (its 8 MB stay in
+cache: products 0-14 % faster, a first solve 3.8 against 3.2 s and 2.7 against 2.3 s).
 Right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
@@ -123,9 +125,8 @@ from ._solve_info import SolveInfo
 __all__ = ["LaplacianSolver", "SolveInfo"]
 
 DIRECT_MAX_N = 2000
-# locality order from REORDER_MIN_N vertices, at setup from REORDER_EAGER_MIN_N (below: at
-# the second solve of a reused setup; module docstring)
-REORDER_MIN_N, REORDER_EAGER_MIN_N = 20_000, 200_000
+# the locality order: from REORDER_MIN_N vertices; when (module docstring)
+REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 200_000, 2
 # panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
 # all; 10 classes in one panel), else as many as keep one (n, block) array at
 # PANEL_CACHE numbers, and never more than PANEL_MAX numbers per array (memory)
@@ -596,11 +597,10 @@ class LaplacianSolver:
         if not np.isfinite(B).all():
             raise ValueError("B contains NaN or infinite values.")
         r = B.shape[1]
-        if getattr(self, "_order_deferred", False) and (
-                self._solves or self.n_ >= REORDER_EAGER_MIN_N):
-            # the locality order, from these right-hand sides (module docstring): at the
-            # first solve from REORDER_EAGER_MIN_N vertices, below at a reused setup's
-            # second; not under a multigrid hierarchy built in the input order
+        if getattr(self, "_order_deferred", False) and (self._solves or (
+                self.n_ >= REORDER_EAGER_MIN_N and r >= REORDER_EAGER_MIN_COLUMNS)):
+            # the locality order from these right-hand sides (module docstring); not
+            # under a multigrid hierarchy built in the input order
             self._order_deferred = False
             if self.multigrid_ is None:
                 t_order = time.perf_counter()
