@@ -113,22 +113,38 @@ def solve_poisson(W, labeled, Y, solver, rtol, *, return_single=False):
 
 
 @numba.njit(cache=True)
+def _row_top_two(U, a, i, top):  # pragma: no cover - compiled
+    """Row i's largest and second largest U_ij + a_j and their classes, into
+    ``top[i] = (v1, v2, j1, j2)`` (j2 = -1, v2 = -inf when k = 1)."""
+    k = U.shape[1]
+    v1, v2, j1, j2 = -np.inf, -np.inf, -1, -1
+    for j in range(k):
+        v = U[i, j] + a[j]
+        if v > v1:
+            v2, j2 = v1, j1
+            v1, j1 = v, j
+        elif v > v2:
+            v2, j2 = v, j
+    top[i, 0], top[i, 1], top[i, 2], top[i, 3] = v1, v2, j1, j2
+
+
+@numba.njit(cache=True)
 def _dual_sweep(U, a, target):  # pragma: no cover - compiled
     """One cyclic pass of exact coordinate ascent on the dual of the assignment problem.
 
     For each class c, a[c] is set so that exactly target[c] points have
     U_ic + a_c > max_{c' != c} (U_ic' + a_c') (the midpoint between the target-th and the
-    next margin)."""
+    next margin). The maxima over c' != c come from each row's two largest U_ic' + a_c',
+    kept up to date as a[c] moves (a row is rescanned only when a class among its two
+    largest fell): O(k m) per pass instead of O(k^2 m), the same maxima exactly."""
     m, k = U.shape
     margin = np.empty(m)
+    top = np.empty((m, 4))
+    for i in range(m):
+        _row_top_two(U, a, i, top)
     for c in range(k):
         for i in range(m):
-            best = -np.inf
-            for j in range(k):
-                if j != c:
-                    v = U[i, j] + a[j]
-                    if v > best:
-                        best = v
+            best = top[i, 1] if top[i, 2] == c else top[i, 0]
             margin[i] = U[i, c] - best
         t = target[c]
         if t <= 0:
@@ -141,6 +157,26 @@ def _dual_sweep(U, a, target):  # pragma: no cover - compiled
             hi = -np.max(part[:t])
             lo = -part[t]
             a[c] = -0.5 * (hi + lo)
+        for i in range(m):  # the rows' two largest with the new a[c]
+            v = U[i, c] + a[c]
+            if top[i, 2] == c:  # c was the largest
+                if v >= top[i, 1]:
+                    top[i, 0] = v
+                else:  # fell below the second: a third class may pass it
+                    _row_top_two(U, a, i, top)
+            elif top[i, 3] == c:  # c was the second
+                if v >= top[i, 0]:
+                    top[i, 1], top[i, 3] = top[i, 0], top[i, 2]
+                    top[i, 0], top[i, 2] = v, c
+                elif v >= top[i, 1]:
+                    top[i, 1] = v
+                else:
+                    _row_top_two(U, a, i, top)
+            elif v > top[i, 0]:
+                top[i, 1], top[i, 3] = top[i, 0], top[i, 2]
+                top[i, 0], top[i, 2] = v, c
+            elif v > top[i, 1]:
+                top[i, 1], top[i, 3] = v, c
 
 
 def volume_assignment(U, sizes, *, fixed=None, fixed_labels=None, duals=None, tol=None,
