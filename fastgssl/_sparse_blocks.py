@@ -461,8 +461,11 @@ def row_sums(indptr, data):
 
 
 @njit(cache=True, parallel=True)
-def _principal_rows(indptr, indices, data, rows, position):
+def _principal_rows(indptr, indices, data, rows, position, scale):
+    """The rows of ``A[rows][:, cols]`` (``position``: each column's place in ``cols``, -1
+    for the others), each entry ``(scale_i a_ij) scale_p`` when ``scale`` is not empty."""
     m = rows.shape[0]
+    scaled = scale.shape[0] > 0
     new_indptr = np.zeros(m + 1, dtype=np.int64)
     for i in prange(m):
         c = 0
@@ -480,16 +483,18 @@ def _principal_rows(indptr, indices, data, rows, position):
             p = position[indices[jj]]
             if p >= 0:
                 new_indices[s] = p
-                new_data[s] = data[jj]
+                new_data[s] = (scale[i] * data[jj]) * scale[p] if scaled else data[jj]
                 s += 1
     return new_indptr, new_indices, new_data
 
 
-def submatrix(A, rows, cols):
+def submatrix(A, rows, cols, scale=None):
     """``A[rows][:, cols]`` (CSR) in one parallel pass, without scipy's intermediate row
     slice: for increasing ``cols`` the same entries in the same order as scipy's two
     fancy-indexing passes (each row's entries keep their order); other column orders get
-    sorted rows; a column asked for twice goes to scipy's indexing."""
+    sorted rows; a column asked for twice goes to scipy's indexing. ``scale`` (principal
+    submatrices, ``rows`` = ``cols``): ``diag(scale) A[rows][:, rows] diag(scale)`` in the
+    same pass, the entries of :func:`diagonal_scaled` of the submatrix bit for bit."""
     import scipy.sparse as sp
 
     A = sp.csr_matrix(A)
@@ -498,22 +503,28 @@ def submatrix(A, rows, cols):
     position = np.full(A.shape[1], -1, dtype=np.int64)
     position[cols] = np.arange(cols.size)
     if np.count_nonzero(position >= 0) < cols.size:  # a column asked for twice: scipy's
-        return A[rows][:, cols]
-    indptr, indices, data = _principal_rows(A.indptr, A.indices, A.data, rows, position)
+        S = A[rows][:, cols]
+        return S if scale is None else diagonal_scaled(S, scale)
+    scale = np.empty(0) if scale is None else np.asarray(scale, dtype=np.float64)
+    indptr, indices, data = _principal_rows(A.indptr, A.indices, A.data, rows, position,
+                                            scale)
     S = sp.csr_matrix((data, indices.astype(A.indices.dtype, copy=False), indptr),
                       shape=(rows.size, cols.size))
     if cols.size > 1 and not (cols[1:] > cols[:-1]).all():
         S.sort_indices()  # (other column orders leave each row's columns out of order)
     else:
         S.has_sorted_indices = A.has_sorted_indices
+    if scale.size and not data.all():
+        S.eliminate_zeros()  # (as diagonal_scaled: scipy's products drop exact zeros)
     return S
 
 
-def principal_submatrix(A, rows):
+def principal_submatrix(A, rows, scale=None):
     """``A[rows][:, rows]`` (CSR), :func:`submatrix`'s: for increasing ``rows`` the same
     entries in the same order as scipy's two fancy-indexing passes (sorted rows stay
-    sorted); other orders get sorted rows."""
-    return submatrix(A, rows, rows)
+    sorted); other orders get sorted rows. ``scale``: ``diag(scale) A[rows][:, rows]
+    diag(scale)`` in the same pass (:func:`submatrix`)."""
+    return submatrix(A, rows, rows, scale)
 
 
 @njit(cache=True, parallel=True)

@@ -106,8 +106,13 @@ def _solve_ss_full(W, labeled, Y, lam, solver, rtol, jacobi=False):
         F[lab] = Y[lab]
         if unl.size:
             B = -(_sub(L, unl, lab) @ Y[lab])
-            F[unl], info = _linear_solve(principal_submatrix(L, unl), B, solver, rtol,
-                                        jacobi)
+            if jacobi:  # the scaling of _linear_solve in the submatrix's pass
+                s = 1.0 / np.sqrt(L.diagonal()[unl])
+                Z, info = _linear_solve(principal_submatrix(L, unl, s), s[:, None] * B,
+                                        solver, rtol)
+                F[unl] = s[:, None] * Z
+            else:
+                F[unl], info = _linear_solve(principal_submatrix(L, unl), B, solver, rtol)
     else:
         idx = np.flatnonzero(reached)
         delta = lam * labeled[idx].astype(np.float64)
