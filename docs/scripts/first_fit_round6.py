@@ -8,9 +8,10 @@ Usage (outputs committed beside this file as ``first_fit_round6_<part>.txt``)::
     OPENBLAS_NUM_THREADS=1 python docs/scripts/first_fit_round6.py sweep
 
 - ``order``: the first solve of a fresh ``LaplacianSolver(L)`` at 10^6 vertices, in the
-  locality order (``reorder="auto"``) and in the input order (``reorder=None``), for 1, 2
-  and 10 Poisson right-hand sides (labeled points' class indicators, mean removed), and one
-  product with each matrix; default: ``bench/bench_single_fit.py``'s cached 10^6-point
+  locality order (``reorder="auto"`` under the former rule, ``REORDER_EAGER_MIN_COLUMNS =
+  1``: the first solve of any width orders) and in the input order (``reorder=None``), for
+  1, 2 and 10 Poisson right-hand sides (labeled points' class indicators, mean removed),
+  and one product with each matrix; default: ``bench/bench_single_fit.py``'s cached 10^6-point
   graph (graphlearning's 10-NN graph of a 10-class mixture, sep 0.5, 5 labels per class);
   or a given graph and labels (10 per class), e.g. ``IVFGraph(n_neighbors=10)`` of
   ``make_gaussian_mixture(10**6, 50, 10, 1.0, random_state=0)`` as ``bench/bench_million.py``
@@ -61,6 +62,7 @@ def _warm_graph():
 
 
 def order(argv):
+    import fastgssl.solvers._laplacian_solver as LS
     from fastgssl import _sparse_blocks as K
     from fastgssl._threads import numba_threads
     from fastgssl.datasets import hide_labels
@@ -105,6 +107,7 @@ def order(argv):
     print("\n| right-hand sides | ordered first solve s (setup included) | input order s | "
           "iterations |")
     print("|---|---|---|---|")
+    LS.REORDER_EAGER_MIN_COLUMNS = 1  # "auto" orders the first solve of any width here
     for r in (1, 2, 10):
         times = {"auto": [], None: []}
         for _ in range(3):

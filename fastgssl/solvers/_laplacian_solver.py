@@ -78,7 +78,7 @@ block still sits in cache (ordered products 0.94-1.07x at 2x10^4-10^5 for 88 ms 
 10^5), so a second solve of the same setup orders; from 2x10^5 the first solve of
 ``REORDER_EAGER_MIN_COLUMNS`` = 2 or more columns orders (10^6 points: 15.1 against 21.3 s
 unordered; docs/benchmarks.md, issue 54's third round), not one column (its 8 MB stay in
-cache: products 0-14 % faster, a first solve 3.8 against 3.2 s and 2.7 against 2.3 s).
+cache: products 1-15 % faster, first solves 3.8 against 2.6 s and 6.8 against 4.8 s).
 Right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
