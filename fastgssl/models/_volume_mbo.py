@@ -26,7 +26,7 @@ from scipy.sparse.csgraph import dijkstra
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from fastgssl._doc_examples import blobs_example
-from fastgssl._sparse_blocks import principal_submatrix, spmm
+from fastgssl._sparse_blocks import diagonal_scaled, principal_submatrix, spmm
 from fastgssl._threads import numba_threads
 from fastgssl._validation import check_random_state, store_init_arguments
 from fastgssl.models._auction import auction_assignment
@@ -381,7 +381,7 @@ class VolumeMBO(_PropagationClassifier):
         n = W.shape[0]
         d = np.asarray(W.sum(axis=1)).ravel()
         s = 1.0 / np.sqrt(np.where(d > 0, d, 1.0))
-        K = sp.csr_matrix(sp.diags(s) @ W @ sp.diags(s))
+        K = diagonal_scaled(W, s)  # D^-1/2 W D^-1/2: scipy's products' entries, one pass
         free = np.ones(n, dtype=bool)
         free[lab] = False
         sizes = np.floor(n * self.class_priors_).astype(np.int64)
