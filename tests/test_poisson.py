@@ -6,9 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.datasets import make_blobs, make_classification
 from sklearn.utils.estimator_checks import parametrize_with_checks
