@@ -78,7 +78,7 @@ block still sits in cache (ordered products 0.94-1.07x at 2x10^4-10^5 for 88 ms 
 10^5), so a second solve of the same setup orders; from 2x10^5 the first solve of
 ``REORDER_EAGER_MIN_COLUMNS`` = 2 or more columns orders (10^6 points: 15.1 against 21.3 s
 unordered; docs/benchmarks.md, issue 54's third round), not one column (its 8 MB stay in
-cache: products 1-15 % faster, first solves 3.8 against 2.6 s and 6.8 against 4.8 s).
+cache: products 1-15 % faster; first solves ordered 3.8 and 6.8 s, unordered 2.6 and 4.8).
 Right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
@@ -125,7 +125,7 @@ from ._solve_info import SolveInfo
 __all__ = ["LaplacianSolver", "SolveInfo"]
 
 DIRECT_MAX_N = 2000
-# the locality order: from REORDER_MIN_N vertices; when (module docstring)
+# the thresholds of the locality order and of its first solve (module docstring)
 REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 200_000, 2
 # panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
 # all; 10 classes in one panel), else as many as keep one (n, block) array at
