@@ -20,6 +20,10 @@ Usage::
 
     FASTGSSL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python bench/bench_priced_setup.py \\
         --sizes 20000 100000 --rhs 10 50
+
+``--graph W.npz`` takes a saved weight matrix instead (for 10^6 points, where the exact kNN
+graph takes long to build: e.g. the ``IVFGraph`` of ``bench/bench_million.py``'s mixture or
+graphlearning's graph cached by ``bench/bench_single_fit.py``); ``--sizes`` is then ignored.
 """
 
 from __future__ import annotations
@@ -90,6 +94,7 @@ def main():
     parser.add_argument("--rhs", type=int, nargs="+", default=[10, 50])
     parser.add_argument("--kinds", nargs="+", default=["ridge", "poisson"])
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--graph", help="a saved weight matrix (.npz) instead of --sizes")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(),
                                                         "fastgssl_bench_priced_setup"))
@@ -103,8 +108,10 @@ def main():
           "coarse_space=None cpu s | its | scipy / fastgssl (cpu) | None / fastgssl (cpu) "
           "| wall s (scipy, fastgssl, None) | load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for n in args.sizes:
-        W = graph(n, args.k, args.cache)
+    graphs = ([(None, args.graph)] if args.graph else [(n, None) for n in args.sizes])
+    for n, path in graphs:
+        W = graph(n, args.k, args.cache) if path is None else sp.load_npz(path).tocsr()
+        n = W.shape[0]
         for kind in args.kinds:
             for r in args.rhs:
                 Q, B, rtol = system(W, kind, r)

@@ -6,6 +6,8 @@ Usage (outputs committed beside this file as ``first_fit_round6_<part>.txt``)::
     OPENBLAS_NUM_THREADS=1 python docs/scripts/first_fit_round6.py order [W.npz y.npy]
     OPENBLAS_NUM_THREADS=1 python docs/scripts/first_fit_round6.py pwll
     OPENBLAS_NUM_THREADS=1 python docs/scripts/first_fit_round6.py sweep
+    FASTGSSL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python docs/scripts/first_fit_round6.py \
+        eager W.npz
 
 - ``order``: the first solve of a fresh ``LaplacianSolver(L)`` at 10^6 vertices, in the
   locality order (``reorder="auto"`` under the former rule, ``REORDER_EAGER_MIN_COLUMNS =
@@ -19,6 +21,10 @@ Usage (outputs committed beside this file as ``first_fit_round6_<part>.txt``)::
 - ``pwll``: a first ``LabelPropagation(reweighting="poisson")`` fit on that 10^6-point graph
   with the first solve ordered from one column (``REORDER_EAGER_MIN_COLUMNS = 1``, before)
   and from two (after), three rounds.
+- ``eager``: ``LaplacianSolver(L).solve(B)`` on one thread for Poisson learning's 10
+  columns (``bench/bench_priced_setup.py``'s system) on a saved 10^6-point graph, with the
+  coarse space built at setup (the default from 2x10^5 vertices), priced at the checkpoint
+  instead (``COARSE_EAGER_MIN_N`` raised), and without it (``coarse_space=None``).
 - ``sweep``: PoissonMBO's dual sweep (``_poisson._dual_sweep``, each row's two largest kept
   up to date) against the from-scratch sweep it replaced, 2x10^4 x 10 scores.
 """
@@ -190,8 +196,34 @@ def sweep(argv):
         print(f"- {name}: {statistics.median(ts):.2f} ({min(ts):.2f})")
 
 
+def eager(argv):
+    from bench_priced_setup import system
+
+    import fastgssl.solvers._laplacian_solver as LS
+    from fastgssl.solvers import LaplacianSolver
+
+    W = sp.load_npz(argv[0]).tocsr()
+    Q, B, rtol = system(W, "poisson", 10)
+    LaplacianSolver(Q[:3000, :3000]).solve(B[:3000, :2])  # compile outside
+    print(f"{argv[0]}: {W.shape[0]:,} vertices; Poisson learning's 10 columns, rtol {rtol:g}, "
+          f"one thread; load {os.getloadavg()[0]:.1f}")
+    print("| coarse space | cpu s | wall s | iterations | built |")
+    print("|---|---|---|---|---|")
+    at_setup = LS.COARSE_EAGER_MIN_N
+    for name in ("at setup (default)", "priced at the checkpoint", "none"):
+        LS.COARSE_EAGER_MIN_N = at_setup if name != "priced at the checkpoint" else 10**12
+        gc.collect()
+        c0, w0 = time.process_time(), time.perf_counter()
+        solver = LaplacianSolver(Q, rtol=rtol, coarse_space=None if name == "none" else "auto")
+        _, info = solver.solve(B)
+        print(f"| {name} | {time.process_time() - c0:.2f} | {time.perf_counter() - w0:.2f} | "
+              f"{int(info.iterations.max())} | {solver.coarse_space_ is not None} |",
+              flush=True)
+    LS.COARSE_EAGER_MIN_N = at_setup
+
+
 if __name__ == "__main__":
-    parts = {"order": order, "pwll": pwll, "sweep": sweep}
+    parts = {"order": order, "pwll": pwll, "sweep": sweep, "eager": eager}
     if len(sys.argv) < 2 or sys.argv[1] not in parts:
         sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(parts)}}} [args]")
     parts[sys.argv[1]](sys.argv[2:])
