@@ -71,15 +71,16 @@ def _reached_by_labels(W, labeled):
 # ---------------------------------------------------------------------------------------------
 
 
-def _linear_solve(Q, B, solver, rtol, jacobi=False):
+def _linear_solve(Q, B, solver, rtol, scale=None):
+    """``Q X = B``; with ``scale`` s, ``Q`` is the symmetric diagonal scaling ``S Q0 S`` of the
+    system ``Q0 X = B`` (S = diag(s)): ``S Q0 S z = S B`` is solved and ``X = S z``
+    returned. The scaling (``s = diag(Q0)^-1/2``) keeps rows whose
+    weights were multiplied by up to 1e7 (reweighted Laplace learning) from owning the
+    relative residual and leaving the other rows unsolved."""
     # every system here is nonsingular (unlabeled components were taken out)
-    if jacobi:
-        # symmetric diagonal scaling S Q S z = S B, x = S z: rows whose weights were
-        # multiplied by up to 1e7 (reweighted Laplace learning) would otherwise own the
-        # relative residual and leave the other rows unsolved
-        s = 1.0 / np.sqrt(Q.diagonal())
-        X, info = _linear_solve(diagonal_scaled(Q, s), s[:, None] * B, solver, rtol)
-        return s[:, None] * X, info
+    if scale is not None:
+        Z, info = _linear_solve(Q, scale[:, None] * B, solver, rtol)
+        return scale[:, None] * Z, info
     X, info = reused_solver(Q, solver=solver, rtol=rtol, null_space=None,
                             check_input=False).solve(B)
     X = np.asarray(X, dtype=np.float64).reshape(B.shape)
@@ -106,18 +107,16 @@ def _solve_ss_full(W, labeled, Y, lam, solver, rtol, jacobi=False):
         F[lab] = Y[lab]
         if unl.size:
             B = -(_sub(L, unl, lab) @ Y[lab])
-            if jacobi:  # the scaling of _linear_solve in the submatrix's pass
-                s = 1.0 / np.sqrt(L.diagonal()[unl])
-                Z, info = _linear_solve(principal_submatrix(L, unl, s), s[:, None] * B,
-                                        solver, rtol)
-                F[unl] = s[:, None] * Z
-            else:
-                F[unl], info = _linear_solve(principal_submatrix(L, unl), B, solver, rtol)
+            # (with jacobi, the scaling in the submatrix's pass)
+            s = 1.0 / np.sqrt(L.diagonal()[unl]) if jacobi else None
+            F[unl], info = _linear_solve(principal_submatrix(L, unl, s), B, solver, rtol, s)
     else:
         idx = np.flatnonzero(reached)
         delta = lam * labeled[idx].astype(np.float64)
         Q = (principal_submatrix(L, idx) + sp.diags(delta)).tocsr()
-        F[idx], info = _linear_solve(Q, delta[:, None] * Y[idx], solver, rtol, jacobi)
+        s = 1.0 / np.sqrt(Q.diagonal()) if jacobi else None
+        F[idx], info = _linear_solve(Q if s is None else diagonal_scaled(Q, s),
+                                     delta[:, None] * Y[idx], solver, rtol, s)
     return F, reached, info
 
 
