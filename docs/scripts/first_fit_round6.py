@@ -8,6 +8,7 @@ Usage (outputs committed beside this file as ``first_fit_round6_<part>.txt``)::
     OPENBLAS_NUM_THREADS=1 python docs/scripts/first_fit_round6.py sweep
     FASTGSSL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python docs/scripts/first_fit_round6.py \
         eager W.npz
+    OPENBLAS_NUM_THREADS=1 python docs/scripts/first_fit_round6.py panels W.npz
 
 - ``order``: the first solve of a fresh ``LaplacianSolver(L)`` at 10^6 vertices, in the
   locality order (``reorder="auto"`` under the former rule, ``REORDER_EAGER_MIN_COLUMNS =
@@ -25,6 +26,9 @@ Usage (outputs committed beside this file as ``first_fit_round6_<part>.txt``)::
   columns (``bench/bench_priced_setup.py``'s system) on a saved 10^6-point graph, with the
   coarse space built at setup (the default from 2x10^5 vertices), priced at the checkpoint
   instead (``COARSE_EAGER_MIN_N`` raised), and without it (``coarse_space=None``).
+- ``panels``: one product of a 10^6-point graph's Laplacian with 10 random columns in one
+  pass, in panels of 5, 4/3/3 and 2 columns, and as ten one-column products, against ten
+  scipy ``csr_matvec``s, on one thread and on two (medians of five).
 - ``sweep``: PoissonMBO's dual sweep (``_poisson._dual_sweep``, each row's two largest kept
   up to date) against the from-scratch sweep it replaced, 2x10^4 x 10 scores.
 """
@@ -222,8 +226,44 @@ def eager(argv):
     LS.COARSE_EAGER_MIN_N = at_setup
 
 
+def panels(argv):
+    from fastgssl import _sparse_blocks as K
+    from fastgssl._threads import numba_threads
+    from fastgssl.regularizers import laplacian
+
+    L = sp.csr_matrix(laplacian(sp.load_npz(argv[0]).tocsr(), kind="L", validate=False))
+    n = L.shape[0]
+    X = np.random.default_rng(0).random((n, 10))
+    splits = {"10 columns, one pass": [(0, 10)], "panels of 5": [(0, 5), (5, 10)],
+              "panels of 4, 3, 3": [(0, 4), (4, 7), (7, 10)],
+              "panels of 2": [(c, c + 2) for c in range(0, 10, 2)],
+              "ten single columns": [(c, c + 1) for c in range(10)]}
+    blocks = {k: [np.ascontiguousarray(X[:, a:b]) for a, b in v] for k, v in splits.items()}
+    outs = {k: [np.empty_like(b) for b in v] for k, v in blocks.items()}
+    print(f"{argv[0]}: {n:,} vertices, {L.nnz:,} entries; ms per product of 10 columns, "
+          f"median of 5; load {os.getloadavg()[0]:.1f}")
+    print("| threads | " + " | ".join(splits) + " | ten scipy matvecs |")
+    print("|---" * (len(splits) + 2) + "|")
+    for threads in (1, 2):
+        times = {k: [] for k in splits}
+        times["scipy"] = []
+        with numba_threads(threads):
+            for _ in range(6):  # the first round compiles and is dropped
+                for k in splits:
+                    t0 = time.perf_counter()
+                    for b, o in zip(blocks[k], outs[k]):
+                        K.spmm(L.indptr, L.indices, L.data, b, o)
+                    times[k].append(1e3 * (time.perf_counter() - t0))
+                t0 = time.perf_counter()
+                for c in range(10):
+                    L @ X[:, c]
+                times["scipy"].append(1e3 * (time.perf_counter() - t0))
+        print(f"| {threads} | " + " | ".join(f"{statistics.median(v[1:]):.1f}"
+                                            for v in times.values()) + " |", flush=True)
+
+
 if __name__ == "__main__":
-    parts = {"order": order, "pwll": pwll, "sweep": sweep, "eager": eager}
+    parts = {"order": order, "pwll": pwll, "sweep": sweep, "eager": eager, "panels": panels}
     if len(sys.argv) < 2 or sys.argv[1] not in parts:
         sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(parts)}}} [args]")
     parts[sys.argv[1]](sys.argv[2:])
