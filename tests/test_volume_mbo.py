@@ -14,7 +14,7 @@ from test_reweighting import _blobs as reweighting_blobs
 
 from fastgssl.graphs import knn_graph
 from fastgssl.models import VolumeMBO
-from fastgssl.models._auction import auction_assignment
+from fastgssl.models._auction import _auction, _auction_phases, auction_assignment
 from fastgssl.models._volume_mbo import bounded_assignment, volume_bounds
 
 
@@ -177,6 +177,30 @@ def test_auction_meets_the_upper_bounds_with_epsilon_slackness(seed, k, b):
     assert np.max(V.max(axis=1) - V[np.arange(m), labels]) <= 1e-6
     wide = np.zeros(k, dtype=int), np.full(k, m)
     np.testing.assert_array_equal(auction_assignment(U, *wide)[0], np.argmax(U, axis=1))
+
+
+@settings(max_examples=60)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 6), st.integers(0, 40), st.booleans())
+def test_auction_shortcut_equals_its_phases(seed, k, m, around_argmax):
+    """The one-pass shortcut (the argmax already meets the bounds) returns what the full
+    forward-reverse phases return, labels and prices, bit for bit; otherwise it defers."""
+    rng = np.random.default_rng(seed)
+    U = rng.normal(size=(m, k)) * 0.3 + rng.normal(size=k)
+    counts = np.bincount(np.argmax(U, axis=1), minlength=k) if m else np.zeros(k, int)
+    if around_argmax:  # bounds that hold the argmax: the shortcut's case
+        lower = np.maximum(counts - rng.integers(0, 3, size=k), 0)
+        upper = counts + rng.integers(0, 3, size=k)
+    else:
+        lower, upper = volume_bounds(rng.multinomial(m, np.full(k, 1 / k)), m, 0.8)
+    lower, upper = lower.astype(np.int64), upper.astype(np.int64)
+    labels, prices, rounds = _auction(U, lower, upper, 1e-7, 1000)
+    ref_labels, ref_prices, ref_rounds = _auction_phases(U, lower, upper, 1e-7, 1000)
+    assert (rounds >= 0) == (ref_rounds >= 0)
+    if rounds >= 0:
+        np.testing.assert_array_equal(labels, ref_labels)
+        np.testing.assert_array_equal(prices, ref_prices)
+    if around_argmax:
+        assert rounds in (1, 2) and not prices.any()
 
 
 def test_as_accurate_as_graphlearning_on_the_same_graph():
