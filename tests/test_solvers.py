@@ -327,13 +327,13 @@ def test_checkpoint_builds_the_coarse_space_only_for_long_solves(remaining, buil
     # at the checkpoint k = 5 (a wide panel) the residual's rate extrapolates to `remaining`
     # iterations: above 2 k = 10 either way, but a short solve (below COARSE_MIN_REMAINING)
     # is left to Jacobi (2x10^4 points, 50 columns: 21 two-level iterations against 23)
-    from fastgssl.solvers import _laplacian_solver as ls
+    from fastgssl.solvers import _coarse_pricing as pricing
 
     L = laplacian(_clusters())
     solver = LaplacianSolver(L, solver="cg", rtol=1e-8)
     k = 5
     assert solver._coarse_pending and remaining > 2 * k
-    assert (remaining > ls.COARSE_MIN_REMAINING) is built
+    assert (remaining > pricing.COARSE_MIN_REMAINING) is built
     rate = 1e-8 ** (1.0 / (remaining + k))  # remaining = log(rtol / rate^k) / log(rate)
     history = rate ** np.arange(k + 1.0)
     assert solver._price_coarse(history, k) is built
@@ -352,18 +352,19 @@ def test_auto_coarse_space_is_not_built_when_jacobi_converges_soon():
 
 
 def test_auto_coarse_space_is_built_at_setup_on_large_barely_dominant_matrices(monkeypatch):
-    # from COARSE_EAGER_MIN_N vertices (lowered here) a Laplacian gets its coarse space at
-    # setup, no checkpoint; a ridge of 1 (Jacobi converges soon) still waits for one
+    # from COARSE_EAGER_MIN_N vertices (lowered here) a nonsingular matrix whose diagonal
+    # barely dominates (a ridge of 1e-6) gets its coarse space at setup, no checkpoint; a
+    # ridge of 1 (Jacobi converges soon) still waits for one
     import fastgssl.solvers._laplacian_solver as ls
 
     monkeypatch.setattr(ls, "COARSE_EAGER_MIN_N", 10_000)
     monkeypatch.setattr(ls, "REORDER_EAGER_MIN_N", 10_000)  # (the order at setup too)
     W = _clusters()
-    L = laplacian(W)
-    eager = LaplacianSolver(L, solver="cg", rtol=1e-10)
-    assert eager.coarse_space_ is not None
-    plain = LaplacianSolver(L, solver="cg", rtol=1e-10, coarse_space=None)
-    B = L @ np.random.default_rng(2).normal(size=(W.shape[0], 3))
+    Q = laplacian(W, ridge=1e-6)
+    eager = LaplacianSolver(Q, solver="cg", rtol=1e-10)
+    assert eager.coarse_space_ is not None and eager.coarse_probe_ is None
+    plain = LaplacianSolver(Q, solver="cg", rtol=1e-10, coarse_space=None)
+    B = Q @ np.random.default_rng(2).normal(size=(W.shape[0], 3))
     X0, _ = plain.solve(B)
     X1, info = eager.solve(B)
     assert not info
@@ -374,6 +375,71 @@ def test_auto_coarse_space_is_built_at_setup_on_large_barely_dominant_matrices(m
     np.testing.assert_allclose(X1, X0, atol=1e-7 * np.abs(X0).max())
     ridged = LaplacianSolver(laplacian(W, ridge=1.0), solver="cg", rtol=1e-8, null_space=None)
     assert ridged.coarse_space_ is None
+
+
+@pytest.mark.parametrize("clusters", [8, 1])
+def test_a_singular_laplacian_probes_for_clusters_at_its_first_solve(monkeypatch, clusters):
+    # from COARSE_EAGER_MIN_N vertices (lowered here) a singular Laplacian builds its coarse
+    # space at the first solve when 8 Jacobi-PCG steps find a Ritz value below 0.01 (near-
+    # separate clusters), else keeps Jacobi alone: the solve of coarse_space=None, iteration
+    # for iteration
+    import fastgssl.solvers._coarse_pricing as pricing
+    import fastgssl.solvers._laplacian_solver as ls
+
+    monkeypatch.setattr(ls, "COARSE_EAGER_MIN_N", 10_000)
+    L = laplacian(_clusters(c=clusters))
+    auto = LaplacianSolver(L, solver="cg", rtol=1e-8)
+    assert auto.coarse_space_ is None and auto.coarse_probe_ is None
+    plain = LaplacianSolver(L, solver="cg", rtol=1e-8, coarse_space=None)
+    rng = np.random.default_rng(3)
+    B = np.zeros((L.shape[0], 4))
+    B[rng.choice(L.shape[0], 8, replace=False), np.arange(8) % 4] = 1.0
+    B -= B.mean(axis=0)  # Poisson learning's sources: in the range of L
+    X0, info0 = plain.solve(B)
+    X1, info1 = auto.solve(B)
+    assert not info0 and not info1
+    np.testing.assert_allclose(X1, X0, atol=1e-6 * np.abs(X0).max())
+    clustered = auto.coarse_probe_ < pricing.COARSE_PROBE_RITZ
+    assert clustered is (clusters > 1)
+    assert (auto.coarse_space_ is not None) is clustered
+    if clustered:
+        assert info1.iterations.max() < 0.7 * info0.iterations.max()
+    else:
+        assert auto.coarse_probe_ > 3 * pricing.COARSE_PROBE_RITZ  # not near the threshold
+        np.testing.assert_array_equal(info1.iterations, info0.iterations)
+
+
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 6))
+def test_smallest_ritz_values_are_the_krylov_spaces(seed, k):
+    # from block PCG's recorded coefficients, each column's against the Rayleigh-Ritz pencil
+    # (V^T A V, V^T D V) on an orthonormal basis V of its Krylov space K_k(D^-1 A, D^-1 b)
+    import scipy.linalg
+
+    from fastgssl.solvers._block_pcg import block_pcg, smallest_ritz_values
+
+    rng = np.random.default_rng(seed)
+    n = 40
+    W = sp.random(n, n, density=0.15, random_state=seed)
+    A = sp.csr_matrix(laplacian(W + W.T, ridge=0.05))
+    d = A.diagonal()
+    B = rng.normal(size=(n, 3))
+
+    def jacobi(R, Z):
+        Z[...] = R / d[:, None]
+        return np.einsum("ij,ij->j", R, Z)
+
+    coefficients = []
+    block_pcg(A, B, jacobi, rtol=1e-300, max_iter=k, coefficients=coefficients,
+              checkpoint=(k, lambda history: True))  # (stops where the solver's probe does)
+    theta = smallest_ritz_values(coefficients)
+    Ad = A.toarray()
+    for j in range(3):
+        K = [B[:, j] / d]
+        for _ in range(k - 1):
+            K.append(Ad @ K[-1] / d)
+        V, _ = np.linalg.qr(np.array(K).T)
+        ref = scipy.linalg.eigh(V.T @ Ad @ V, V.T @ (d[:, None] * V), eigvals_only=True)[0]
+        assert theta[j] == pytest.approx(ref, rel=1e-6)
 
 
 def test_sources_order_at_the_first_solve_keeps_the_solution(monkeypatch):
@@ -502,7 +568,7 @@ def test_an_eager_coarse_space_out_of_memory_warns_at_setup_and_solves(monkeypat
     monkeypatch.setattr(ls, "COARSE_EAGER_MIN_N", 10_000)
     monkeypatch.setattr(ls, "AggregationCoarseSpace", no_memory)
     W = _clusters()
-    L = laplacian(W)
+    L = laplacian(W, ridge=1e-6)
     with pytest.warns(ResourceWarning, match=r"coarse space .*\(\d+ bytes.*did not fit"):
         solver = LaplacianSolver(L, solver="cg", rtol=1e-10)
     assert solver.coarse_space_ is None

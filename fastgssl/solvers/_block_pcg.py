@@ -15,7 +15,7 @@ from fastgssl import _sparse_blocks as K
 
 
 def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
-              iterations_done=None, checkpoint=None):
+              iterations_done=None, checkpoint=None, coefficients=None):
     """Solve ``A X = B`` column-wise by PCG.
 
     Parameters
@@ -35,6 +35,9 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         called with the largest ``||r_j|| / ||b_j||`` of the active columns after each
         iteration 0..k (recurrence residuals); a true result stops the iteration there
         (the active columns keep their iterates, not converged).
+    coefficients : list or None
+        Receives ``("alpha", alpha)`` and ``("beta", beta)`` (arrays over the active
+        columns) as each iteration computes them (for :func:`smallest_ritz_value`).
 
     A converged column is frozen (step 0, its iterate copied out) and carried in the block
     until half of the block is done, then the block is compacted: the other columns' numbers
@@ -78,6 +81,8 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         pap = K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa)
         alpha = np.where(frozen, 0.0, rz / np.where(pap > 0, pap, np.inf))
         rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)
+        if coefficients is not None:
+            coefficients.append(("alpha", alpha))
         iterations[active[~frozen]] += 1
         if project is not None and it % 50 == 0:
             Ra = project(Ra)
@@ -107,8 +112,40 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 break
         rz_new = precond(Ra, Za)
         beta = np.where(frozen, 0.0, rz_new / np.where(rz > 0, rz, np.inf))
+        if coefficients is not None:
+            coefficients.append(("beta", beta))
         K.direction_update(Pa, Za, beta)
         rz = rz_new
     if Xa is not X and (~frozen).any():
         X[:, active[~frozen]] = Xa[:, ~frozen]
     return X, iterations, converged
+
+
+def smallest_ritz_values(coefficients):
+    """The smallest Ritz value of the preconditioned operator ``M^-1 A`` on each column's
+    Krylov space, from the ``coefficients`` that :func:`block_pcg` recorded.
+
+    CG's coefficients are Lanczos' (Saad 2003, *Iterative Methods for Sparse Linear
+    Systems*, section 6.7.3): with alpha_i, beta_i of steps i = 0..k-1, the tridiagonal
+
+        T_ii = 1 / alpha_i + beta_{i-1} / alpha_{i-1},   T_i,i+1 = sqrt(beta_i) / alpha_i
+
+    has as eigenvalues the Ritz values of ``M^-1 A`` on the Krylov space of the column. The
+    smallest is at least the smallest eigenvalue the column excites and falls fast toward
+    an isolated small one (the slow modes of near-separate clusters). Returns an array over
+    the block's columns, NaN for a column frozen (converged) within the k steps; empty when
+    the block was compacted or fewer than two steps ran.
+    """
+    alpha = [v for name, v in coefficients if name == "alpha"]
+    beta = [v for name, v in coefficients if name == "beta"]
+    k = len(alpha)
+    if k < 2 or len({v.size for v in alpha + beta}) != 1:
+        return np.empty(0)
+    alpha, beta = np.array(alpha), np.array(beta[:k - 1])
+    out = np.full(alpha.shape[1], np.nan)
+    for j in np.flatnonzero((alpha > 0).all(axis=0)):
+        diag = 1.0 / alpha[:, j]
+        diag[1:] += beta[:, j] / alpha[:k - 1, j]
+        off = np.sqrt(beta[:, j]) / alpha[:k - 1, j]
+        out[j] = np.linalg.eigvalsh(np.diag(diag) + np.diag(off, 1) + np.diag(off, -1))[0]
+    return out

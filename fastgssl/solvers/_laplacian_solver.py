@@ -30,40 +30,12 @@ Methods
     multigrid hierarchy is built and the unconverged columns continue with AMG-PCG from
     their current iterates; later solves use ``"amg"`` directly.
 
-Setup priced by what it saves (``coarse_space="auto"``, the default). On a large matrix
-whose diagonal barely dominates (at least ``COARSE_EAGER_MIN_N`` = 2x10^5 vertices and the
-median row's ``|row sum| / diagonal`` at most 0.01: a Laplacian, the Dirichlet block of
-label propagation, a ridge of 1e-6) the coarse space is built at setup, its aggregates
-giving the locality order: there Jacobi's slow modes always remain, and the checkpoint below
-misjudged them (2x10^5-point mixture graph, Poisson learning's 10 columns, one thread: CG's
-residual fell 100-fold in 4 iterations and rose again before the checkpoint, which kept
-Jacobi: 77 iterations, 3.4-3.8 CPU s, against 25 two-level ones from the start, 1.4-1.6 s);
-the aggregation is strict as below, so that a graph it cannot coarsen enough keeps Jacobi
-(at 10^5 points it refused 10-NN mixture graphs after 0.1-0.17 CPU s of a 0.25-0.7 s solve:
-priced below there). Otherwise the coarse space is not built at the start: its setup
-(aggregation passes, the Galerkin products, the coarse factorization) costs about
-``COARSE_SETUP_PRODUCTS`` = 40 single-column products with ``Q`` (measured 20-70 at 2x10^4
-and 10^5 points), and a block iteration of a panel of r columns about ``1 + r / 6`` of them,
-so its price is ``k = ceil(40 / (1 + r / 6))`` Jacobi iterations (at least 4: 15 for 10
-classes, 5 for 50 columns). The first solve runs Jacobi-PCG to that checkpoint; if columns
-are still unconverged and the residual's rate over the last ``k / 2`` iterations (the best
-residual of each half: CG's is not monotone) leaves more than
-``max(2 k, COARSE_MIN_REMAINING)`` iterations to go (twice the price: the restart loses CG's
-Krylov space and a coarse iteration costs more; at least 30: at 2x10^4 points 50 Poisson
-columns extrapolated 22 and took 21 two-level iterations against Jacobi's 23, 3 % slower; 50
-ridge columns extrapolated 40, took 27 against 48), the coarse space is built and those
-columns continue with it from their iterates; otherwise (or when that rate shows no
-progress, above 0.99 per iteration) Jacobi goes on undisturbed, and a later solve prices it
-again. Once built, later solves use it from the start. Measured (MNIST, 5,000 images,
-Poisson learning's 10 columns, one thread): Jacobi 69 iterations (0.048 CPU s), two-level
-from the start 34 (0.046 s), priced 15 + 29 (0.049 s); a 10^5-point 10-NN mixture graph:
-Jacobi needs 24 and the checkpoint at 15 keeps it (two-level would save 4 iterations for its
-setup); 8 near-separate clusters (24,000 points, rtol 1e-10, 10 columns): Jacobi 78, priced
-15 + 24. ``bench/bench_priced_setup.py`` times it against ``coarse_space=None`` and a scipy
-Jacobi-cg loop. The coarse problem has at most ``sqrt(nnz(Q))`` aggregates (and 1,000), so
-that its factor costs less per iteration than the product; when aggregation cannot get there
-(the next pass would leave one aggregate) "auto" keeps Jacobi (a 10-NN graph of 10^5 mixture
-points: 1,975 aggregates, a 0.5 s dense factorization for 33 -> 29 iterations).
+Setup priced by what it saves (``coarse_space="auto"``, the default): the coarse space is
+built at setup on a large nonsingular matrix whose diagonal barely dominates (at least
+``COARSE_EAGER_MIN_N`` = 2x10^5 vertices, the median row's ``|row sum| / diagonal`` at most
+0.01), after a probe of Jacobi-PCG's smallest Ritz value at the first solve on such a singular
+one, else at a checkpoint of the first solve when the iterations left pay for it: the rule
+and its measurements in :mod:`fastgssl.solvers._coarse_pricing`.
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
 from ``REORDER_MIN_N`` = 20,000 vertices), chosen at a solve: for right-hand sides nonzero on
@@ -110,6 +82,7 @@ from fastgssl._validation import (
 from fastgssl.regularizers import LaplacianPower
 
 from ._block_pcg import block_pcg
+from ._coarse_pricing import COARSE_PROBE_ITERATIONS, CoarsePricing, coarse_checkpoint
 from ._coarse_space import AggregationCoarseSpace
 from ._laplacian_matrix import (
     _as_csr,
@@ -139,18 +112,10 @@ SWITCH_ITERATIONS = 150
 METHODS = ("auto", "amg", "cg", "direct")
 COARSE_SPACES = ("auto", "two_level", "multilevel", "multiplicative", None)
 COARSE_AUTO = "two_level"
-# the pricing of coarse_space="auto" (module docstring): the setup of the two-level space
-# costs about this many single-column products with Q (measured 20-70 at 2x10^4 and
-# 10^5 points), a block iteration of r columns about 1 + r / BLOCK_SHARE of them
-COARSE_SETUP_PRODUCTS, BLOCK_SHARE, COARSE_MIN_CHECK = 40, 6, 4
-# a residual rate per iteration above this over the checkpoint's second half is a stall
-COARSE_STALL_RATE = 0.99
-# "auto" builds the coarse space at setup (no checkpoint) from this many vertices when the
-# median row's |row sum| / diagonal is at most COARSE_EAGER_DOMINANCE (module docstring)
+# "auto" builds the coarse space at setup from this many vertices when the median row's
+# |row sum| / diagonal is at most COARSE_EAGER_DOMINANCE and Q is nonsingular, else probes
+# at the first solve (fastgssl.solvers._coarse_pricing)
 COARSE_EAGER_MIN_N, COARSE_EAGER_DOMINANCE = 200_000, 0.01
-# the checkpoint builds the coarse space when at least this many iterations remain (and 2 k)
-COARSE_MIN_REMAINING = 30
-
 
 def _panel_width(n, r):
     """Right-hand sides per panel (see ``block_size``)."""
@@ -181,14 +146,7 @@ def _aggregation_or_warn(Q, kind, strict, stacklevel):
         return None
 
 
-def _coarse_checkpoint(r):
-    """Jacobi iterations of an r-column panel that cost what the coarse space's setup
-    does: ``COARSE_SETUP_PRODUCTS`` single-column products over ``1 + r / BLOCK_SHARE``
-    per block iteration (module docstring)."""
-    return max(COARSE_MIN_CHECK, int(np.ceil(COARSE_SETUP_PRODUCTS / (1 + r / BLOCK_SHARE))))
-
-
-class LaplacianSolver:
+class LaplacianSolver(CoarsePricing):
     """Set up once, then solve ``Q^p X = B`` for one or many right-hand sides.
 
     Parameters
@@ -256,6 +214,9 @@ class LaplacianSolver:
     coarse_space_ : AggregationCoarseSpace or None
         The aggregates of the coarse correction (``n_aggregates_``, ``passes_``); with
         ``coarse_space="auto"`` None until a solve has priced it in.
+    coarse_probe_ : float or None
+        The smallest Ritz value of the first solve's probe (a large singular matrix whose
+        diagonal barely dominates, :mod:`fastgssl.solvers._coarse_pricing`), else None.
     setup_time_ : float
     multigrid_ : BlockMultigrid or None
         The hierarchy (``operator_complexity``, ``sizes``) when built.
@@ -353,11 +314,16 @@ class LaplacianSolver:
         # "auto": the coarse space is priced at the first solve that needs it (see
         # _solve_once); an explicit kind is built now and gives the locality order
         # (and reorder="aggregates" asks for the aggregates now)
-        eager = (self.solver_ == "cg" and coarse_space == "auto" and reorder != "aggregates"
-                 and n >= COARSE_EAGER_MIN_N and _barely_dominant(Q, diag))
+        barely = (self.solver_ == "cg" and coarse_space == "auto" and reorder != "aggregates"
+                  and n >= COARSE_EAGER_MIN_N and _barely_dominant(Q, diag))
+        # singular: slow modes only where the graph clusters, probed at the first solve
+        self._coarse_probe = barely and null is not None
+        self.coarse_probe_ = None
+        eager = barely and null is None
         self._coarse_pending = (self.solver_ == "cg" and coarse_space == "auto"
-                                and reorder != "aggregates" and not eager)
-        if self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending:
+                                and reorder != "aggregates" and not barely)
+        if (self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending
+                and not self._coarse_probe):
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
             aggregation = _aggregation_or_warn(Q, kind, eager, stacklevel=4)
             space = aggregation or None
@@ -377,7 +343,7 @@ class LaplacianSolver:
                 reorder == "auto" and n >= REORDER_MIN_N)):
             # the input-order matrix a priced-in coarse space aggregates (the caller holds
             # it during the first solve; dropped after it: the cache keeps one)
-            self._Q_input = Q if self._coarse_pending else None
+            self._Q_input = Q if self._coarse_pending or self._coarse_probe else None
             if reorder == "auto" and self.solver_ == "cg":
                 # the order waits for right-hand sides (the sources' order, module
                 # docstring): the first solve's from REORDER_EAGER_MIN_N, below them the
@@ -488,14 +454,20 @@ class LaplacianSolver:
         X0, its = None, np.zeros(r, dtype=np.int64)
         todo = np.arange(r)
         conv = np.zeros(r, dtype=bool)
-        if self._coarse_pending:
-            # Jacobi first; after the iterations that cost what the coarse space would,
-            # build it if the columns still need more of them (module docstring)
-            k = _coarse_checkpoint(r)
+        probe = getattr(self, "_coarse_probe", False)
+        if self._coarse_pending or probe:
+            # Jacobi first; at the checkpoint (the iterations that cost what the coarse
+            # space would) or the probe, build it if it pays (_coarse_pricing)
+            if probe:
+                coefficients, k = [], COARSE_PROBE_ITERATIONS
+                price = lambda history: self._probe_coarse(coefficients)  # noqa: E731
+            else:
+                coefficients, k = None, coarse_checkpoint(r)
+                price = lambda history: self._price_coarse(history, k)  # noqa: E731
             X, its, conv = block_pcg(
                 self._A, B, self._jacobi, rtol=self.rtol, max_iter=first, project=project,
-                checkpoint=(k, lambda history: self._price_coarse(history, k)))
-            if conv.all() or self._coarse_pending or its.max() >= first:
+                checkpoint=(k, price), coefficients=coefficients)
+            if conv.all() or self.coarse_space_ is None or its.max() >= first:
                 return self._amg_after(B, X, its, conv, maxiter, auto, project)
             todo = np.flatnonzero(~conv)
             X0 = X
@@ -511,25 +483,12 @@ class LaplacianSolver:
         conv[todo] = conv_t
         return self._amg_after(B, X, its, conv, maxiter, auto, project)
 
-    def _price_coarse(self, history, k):
-        """At the checkpoint k: build the coarse space when the iterations still needed at
-        the rate of the last k / 2 extrapolate to more than 2 k and COARSE_MIN_REMAINING
-        (module docstring); True: restart with it."""
-        # CG's residual is not monotone: the best of each half, half the iterations apart
-        half = k // 2
-        early, late = max(history[:half + 1].min(), 1e-300), max(history[half:].min(), 1e-300)
-        rate = (late / early) ** (1.0 / max(1, k - half))
-        if rate >= COARSE_STALL_RATE:  # no measurable progress: no basis to price on
-            return False
-        remaining = np.log(self.rtol / late) / np.log(rate)
-        # the restart loses the Krylov space and a coarse iteration costs more: the
-        # iterations to go must pay the setup twice
-        if remaining <= max(2 * k, COARSE_MIN_REMAINING):
-            return False
+    def _build_coarse(self, stacklevel):
+        """The strict coarse space, priced in at a solve (True: built)."""
         t0 = time.perf_counter()
         self._coarse_pending = False
         Q_in = self._Q_input if self._Q_input is not None else self.Q_
-        space = _aggregation_or_warn(Q_in, COARSE_AUTO, True, stacklevel=6)
+        space = _aggregation_or_warn(Q_in, COARSE_AUTO, True, stacklevel=stacklevel)
         if space is None:
             return False
         if not space and space.passes_ and getattr(self, "_order_deferred", False):
