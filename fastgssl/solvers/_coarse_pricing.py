@@ -9,7 +9,8 @@ where setup and solve together beat the plain solve, decided from what is cheap 
 most 0.01), Jacobi's slow modes are known to be there when ``Q`` is nonsingular (a ridge of
 1e-6, the Dirichlet block of label propagation: the near-null constants): the coarse space is
 built at setup, its aggregates giving the locality order (graphlearning's 10^6-point graph,
-10 point sources, rtol 1e-8: 42 iterations against 62, 29-33 CPU s against 39-40).
+10 point sources, rtol 1e-8: 42 iterations against 62,
+``bench/results/priced_setup_round6_1m_gl.md``).
 
 **The probe.** A singular one (a Laplacian: Poisson learning) has slow modes only where the
 graph clusters, which its first solve probes: after its first ``COARSE_PROBE_ITERATIONS`` = 8
@@ -21,10 +22,12 @@ their iterates). The median over Poisson learning's 10 columns
 after 8 steps: 0.0016 on the 10^6-point ``IVFGraph`` of a 10-class mixture (43 iterations
 with the coarse space, 100 without) and 0.00036 on a 2x10^5-point exact 10-NN graph of one
 (42 against 88); 0.057 on graphlearning's 10^6-point graph of a mixture of overlapping
-classes (31 against 34: its setup cost more than it saved, 27.6 CPU s against 21.4) and
+classes (31 against 34: its setup cost more than it saved, 31.5 CPU s against 27.8) and
 0.086 on a 2x10^5-point graph of one. The checkpoint below misjudged the clustered ones (the
 residual rose while CG found the cluster modes: 88 iterations on the 2x10^5-point graph).
-The probe costs nothing where it keeps Jacobi; where it builds, the restart loses 8 steps.
+The probe costs nothing where it keeps Jacobi; where it builds, the restart loses its 8 steps
+(51 iterations on the ``IVFGraph``, 34.8 CPU s against 31.8 for the coarse space built first
+and 54.6 for Jacobi alone; ``docs/scripts/first_fit_round7_probe.txt``).
 
 **The checkpoint.** In both cases above the aggregation is strict (see below), so that a
 graph it cannot coarsen enough keeps Jacobi
