@@ -37,7 +37,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         (the active columns keep their iterates, not converged).
     coefficients : list or None
         Receives ``("alpha", alpha)`` and ``("beta", beta)`` (arrays over the active
-        columns) as each iteration computes them (for :func:`smallest_ritz_value`).
+        columns) as each iteration computes them (for :func:`smallest_ritz_values`).
 
     A converged column is frozen (step 0, its iterate copied out) and carried in the block
     until half of the block is done, then the block is compacted: the other columns' numbers

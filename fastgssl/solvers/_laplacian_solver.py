@@ -117,6 +117,7 @@ COARSE_AUTO = "two_level"
 # at the first solve (fastgssl.solvers._coarse_pricing)
 COARSE_EAGER_MIN_N, COARSE_EAGER_DOMINANCE = 200_000, 0.01
 
+
 def _panel_width(n, r):
     """Right-hand sides per panel (see ``block_size``)."""
     return max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
