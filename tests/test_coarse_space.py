@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given
+from hypothesis import strategies as st
 
 import fastgssl.solvers._coarse_space as cs
 from fastgssl.graphs import knn_graph
@@ -121,6 +123,28 @@ def test_coarse_solve_equals_the_dense_pseudo_inverse(name, dense, monkeypatch):
         tol = 1e-6 if name == "ridge" else 1e-10
         np.testing.assert_allclose(solve(S), expected, rtol=tol,
                                    atol=0.1 * tol * np.abs(expected).max())
+
+
+@given(seed=st.integers(0, 10**6), r=st.integers(1, 12))
+def test_coarse_projection_is_scipys_bit_for_bit(seed, r):
+    # the compiled S - N (N^T S) against scipy's two CSR products on the same N: several
+    # components, singular and not, isolated vertices, signed zeros in S
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 40))
+    blocks = sp.block_diag([sp.random(b, b, density=0.6, random_state=seed + b)
+                            for b in rng.integers(1, 6, size=4)], format="csr")
+    E = blocks + blocks.T
+    E = sp.csr_matrix(sp.block_diag([sp.diags(np.ravel(E.sum(axis=1))) - E,
+                                     sp.identity(max(1, m - E.shape[0]))]))
+    solve = cs._CoarseSolve(E)
+    assert solve._null.shape[1] >= 1
+    S = rng.normal(size=(E.shape[0], r))
+    S[rng.random(S.shape) < 0.2] = -0.0
+    null_t = solve._null.T.tocsr()
+    expected = S - solve._null @ (null_t @ S)
+    got = solve._project(S)
+    assert np.array_equal(got, expected) and np.array_equal(np.signbit(got),
+                                                            np.signbit(expected))
 
 
 @pytest.mark.parametrize("kind", KINDS)
