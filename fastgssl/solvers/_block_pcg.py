@@ -31,10 +31,10 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         Applied to the residual block every 50 iterations to remove round-off drift into
         the null space of a singular ``A``.
     checkpoint : (int, callable) or None
-        ``(k, stop)``: after iteration k, with columns still active, ``stop(history)`` is
-        called with the largest ``||r_j|| / ||b_j||`` of the active columns after each
-        iteration 0..k (recurrence residuals); a true result stops the iteration there
-        (the active columns keep their iterates, not converged).
+        ``(k, stop)``: after iterations k, 2k, 4k, ..., with columns still active,
+        ``stop(history)`` is called with the largest ``||r_j|| / ||b_j||`` of the active
+        columns after each iteration so far, from 0 (recurrence residuals); a true result
+        stops the iteration there (the active columns keep their iterates, not converged).
     coefficients : list or None
         Receives ``("alpha", alpha)`` and ``("beta", beta)`` (arrays over the active
         columns) as each iteration computes them (for :func:`smallest_ritz_values`).
@@ -77,11 +77,13 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     Pa = Za.copy()
     APa = np.empty_like(Ra)
     frozen = np.zeros(active.size, dtype=bool)  # done, still carried in the block
+    record = coefficients is not None
+    check = None if checkpoint is None else checkpoint[0]
     for it in range(1, max_iter + 1):
         pap = K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa)
         alpha = np.where(frozen, 0.0, rz / np.where(pap > 0, pap, np.inf))
         rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)
-        if coefficients is not None:
+        if record:
             coefficients.append(("alpha", alpha))
         iterations[active[~frozen]] += 1
         if project is not None and it % 50 == 0:
@@ -106,13 +108,15 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 ta, rz, rn2 = ta[keep], rz[keep], rn2[keep]
                 Za = np.empty_like(Ra)
                 APa = np.empty_like(Ra)
-        if checkpoint is not None and it <= checkpoint[0]:
+        if checkpoint is not None:
             history.append(float(np.max(np.sqrt(rn2[~frozen]) / ta[~frozen])) * rtol)
-            if it == checkpoint[0] and checkpoint[1](np.asarray(history)):
-                break
+            if it == check:
+                if checkpoint[1](np.asarray(history)):
+                    break
+                check *= 2
         rz_new = precond(Ra, Za)
         beta = np.where(frozen, 0.0, rz_new / np.where(rz > 0, rz, np.inf))
-        if coefficients is not None:
+        if record:
             coefficients.append(("beta", beta))
         K.direction_update(Pa, Za, beta)
         rz = rz_new

@@ -33,9 +33,9 @@ Methods
 Setup priced by what it saves (``coarse_space="auto"``, the default): the coarse space is
 built at setup on a large nonsingular matrix whose diagonal barely dominates (at least
 ``COARSE_EAGER_MIN_N`` = 2x10^5 vertices, the median row's ``|row sum| / diagonal`` at most
-0.01), after a probe of Jacobi-PCG's smallest Ritz value at the first solve on such a singular
-one, else at a checkpoint of the first solve when the iterations left pay for it: the rule
-and its measurements in :mod:`fastgssl.solvers._coarse_pricing`.
+0.01), else during the first solve when a probe of its first Jacobi-PCG steps (their
+smallest Ritz value, the residual's rate) says it pays: the rule and its measurements in
+:mod:`fastgssl.solvers._coarse_pricing`.
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
 from ``REORDER_MIN_N`` = 20,000 vertices), chosen at a solve: for right-hand sides nonzero on
@@ -82,7 +82,7 @@ from fastgssl._validation import (
 from fastgssl.regularizers import LaplacianPower
 
 from ._block_pcg import block_pcg
-from ._coarse_pricing import COARSE_PROBE_ITERATIONS, CoarsePricing, coarse_checkpoint
+from ._coarse_pricing import COARSE_PROBE_ITERATIONS, CoarsePricing
 from ._coarse_space import AggregationCoarseSpace
 from ._laplacian_matrix import (
     _as_csr,
@@ -192,10 +192,10 @@ class LaplacianSolver(CoarsePricing):
         (:mod:`fastgssl.solvers._coarse_space`; None: Jacobi alone). ``"auto"``:
         ``"two_level"`` (the least CPU time measured, ``bench/bench_coarse_space.py``:
         ``"multiplicative"`` halves the iterations but costs two more products each,
-        ``"multilevel"`` needs about as many as ``"two_level"``), built at setup on a matrix
-        of at least 2x10^5 vertices whose median row barely dominates, else during the first
-        solve that pays for it (module docstring: "Setup priced by what it saves"); an
-        explicit kind is built at once.
+        ``"multilevel"`` needs about as many as ``"two_level"``), built at setup on a
+        nonsingular matrix of at least 2x10^5 vertices whose median row barely dominates,
+        else during the first solve that pays for it (module docstring: "Setup priced by
+        what it saves"); an explicit kind is built at once.
     check_input : bool, default=True
         Check that ``Q`` is finite and symmetric with a nonnegative diagonal (O(nnz) work
         and a transposed copy); False for a matrix the caller built from a checked graph.
@@ -216,8 +216,9 @@ class LaplacianSolver(CoarsePricing):
         The aggregates of the coarse correction (``n_aggregates_``, ``passes_``); with
         ``coarse_space="auto"`` None until a solve has priced it in.
     coarse_probe_ : float or None
-        The smallest Ritz value of the first solve's probe (a large singular matrix whose
-        diagonal barely dominates, :mod:`fastgssl.solvers._coarse_pricing`), else None.
+        The median over the columns of the smallest Ritz value of ``D^-1 Q`` at the last
+        look of a solve that priced the coarse space in
+        (:mod:`fastgssl.solvers._coarse_pricing`), else None.
     setup_time_ : float
     multigrid_ : BlockMultigrid or None
         The hierarchy (``operator_complexity``, ``sizes``) when built.
@@ -315,16 +316,14 @@ class LaplacianSolver(CoarsePricing):
         # "auto": the coarse space is priced at the first solve that needs it (see
         # _solve_once); an explicit kind is built now and gives the locality order
         # (and reorder="aggregates" asks for the aggregates now)
-        barely = (self.solver_ == "cg" and coarse_space == "auto" and reorder != "aggregates"
-                  and n >= COARSE_EAGER_MIN_N and _barely_dominant(Q, diag))
-        # singular: slow modes only where the graph clusters, probed at the first solve
-        self._coarse_probe = barely and null is not None
+        # a large nonsingular one whose diagonal barely dominates: now; else the probe of
+        # the first solve (singular: slow modes only where the graph clusters)
+        eager = (self.solver_ == "cg" and coarse_space == "auto" and reorder != "aggregates"
+                 and null is None and n >= COARSE_EAGER_MIN_N and _barely_dominant(Q, diag))
         self.coarse_probe_ = None
-        eager = barely and null is None
         self._coarse_pending = (self.solver_ == "cg" and coarse_space == "auto"
-                                and reorder != "aggregates" and not barely)
-        if (self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending
-                and not self._coarse_probe):
+                                and reorder != "aggregates" and not eager)
+        if self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending:
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
             aggregation = _aggregation_or_warn(Q, kind, eager, stacklevel=4)
             space = aggregation or None
@@ -344,7 +343,7 @@ class LaplacianSolver(CoarsePricing):
                 reorder == "auto" and n >= REORDER_MIN_N)):
             # the input-order matrix a priced-in coarse space aggregates (the caller holds
             # it during the first solve; dropped after it: the cache keeps one)
-            self._Q_input = Q if self._coarse_pending or self._coarse_probe else None
+            self._Q_input = Q if self._coarse_pending else None
             if reorder == "auto" and self.solver_ == "cg":
                 # the order waits for right-hand sides (the sources' order, module
                 # docstring): the first solve's from REORDER_EAGER_MIN_N, below them the
@@ -455,16 +454,11 @@ class LaplacianSolver(CoarsePricing):
         X0, its = None, np.zeros(r, dtype=np.int64)
         todo = np.arange(r)
         conv = np.zeros(r, dtype=bool)
-        probe = getattr(self, "_coarse_probe", False)
-        if self._coarse_pending or probe:
-            # Jacobi first; at the checkpoint (the iterations that cost what the coarse
-            # space would) or the probe, build it if it pays (_coarse_pricing)
-            if probe:
-                coefficients, k = [], COARSE_PROBE_ITERATIONS
-                price = lambda history: self._probe_coarse(coefficients)  # noqa: E731
-            else:
-                coefficients, k = None, coarse_checkpoint(r)
-                price = lambda history: self._price_coarse(history, k)  # noqa: E731
+        if self._coarse_pending:
+            # Jacobi first; after the probe's steps, the coarse space if it pays
+            # (_coarse_pricing)
+            coefficients, k = [], COARSE_PROBE_ITERATIONS
+            price = lambda history: self._price_coarse(history, coefficients, r)  # noqa: E731
             X, its, conv = block_pcg(
                 self._A, B, self._jacobi, rtol=self.rtol, max_iter=first, project=project,
                 checkpoint=(k, price), coefficients=coefficients)
