@@ -30,13 +30,14 @@ runs of the small ones, ``..._probe_small.txt``; the learners' rtol 1e-6, graphl
 10-NN graphs, one thread, Poisson learning's system and label propagation's Dirichlet
 block): on the MNIST images, letter, a1a, abalone and space_ga the probe reads 31-146
 iterations to go and builds; the solves take 0.37-0.97 of Jacobi's time, setup included
-(abalone and space_ga 0.37-0.69: the checkpoint of rounds 5-7 kept Jacobi there). On a
-10-class mixture whose classes overlap (sep 0.5, the 5,000 and 2x10^4 points of
-``bench/bench_single_fit.py``) Poisson learning reads 16-19 and keeps Jacobi (the coarse
-space first would cost 1.09-1.15x), label propagation reads 31-33 and builds: there it
-costs 1.21-1.26x Jacobi's time, the one loss measured (the restart wastes the 8 steps: 8 +
-23 iterations against 24 with the coarse space from the start and 35-43 without, and a
-two-level iteration costs about 1.6 Jacobi ones at 5,000 points). On graphlearning's
+(abalone 0.38 and 0.69; MNIST's 5,000-point Poisson system 0.90 over 11 runs, 1.44 in one
+run of 3). On a 10-class mixture whose classes overlap (sep 0.5, the 5,000 and 2x10^4
+points of ``bench/bench_single_fit.py``) Poisson learning reads 16-19 and keeps Jacobi (the
+coarse space first would cost 1.11-1.26x), label propagation reads 31-33 and builds: there
+it costs 1.21-1.26x Jacobi's time (the coarse space first 1.03-1.06x), the one loss
+measured (the restart wastes the 8 steps: 8 + 23 iterations against 24 with the coarse
+space from the start and 35-43 without, and a two-level iteration costs about 1.6 Jacobi
+ones at 5,000 points). On graphlearning's
 10^6-point graph of such a mixture (round 7) the Ritz value is 0.057 and the rate leaves
 about 18 iterations: Jacobi (34 iterations; with the coarse space 31, for 31.5 CPU s against
 27.8). Clustered graphs build by their Ritz values: 0.0016 on the 10^6-point ``IVFGraph``
@@ -64,9 +65,12 @@ points: 1,975 aggregates, a 0.5 s dense factorization for 33 -> 29 iterations; a
 points it refused 10-NN mixture graphs after 0.1-0.17 CPU s).
 
 Rounds 5-7 priced it at a checkpoint of ``k`` Jacobi iterations (15 for 10 columns) by the
-rate of its second half, and took a stalled rate as no basis to build: on abalone (rate 0.986
-per step) and a 5,000-point clustered mixture it kept Jacobi (183 and 89 iterations against
-79 and 42 with the probe; 0.149 against 0.059 s on abalone).
+rate of its second half, took a stalled rate as no basis to build, and probed Ritz values
+only on singular matrices from 2x10^5 vertices (``docs/scripts/first_fit_round8_before.txt``,
+the same systems): it kept Jacobi on abalone's Poisson system (its residual's rate 0.986
+per step over steps 8-16: 174 iterations, against 64 with the probe) and on a clustered
+5,000-point mixture (85 and 46, against 37 and 25); it too built for the 5,000-point
+overlapping mixture's label propagation (33 iterations), not for the 2x10^4-point one (43).
 """
 
 from __future__ import annotations
