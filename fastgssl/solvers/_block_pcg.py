@@ -10,6 +10,7 @@ iteration, not r Python-level solver loops.  Converged columns (``||r_j|| <= rto
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from fastgssl import _sparse_blocks as K
 
@@ -77,13 +78,12 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     Pa = Za.copy()
     APa = np.empty_like(Ra)
     frozen = np.zeros(active.size, dtype=bool)  # done, still carried in the block
-    record = coefficients is not None
     check = None if checkpoint is None else checkpoint[0]
     for it in range(1, max_iter + 1):
         pap = K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa)
         alpha = np.where(frozen, 0.0, rz / np.where(pap > 0, pap, np.inf))
         rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)
-        if record:
+        if coefficients is not None:
             coefficients.append(("alpha", alpha))
         iterations[active[~frozen]] += 1
         if project is not None and it % 50 == 0:
@@ -116,7 +116,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 check *= 2
         rz_new = precond(Ra, Za)
         beta = np.where(frozen, 0.0, rz_new / np.where(rz > 0, rz, np.inf))
-        if record:
+        if coefficients is not None:
             coefficients.append(("beta", beta))
         K.direction_update(Pa, Za, beta)
         rz = rz_new
@@ -151,5 +151,8 @@ def smallest_ritz_values(coefficients):
         diag = 1.0 / alpha[:, j]
         diag[1:] += beta[:, j] / alpha[:k - 1, j]
         off = np.sqrt(beta[:, j]) / alpha[:k - 1, j]
-        out[j] = np.linalg.eigvalsh(np.diag(diag) + np.diag(off, 1) + np.diag(off, -1))[0]
+        # LAPACK's tridiagonal bisection for the smallest only (the later looks of a long
+        # solve have hundreds of steps)
+        out[j] = scipy.linalg.eigvalsh_tridiagonal(diag, off, select="i",
+                                                   select_range=(0, 0))[0]
     return out

@@ -37,12 +37,11 @@ coarse space first would cost 1.11-1.26x), label propagation reads 31-33 and bui
 it costs 1.21-1.26x Jacobi's time (the coarse space first 1.03-1.06x), the one loss
 measured (the restart wastes the 8 steps: 8 + 23 iterations against 24 with the coarse
 space from the start and 35-43 without, and a two-level iteration costs about 1.6 Jacobi
-ones at 5,000 points). On graphlearning's
-10^6-point graph of such a mixture (round 7) the Ritz value is 0.057 and the rate leaves
-about 18 iterations: Jacobi (34 iterations; with the coarse space 31, for 31.5 CPU s against
-27.8). Clustered graphs build by their Ritz values: 0.0016 on the 10^6-point ``IVFGraph``
-of a 10-class mixture (51 iterations, 100 without), 0.00036 on a 2x10^5-point exact 10-NN
-graph of one, 0.0005 on a 5,000-point one.
+ones at 5,000 points). On graphlearning's 10^6-point graph of such a mixture (round 7) the
+Ritz value is 0.057 and the rate leaves about 18 iterations: Jacobi (34 iterations; with
+the coarse space 31, for 31.5 CPU s against 27.8). Clustered graphs build by their Ritz
+values: 0.0016 on the 10^6-point ``IVFGraph`` of a 10-class mixture (51 iterations, 100
+without), 0.00036 on a 2x10^5-point exact 10-NN graph of one, 0.0005 on a 5,000-point one.
 
 **Later looks.** A right-hand side may excite the slow modes only weakly at first (``B = L
 x`` for a random x: its Ritz values after 8 steps are 0.44, after 16 8e-4). After 16, 32,
@@ -85,7 +84,7 @@ __all__ = []
 # single-column products with Q (measured 20-70 at 2x10^4 and 10^5 points), a block
 # iteration of r columns about 1 + r / BLOCK_SHARE of them
 COARSE_SETUP_PRODUCTS, BLOCK_SHARE, COARSE_MIN_CHECK = 40, 6, 4
-# the checkpoint builds the coarse space when at least this many iterations remain (and 2 k)
+# the probe builds the coarse space when more than this many iterations remain (and k)
 COARSE_MIN_REMAINING = 30
 # the probe: Jacobi-PCG steps, and the smallest Ritz value below which the coarse space is
 # built
