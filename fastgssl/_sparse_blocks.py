@@ -364,10 +364,12 @@ def sparse_dense_product(A, X, rows=None, out=None):
 
 
 @njit(cache=True, parallel=True)
-def permute_symmetric(indptr, indices, data, perm, inv):
+def permute_symmetric(indptr, indices, data, perm, inv, sort_rows=True):
     """CSR arrays of ``P A P^T`` (row i of the result is row ``perm[i]`` of ``A``, column
-    j maps to ``inv[j]``), each row's indices sorted, in ``indices``' integer type (no
-    int64 copy of a 10^6-row matrix's 18 million int32 indices on the way)."""
+    j maps to ``inv[j]``), in ``indices``' integer type (no int64 copy of a 10^6-row
+    matrix's 18 million int32 indices on the way). Each row's indices sorted, or with
+    ``sort_rows=False`` in the stored order of the source row (a row product then sums the
+    same terms in the same order as on ``A``: the same values bit for bit)."""
     n = perm.shape[0]
     new_indptr = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
@@ -382,7 +384,7 @@ def permute_symmetric(indptr, indices, data, perm, inv):
             j = inv[indices[src + t]]
             a = data[src + t]
             s = lo + t
-            while s > lo and new_indices[s - 1] > j:
+            while sort_rows and s > lo and new_indices[s - 1] > j:
                 new_indices[s] = new_indices[s - 1]
                 new_data[s] = new_data[s - 1]
                 s -= 1

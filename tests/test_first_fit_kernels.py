@@ -279,6 +279,37 @@ def test_symmetric_permutation_equals_fancy_indexing(seed, n, density, int64):
     np.testing.assert_array_equal(P.data, R.data)
 
 
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 60), density=st.floats(0.0, 0.4))
+def test_permutation_in_stored_order_keeps_every_row_sum(seed, n, density):
+    # sort_rows=False: row i is row order[i] in its stored order, so the diffusion steps
+    # on the permuted matrix are the permuted steps, bit for bit
+    A = _symmetric_graph(seed, n, density, False)
+    rng = np.random.default_rng(seed)
+    A.data = rng.standard_normal(A.nnz)
+    A.indices = A.indices.copy()
+    for i in range(n):  # shuffle each row's stored order: nothing relies on sorted rows
+        lo, hi = A.indptr[i], A.indptr[i + 1]
+        shuffle = lo + rng.permutation(hi - lo)
+        A.indices[lo:hi], A.data[lo:hi] = A.indices[shuffle], A.data[shuffle]
+    A.has_sorted_indices = False
+    order = rng.permutation(n).astype(np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.arange(n)
+    indptr, indices, data = K.permute_symmetric(A.indptr, A.indices, A.data, order,
+                                                inverse, False)
+    for i in range(n):
+        src = slice(A.indptr[order[i]], A.indptr[order[i] + 1])
+        np.testing.assert_array_equal(indices[indptr[i]:indptr[i + 1]], inverse[A.indices[src]])
+        np.testing.assert_array_equal(data[indptr[i]:indptr[i + 1]], A.data[src])
+    U0, drive = rng.standard_normal((n, 3)), rng.standard_normal((n, 3))
+    steps = affine_steps(A.indptr, A.indices, A.data, U0, drive, 5)
+    permuted = affine_steps(indptr.astype(A.indptr.dtype), indices, data,
+                            np.ascontiguousarray(U0[order]),
+                            np.ascontiguousarray(drive[order]), 5)
+    np.testing.assert_array_equal(permuted[inverse], steps)
+
+
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 200), density=st.floats(0.0, 0.05),
        n_sources=st.integers(1, 5), r=st.integers(1, 3))

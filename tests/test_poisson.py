@@ -354,6 +354,36 @@ def test_poisson_mbo_enforces_the_priors_and_keeps_the_labels():
     assert acc >= acc_p - 0.02
 
 
+def test_poisson_mbo_iterations_equal_the_plain_scheme_bit_for_bit():
+    # the fit diffuses in a locality order and diffuses an unchanged assignment only once;
+    # the plain scheme (scipy's products in the input order, every iteration) must give
+    # the same assignment, prices and all
+    from fastgssl.models._poisson import poisson_sources
+    from fastgssl.models._propagation_systems import _laplacian
+
+    X, y, y_ssl = _blobs(n=500, centers=4, per_class=2, seed=3, std=2.5)
+    W = sp.csr_matrix(_knn(X, 10))
+    priors = np.bincount(y) / y.size
+    model = PoissonMBO(class_priors=priors, graph=W).fit(X, y_ssl)
+    assert 0 in model.n_changed_[:-1]  # an iteration after an unchanged assignment ran
+    lab = np.flatnonzero(y_ssl >= 0)
+    cur = np.argmax(model.poisson_scores_, axis=1)
+    cur[lab] = y_ssl[lab]
+    d = np.asarray(W.sum(axis=1)).ravel()
+    dt = 1.0 / d.max()
+    P = sp.csr_matrix(sp.identity(500) - dt * _laplacian(W))
+    B, _ = poisson_sources(np.zeros(500, dtype=np.int64), lab, np.eye(4)[y_ssl[lab]], 500)
+    sizes = class_sizes(model.class_priors_, 500)
+    duals = np.zeros(4)
+    for _ in range(model.max_iter):
+        U = np.eye(4)[cur]
+        for _ in range(model.n_diffusion_steps):
+            U = P @ U + dt * B
+        cur, duals = volume_assignment(U, sizes, fixed=lab, fixed_labels=y_ssl[lab],
+                                       duals=duals)
+    np.testing.assert_array_equal(model.transduction_, cur)
+
+
 def test_poisson_mbo_at_least_as_accurate_as_graphlearning_on_the_same_graph():
     import graphlearning as gl  # the test extra
     X, y = make_blobs(600, centers=[[0, 0], [3, 0], [0, 3], [3, 3]], cluster_std=1.0,
