@@ -12,11 +12,17 @@ import contextlib
 import os
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 
 from fastgssl._threads import numba_threads
 
 N_CHUNKS = 64
+
+# Gathers index with unsigned integers (``uint64(indices[jj])``, loops over
+# ``range(uint64(indptr[i]), uint64(indptr[i + 1]))``): a signed index makes Numba wrap
+# negative values around (a test and a conditional move on every access), which doubled
+# the time of a one-column product on a 5,000-point 10-NN Laplacian (417 against 186 us,
+# one thread; scipy's 150-185 us) and cost 40 % at 10 columns. The values are the same.
 
 
 @njit(inline="always")
@@ -26,15 +32,15 @@ def row_product(indptr, indices, data, row, X, out, i):
     r = X.shape[1]
     if r == 1:  # one column: the sum in a register (half the time of the loop below)
         s = 0.0
-        for jj in range(indptr[row], indptr[row + 1]):
-            s += data[jj] * X[indices[jj], 0]
+        for jj in range(uint64(indptr[row]), uint64(indptr[row + 1])):
+            s += data[jj] * X[uint64(indices[jj]), 0]
         out[i, 0] = s
         return
     for c in range(r):
         out[i, c] = 0.0
-    for jj in range(indptr[row], indptr[row + 1]):
+    for jj in range(uint64(indptr[row]), uint64(indptr[row + 1])):
         a = data[jj]
-        j = indices[jj]
+        j = uint64(indices[jj])
         for c in range(r):
             out[i, c] += a * X[j, c]
 
@@ -106,9 +112,9 @@ def _row_sums_into(indptr, indices, data, row, X, acc, R):
     """``acc[:R] = A[row] @ X`` (R a compile-time constant where this is inlined)."""
     for c in range(R):
         acc[c] = 0.0
-    for jj in range(indptr[row], indptr[row + 1]):
+    for jj in range(uint64(indptr[row]), uint64(indptr[row + 1])):
         a = data[jj]
-        j = indices[jj]
+        j = uint64(indices[jj])
         for c in range(R):
             acc[c] += a * X[j, c]
 
@@ -302,9 +308,9 @@ def jacobi_sweep(indptr, indices, data, omega_dinv, B, X, out):
         w = omega_dinv[i]
         for c in range(r):
             out[i, c] = B[i, c]
-        for jj in range(indptr[i], indptr[i + 1]):
+        for jj in range(uint64(indptr[i]), uint64(indptr[i + 1])):
             a = data[jj]
-            j = indices[jj]
+            j = uint64(indices[jj])
             for c in range(r):
                 out[i, c] -= a * X[j, c]
         for c in range(r):
@@ -318,9 +324,9 @@ def residual(indptr, indices, data, B, X, out):
     for i in prange(n):
         for c in range(r):
             out[i, c] = B[i, c]
-        for jj in range(indptr[i], indptr[i + 1]):
+        for jj in range(uint64(indptr[i]), uint64(indptr[i + 1])):
             a = data[jj]
-            j = indices[jj]
+            j = uint64(indices[jj])
             for c in range(r):
                 out[i, c] -= a * X[j, c]
 
@@ -471,8 +477,8 @@ def _principal_rows(indptr, indices, data, rows, position, scale):
     new_indptr = np.zeros(m + 1, dtype=np.int64)
     for i in prange(m):
         c = 0
-        for jj in range(indptr[rows[i]], indptr[rows[i] + 1]):
-            if position[indices[jj]] >= 0:
+        for jj in range(uint64(indptr[rows[i]]), uint64(indptr[rows[i] + 1])):
+            if position[uint64(indices[jj])] >= 0:
                 c += 1
         new_indptr[i + 1] = c
     for i in range(m):
@@ -481,8 +487,8 @@ def _principal_rows(indptr, indices, data, rows, position, scale):
     new_data = np.empty(new_indptr[m], dtype=data.dtype)
     for i in prange(m):
         s = new_indptr[i]
-        for jj in range(indptr[rows[i]], indptr[rows[i] + 1]):
-            p = position[indices[jj]]
+        for jj in range(uint64(indptr[rows[i]]), uint64(indptr[rows[i] + 1])):
+            p = position[uint64(indices[jj])]
             if p >= 0:
                 new_indices[s] = p
                 new_data[s] = (scale[i] * data[jj]) * scale[p] if scaled else data[jj]

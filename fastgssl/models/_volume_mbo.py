@@ -150,8 +150,9 @@ def _one_hot_product(indptr, indices, data, labels, k):  # pragma: no cover - co
     n = indptr.size - 1
     KU = np.zeros((n, k))
     for i in numba.prange(n):
-        for p in range(indptr[i], indptr[i + 1]):
-            KU[i, labels[indices[p]]] += data[p]
+        for p in range(numba.uint64(indptr[i]), numba.uint64(indptr[i + 1])):
+            # (unsigned indices: no negative-index wraparound, _sparse_blocks' note)
+            KU[i, numba.uint64(labels[numba.uint64(indices[p])])] += data[p]
     return KU
 
 
