@@ -425,8 +425,8 @@ def grouped_sums(ptr, members, R):
     r = R.shape[1]
     S = np.zeros((m, r))
     for a in prange(m):
-        for k in range(ptr[a], ptr[a + 1]):
-            i = members[k]
+        for k in range(uint64(ptr[a]), uint64(ptr[a + 1])):
+            i = uint64(members[k])
             for c in range(r):
                 S[a, c] += R[i, c]
     return S
