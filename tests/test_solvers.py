@@ -354,13 +354,11 @@ def test_auto_coarse_space_is_not_built_when_jacobi_converges_soon():
     np.testing.assert_allclose(Q @ X, B, atol=1e-7 * np.abs(B).max())
 
 
-def test_auto_coarse_space_is_built_at_setup_on_large_barely_dominant_matrices(monkeypatch):
-    # from COARSE_EAGER_MIN_N vertices (lowered here) a nonsingular matrix whose diagonal
-    # barely dominates (a ridge of 1e-6) gets its coarse space at setup, no checkpoint; a
-    # ridge of 1 (Jacobi converges soon) still waits for one
+def test_auto_coarse_space_is_built_at_setup_on_barely_dominant_matrices(monkeypatch):
+    # a nonsingular matrix whose diagonal barely dominates (a ridge of 1e-6) gets its
+    # coarse space at setup, no probe; a ridge of 1 (Jacobi converges soon) still waits
     import fastgssl.solvers._laplacian_solver as ls
 
-    monkeypatch.setattr(ls, "COARSE_EAGER_MIN_N", 10_000)
     monkeypatch.setattr(ls, "REORDER_EAGER_MIN_N", 10_000)  # (the order at setup too)
     W = _clusters()
     Q = laplacian(W, ridge=1e-6)
@@ -565,7 +563,6 @@ def test_an_eager_coarse_space_out_of_memory_warns_at_setup_and_solves(monkeypat
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(ls, "COARSE_EAGER_MIN_N", 10_000)
     monkeypatch.setattr(ls, "AggregationCoarseSpace", no_memory)
     W = _clusters()
     L = laplacian(W, ridge=1e-6)

@@ -3,6 +3,10 @@ justify are in ``fastgssl/solvers/_laplacian_solver.py``'s module docstring and 
 guide). Every comparison is interleaved in one process (the machine's speed moves within
 minutes) and reports medians.
 
+Its ``eager-threshold`` part sets ``COARSE_EAGER_MIN_N``, which the ninth round removed
+(the coarse space is built at setup on every nonsingular barely dominant matrix):
+that part runs on the library of its own commit.
+
 Usage (outputs committed beside this file as ``first_fit_round3_<part>.txt``)::
 
     python docs/scripts/first_fit_round3.py blas            # no OPENBLAS_NUM_THREADS set

@@ -1,6 +1,10 @@
 """The measurements behind the sixth round of issue 54's first-fit work, each interleaved in
 one process (the machine's speed moves within minutes).
 
+The parts that set ``COARSE_EAGER_MIN_N`` (removed in the ninth round: the coarse
+space is built at setup on every nonsingular barely dominant matrix) run on the
+library of their own commit.
+
 Usage (outputs committed beside this file as ``first_fit_round6_<part>.txt``)::
 
     OPENBLAS_NUM_THREADS=1 python docs/scripts/first_fit_round6.py order [W.npz y.npy]

@@ -31,10 +31,10 @@ Methods
     their current iterates; later solves use ``"amg"`` directly.
 
 Setup priced by what it saves (``coarse_space="auto"``, the default): the coarse space is
-built at setup on a large nonsingular matrix whose diagonal barely dominates (at least
-``COARSE_EAGER_MIN_N`` = 2x10^5 vertices, the median row's ``|row sum| / diagonal`` at most
-0.01), else during the first solve when a probe of its first Jacobi-PCG steps (their
-smallest Ritz value, the residual's rate) says it pays: the rule and its measurements in
+built at setup on a nonsingular matrix whose diagonal barely dominates (the median row's
+``|row sum| / diagonal`` at most 0.01: a small ridge, label propagation's Dirichlet block),
+else during the first solve when a probe of its first Jacobi-PCG steps (their smallest Ritz
+value, the residual's rate) says it pays: the rule and its measurements in
 :mod:`fastgssl.solvers._coarse_pricing`.
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
@@ -112,10 +112,10 @@ SWITCH_ITERATIONS = 150
 METHODS = ("auto", "amg", "cg", "direct")
 COARSE_SPACES = ("auto", "two_level", "multilevel", "multiplicative", None)
 COARSE_AUTO = "two_level"
-# "auto" builds the coarse space at setup from this many vertices when the median row's
-# |row sum| / diagonal is at most COARSE_EAGER_DOMINANCE and Q is nonsingular, else probes
-# at the first solve (fastgssl.solvers._coarse_pricing)
-COARSE_EAGER_MIN_N, COARSE_EAGER_DOMINANCE = 200_000, 0.01
+# "auto" builds the coarse space at setup when the median row's |row sum| / diagonal is at
+# most COARSE_EAGER_DOMINANCE and Q is nonsingular, else probes at the first solve
+# (fastgssl.solvers._coarse_pricing)
+COARSE_EAGER_DOMINANCE = 0.01
 
 
 def _panel_width(n, r):
@@ -316,10 +316,10 @@ class LaplacianSolver(CoarsePricing):
         # "auto": the coarse space is priced at the first solve that needs it (see
         # _solve_once); an explicit kind is built now and gives the locality order
         # (and reorder="aggregates" asks for the aggregates now)
-        # a large nonsingular one whose diagonal barely dominates: now; else the probe of
-        # the first solve (singular: slow modes only where the graph clusters)
+        # a nonsingular one whose diagonal barely dominates: now; else the probe of the
+        # first solve (singular: slow modes only where the graph clusters)
         eager = (self.solver_ == "cg" and coarse_space == "auto" and reorder != "aggregates"
-                 and null is None and n >= COARSE_EAGER_MIN_N and _barely_dominant(Q, diag))
+                 and null is None and _barely_dominant(Q, diag))
         self.coarse_probe_ = None
         self._coarse_pending = (self.solver_ == "cg" and coarse_space == "auto"
                                 and reorder != "aggregates" and not eager)
