@@ -4,13 +4,18 @@ The aggregation coarse space (:mod:`fastgssl.solvers._coarse_space`) cuts the Ja
 iterations where slow modes exist and costs a setup everywhere. ``"auto"`` builds it only
 where setup and solve together beat the plain solve, decided from what is cheap to know.
 
-**At setup.** On a large matrix whose diagonal barely dominates (at least
-``COARSE_EAGER_MIN_N`` = 2x10^5 vertices and the median row's ``|row sum| / diagonal`` at
-most 0.01), Jacobi's slow modes are known to be there when ``Q`` is nonsingular (a ridge of
-1e-6, the Dirichlet block of label propagation: the near-null constants): the coarse space is
-built at setup, its aggregates giving the locality order (graphlearning's 10^6-point graph,
-10 point sources, rtol 1e-8: 42 iterations against 62,
-``bench/results/priced_setup_round6_1m_gl.md``).
+**At setup.** On a matrix whose diagonal barely dominates (the median row's ``|row sum| /
+diagonal`` at most 0.01), Jacobi's slow modes are known to be there when ``Q`` is
+nonsingular (a ridge of 1e-6, the Dirichlet block of label propagation: the near-null
+constants): the coarse space is built at setup, its aggregates giving the locality order.
+Measured: graphlearning's 10^6-point graph, 10 point sources, rtol 1e-8, 42 iterations
+against 62 (``bench/results/priced_setup_round6_1m_gl.md``); below 2x10^5 vertices (where
+the probe priced these matrices until the ninth round, wasting its 8 steps when it built)
+a 2x10^4-point ridged 10-NN Laplacian with 10 and 50 point sources, rtol 1e-8, 1.12x and
+1.48x faster than ``coarse_space=None`` setup included (the probe: 0.68x and 0.94x;
+``bench/results/priced_setup_round9.md``), and label propagation's block on the real data
+sets 0.36-1.03 of Jacobi's time, on the 10-class mixtures 0.86-1.23 (1.23 the overlapping
+5,000-point one, where the probe cost 1.21-1.35; ``docs/scripts/first_fit_round9_solver.txt``).
 
 **The probe.** Everywhere else the first solve runs ``COARSE_PROBE_ITERATIONS`` = 8
 Jacobi-PCG steps and looks at two things (the columns then continue with the coarse space,
@@ -26,22 +31,19 @@ from their iterates, or with Jacobi, undisturbed):
   block iterations (below) and ``COARSE_MIN_REMAINING`` = 30.
 
 Measured (``docs/scripts/first_fit_round8.py`` -> ``first_fit_round8_probe.txt`` and, 11
-runs of the small ones, ``..._probe_small.txt``; the learners' rtol 1e-6, graphlearning's
-10-NN graphs, one thread, Poisson learning's system and label propagation's Dirichlet
-block): on the MNIST images, letter, a1a, abalone and space_ga the probe reads 31-146
-iterations to go and builds; the solves take 0.37-0.97 of Jacobi's time, setup included
-(abalone 0.38 and 0.69; MNIST's 5,000-point Poisson system 0.90 over 11 runs, 1.44 in one
-run of 3). On a 10-class mixture whose classes overlap (sep 0.5, the 5,000 and 2x10^4
-points of ``bench/bench_single_fit.py``) Poisson learning reads 16-19 and keeps Jacobi (the
-coarse space first would cost 1.11-1.26x), label propagation reads 31-33 and builds: there
-it costs 1.21-1.26x Jacobi's time (the coarse space first 1.03-1.06x), the one loss
-measured (the restart wastes the 8 steps: 8 + 23 iterations against 24 with the coarse
-space from the start and 35-43 without, and a two-level iteration costs about 1.6 Jacobi
-ones at 5,000 points). On graphlearning's 10^6-point graph of such a mixture (round 7) the
-Ritz value is 0.057 and the rate leaves about 18 iterations: Jacobi (34 iterations; with
-the coarse space 31, for 31.5 CPU s against 27.8). Clustered graphs build by their Ritz
-values: 0.0016 on the 10^6-point ``IVFGraph`` of a 10-class mixture (51 iterations, 100
-without), 0.00036 on a 2x10^5-point exact 10-NN graph of one, 0.0005 on a 5,000-point one.
+runs of the small ones, ``..._probe_small.txt``; with the ninth round's faster products
+``first_fit_round9_solver.txt``; the learners' rtol 1e-6, graphlearning's 10-NN graphs, one
+thread, Poisson learning's system): on the MNIST images, letter, a1a, abalone and space_ga
+the probe reads 31-146 iterations to go and builds; the solves take 0.39-1.02 of Jacobi's
+time, setup included (abalone 0.45, space_ga 0.39, MNIST's 5,000- and 10,000-point systems
+1.02 in the ninth round; 0.90 over 11 runs in the eighth). On a 10-class mixture whose classes overlap
+(sep 0.5, the 5,000 and 2x10^4 points of ``bench/bench_single_fit.py``) Poisson learning
+reads 16-19 and keeps Jacobi (the coarse space first would cost 1.11-1.26x). On
+graphlearning's 10^6-point graph of such a mixture (round 7) the Ritz value is 0.057 and
+the rate leaves about 18 iterations: Jacobi (34 iterations; with the coarse space 31, for
+31.5 CPU s against 27.8). Clustered graphs build by their Ritz values: 0.0016 on the
+10^6-point ``IVFGraph`` of a 10-class mixture (51 iterations, 100 without), 0.00036 on a
+2x10^5-point exact 10-NN graph of one, 0.0005 on a 5,000-point one.
 
 **Later looks.** A right-hand side may excite the slow modes only weakly at first (``B = L
 x`` for a random x: its Ritz values after 8 steps are 0.44, after 16 8e-4). After 16, 32,
