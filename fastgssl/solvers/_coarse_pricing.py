@@ -11,8 +11,8 @@ constants): the coarse space is built at setup, its aggregates giving the locali
 Measured: graphlearning's 10^6-point graph, 10 point sources, rtol 1e-8, 42 iterations
 against 62 (``bench/results/priced_setup_round6_1m_gl.md``); below 2x10^5 vertices (where
 the probe priced these matrices until the ninth round, wasting its 8 steps when it built)
-a 2x10^4-point ridged 10-NN Laplacian with 10 and 50 point sources, rtol 1e-8, 1.12x and
-1.48x faster than ``coarse_space=None`` setup included (the probe: 0.68x and 0.94x;
+a 2x10^4-point ridged 10-NN Laplacian with 10 and 50 point sources, rtol 1e-8, 1.10x and
+1.53x faster than ``coarse_space=None`` setup included (the probe: 0.68x and 0.94x;
 ``bench/results/priced_setup_round9.md``), and label propagation's block on the real data
 sets 0.36-1.03 of Jacobi's time, on the 10-class mixtures 0.86-1.23 (1.23 the overlapping
 5,000-point one, where the probe cost 1.21-1.35; ``docs/scripts/first_fit_round9_solver.txt``).
