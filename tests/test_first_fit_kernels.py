@@ -279,6 +279,26 @@ def test_symmetric_permutation_equals_fancy_indexing(seed, n, density, int64):
     np.testing.assert_array_equal(P.data, R.data)
 
 
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), density=st.floats(0.0, 0.5),
+       symmetric=st.booleans(), zeros=st.booleans())
+def test_max_asymmetry_equals_scipy_difference(seed, n, density, symmetric, zeros):
+    # the solver's symmetry check in one pass: max |Q - Q^T| as scipy forms it, on
+    # matrices with unpaired entries, stored zeros and (symmetric=True) exact symmetry
+    from fastgssl.solvers._laplacian_matrix import _as_csr, _max_asymmetry
+
+    A = sp.random(n, n, density=density, random_state=seed, format="csr")
+    A.data = np.random.default_rng(seed).standard_normal(A.nnz)
+    if symmetric:
+        A = sp.csr_matrix(A + A.T)
+    if zeros and A.nnz:
+        A.data[::3] = 0.0
+    Q = _as_csr(A)
+    expected = abs(Q - Q.T).max() if Q.nnz else 0.0
+    got = _max_asymmetry(Q.indptr, Q.indices, Q.data) if Q.nnz else 0.0
+    assert got == expected
+
+
 @settings(max_examples=100, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 60), density=st.floats(0.0, 0.4))
 def test_permutation_in_stored_order_keeps_every_row_sum(seed, n, density):

@@ -70,8 +70,9 @@ def products(cache):
             AX = np.empty_like(X)
             for threads in (1, 2):
                 numba.set_num_threads(threads)
-                ours = median_us(lambda: K.spmm_dot(L.indptr, L.indices, L.data, X, AX))
-                theirs = median_us(lambda: L @ X)
+                ours = median_us(lambda L=L, X=X, AX=AX: K.spmm_dot(L.indptr, L.indices,
+                                                                     L.data, X, AX))
+                theirs = median_us(lambda L=L, X=X: L @ X)
                 print(f"| {n:,} | {r} | {threads} | {ours:.0f} | {theirs:.0f} | "
                       f"{np.array_equal(AX, L @ X)} |", flush=True)
 

@@ -20,7 +20,7 @@ semi-supervised learning at very low label rates* (ICML), sections 2-4:
   volume-constrained assignment of the points to classes whose sizes follow the priors
   (:func:`volume_assignment`), ``max_iter`` times. The steps run in a reverse Cuthill-McKee
   order of the graph (each row summed in its stored order: the same values bit for bit,
-  1.7x faster products on a 2x10^4-point 10-NN graph), and an iteration whose assignment
+  1.3x faster products on a 2x10^4-point 10-NN graph), and an iteration whose assignment
   did not change reuses the last diffusion (the same input gives the same output): only
   the assignment, whose prices still move, runs again. At 5 labels per class most of the
   20 iterations change nothing after the first five.

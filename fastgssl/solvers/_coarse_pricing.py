@@ -36,9 +36,9 @@ runs of the small ones, ``..._probe_small.txt``; with the ninth round's faster p
 thread, Poisson learning's system): on the MNIST images, letter, a1a, abalone and space_ga
 the probe reads 31-146 iterations to go and builds; the solves take 0.39-1.02 of Jacobi's
 time, setup included (abalone 0.45, space_ga 0.39, MNIST's 5,000- and 10,000-point systems
-1.02 in the ninth round; 0.90 over 11 runs in the eighth). On a 10-class mixture whose classes overlap
-(sep 0.5, the 5,000 and 2x10^4 points of ``bench/bench_single_fit.py``) Poisson learning
-reads 16-19 and keeps Jacobi (the coarse space first would cost 1.11-1.26x). On
+1.02 in the ninth round; 0.90 over 11 runs in the eighth). On a 10-class mixture whose
+classes overlap (sep 0.5, the 5,000 and 2x10^4 points of ``bench/bench_single_fit.py``)
+Poisson learning reads 16-19 and keeps Jacobi (the coarse space first would cost 1.11-1.26x). On
 graphlearning's 10^6-point graph of such a mixture (round 7) the Ritz value is 0.057 and
 the rate leaves about 18 iterations: Jacobi (34 iterations; with the coarse space 31, for
 31.5 CPU s against 27.8). Clustered graphs build by their Ritz values: 0.0016 on the
