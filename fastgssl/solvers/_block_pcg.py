@@ -10,7 +10,7 @@ iteration, not r Python-level solver loops.  Converged columns (``||r_j|| <= rto
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
+from scipy.linalg.lapack import dstebz
 
 from fastgssl import _sparse_blocks as K
 
@@ -147,12 +147,18 @@ def smallest_ritz_values(coefficients):
         return np.empty(0)
     alpha, beta = np.array(alpha), np.array(beta[:k - 1])
     out = np.full(alpha.shape[1], np.nan)
-    for j in np.flatnonzero((alpha > 0).all(axis=0)):
-        diag = 1.0 / alpha[:, j]
-        diag[1:] += beta[:, j] / alpha[:k - 1, j]
-        off = np.sqrt(beta[:, j]) / alpha[:k - 1, j]
+    live = (alpha > 0).all(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):  # (frozen columns: not read)
+        diag = 1.0 / alpha
+        diag[1:] += beta / alpha[:k - 1]
+        off = np.sqrt(beta) / alpha[:k - 1]
+    for j in np.flatnonzero(live):
         # LAPACK's tridiagonal bisection for the smallest only (the later looks of a long
-        # solve have hundreds of steps)
-        out[j] = scipy.linalg.eigvalsh_tridiagonal(diag, off, select="i",
-                                                   select_range=(0, 0))[0]
+        # solve have hundreds of steps): what scipy.linalg.eigvalsh_tridiagonal(...,
+        # select="i", select_range=(0, 0)) calls, without its checks (48 against 8 us)
+        m, w, _, _, info = dstebz(np.ascontiguousarray(diag[:, j]),
+                                  np.ascontiguousarray(off[:, j]), 2, 0.0, 1.0, 1, 1, 0.0,
+                                  "E")
+        if info == 0 and m == 1:
+            out[j] = w[0]
     return out
