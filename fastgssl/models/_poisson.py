@@ -44,7 +44,7 @@ from sklearn.utils.validation import check_is_fitted
 from fastgssl._components import component_labels, labeled_components
 from fastgssl._deprecation import RENAMED, renamed
 from fastgssl._doc_examples import blobs_example
-from fastgssl._sparse_blocks import affine_steps, permute_symmetric, principal_submatrix
+from fastgssl._sparse_blocks import affine_steps, permuted, principal_submatrix
 from fastgssl._threads import numba_threads
 from fastgssl._validation import store_init_arguments
 from fastgssl.models._balance import check_class_priors, prior_weighted
@@ -589,9 +589,7 @@ class PoissonMBO(_PoissonBase):
         order = np.asarray(reverse_cuthill_mckee(P, symmetric_mode=True), dtype=np.int64)
         inverse = np.empty_like(order)
         inverse[order] = np.arange(order.size)
-        indptr, indices, data = permute_symmetric(P.indptr, P.indices, P.data, order,
-                                                  inverse, False)
-        P = sp.csr_matrix((data, indices, indptr.astype(P.indptr.dtype)), shape=P.shape)
+        P = permuted(P, order, inverse, sort_rows=False)
         drive = np.ascontiguousarray(drive[order])
         sizes = class_sizes(self.class_priors_, idx.size)
         cur = labels[idx].copy()
