@@ -1,5 +1,7 @@
 """Tests of fastgssl.graphs against brute-force numpy references."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -505,7 +507,45 @@ def test_check_adjacency_returns_an_exactly_symmetric_graph_unaveraged():
     W = sp.csr_matrix(np.array([[0.0, 5e-324, 2.0], [5e-324, 0.0, 0.0], [2.0, 0.0, 0.0]]))
     got = check_adjacency(W)
     np.testing.assert_array_equal(got.toarray(), W.toarray())
-    assert got is not W and got.data is not W.data  # the caller's matrix is not shared
+    # no copy: a new matrix on the caller's arrays
+    assert got is not W and np.shares_memory(got.data, W.data)
+
+
+@pytest.mark.parametrize("learner,params", [
+    ("PoissonLearning", {}), ("LabelPropagation", {}),
+    ("LabelPropagation", {"reweighting": "poisson"}), ("LocalGlobalConsistency", {}),
+    ("PoissonMBO", {"max_iter": 3}), ("VolumeMBO", {"max_iter": 3, "random_state": 0})])
+def test_fits_leave_a_given_graph_unchanged(learner, params):
+    # a checked graph shares the caller's arrays (check_adjacency does not copy a canonical
+    # one): no learner may write into them
+    import fastgssl.models as models
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(150, 2)), rng.normal(size=(150, 2)) + 4.0])
+    W = knn_graph(X, 6)
+    before = [a.copy() for a in (W.data, W.indices, W.indptr)]
+    y = np.full(300, -1)
+    y[[0, 1, 2, 150, 151, 152]] = [0, 0, 0, 1, 1, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(models, learner)(graph=W, **params).fit(X, y)
+        model.predict(X[:5])
+    for a, b in zip((W.data, W.indices, W.indptr), before):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_check_adjacency_leaves_a_noncanonical_input_unchanged():
+    # unsorted rows, a stored diagonal and round-off asymmetry: the general passes work on
+    # a copy
+    W = sp.csr_matrix((np.array([2.0, 1.0, 7.0, 1.0 + 1e-15, 2.0]), np.array([2, 1, 1, 0, 0]),
+                       np.array([0, 2, 4, 5])), shape=(3, 3))
+    before = [a.copy() for a in (W.data, W.indices, W.indptr)]
+    got = check_adjacency(W)
+    for a, b in zip((W.data, W.indices, W.indptr), before):
+        np.testing.assert_array_equal(a, b)
+    assert not np.shares_memory(got.data, W.data) and got.diagonal().sum() == 0.0
+    np.testing.assert_array_equal(got.toarray(), [[0, 1 + 5e-16, 2], [1 + 5e-16, 0, 0],
+                                                  [2, 0, 0]])
 
 
 @given(n=st.integers(1, 25), density=st.floats(0.0, 0.6), noise=st.sampled_from(

@@ -272,7 +272,9 @@ def check_adjacency(W, name="W"):
 
     Returns
     -------
-    W : scipy.sparse.csr_matrix, float64, sorted indices, no stored diagonal.
+    W : scipy.sparse.csr_matrix, float64, sorted indices, no stored diagonal. A canonical,
+        exactly symmetric float64 CSR input comes back without a copy: a new matrix on
+        its arrays (fastgssl does not write into them).
     """
     if W is None:
         raise ValueError(f"{name} is None; pass a square (n, n) adjacency matrix.")
@@ -286,12 +288,17 @@ def check_adjacency(W, name="W"):
         raise ValueError(f"{name} must be a square (n, n) matrix, got shape {W.shape}.")
     if W.shape[0] < 1:
         raise ValueError(f"{name} is empty; a graph needs at least one vertex.")
-    W = sp.csr_matrix(W, dtype=np.float64, copy=True)
+    W = sp.csr_matrix(W, dtype=np.float64)  # (a float64 CSR input's own arrays)
     if W.nnz and canonical_symmetric_scan(W):
         # canonical, finite, positive and exactly symmetric, as builders return it: one
         # compiled pass says what the passes below would (fastgssl.graphs._adjacency_kernels)
+        # not copied (216 MB at 10^6 vertices of a 10-NN graph): a new matrix object on
+        # the caller's arrays, as scikit-learn's check_array(copy=False); fastgssl never
+        # writes into a checked graph (tests/test_graphs.py checks the learners)
+        W = sp.csr_matrix((W.data, W.indices, W.indptr), shape=W.shape, copy=False)
         W.has_canonical_format = True
         return W
+    W = W.copy()  # the passes below work in place
     W.sum_duplicates()
     if not np.isfinite(W.data).all():
         raise ValueError(f"{name} contains NaN or infinite weights; all weights must be finite.")
