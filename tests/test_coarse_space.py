@@ -210,3 +210,70 @@ def test_aggregate_order_makes_every_aggregate_contiguous():
     np.testing.assert_allclose(X, ref, rtol=1e-6, atol=1e-7 * np.abs(ref).max())
     with pytest.raises(ValueError, match="reorder must be"):
         LaplacianSolver(A, reorder="metis")
+
+
+def _next_pass_truth(Q, agg, m):
+    """Whether standard aggregation of the formed Galerkin operator leaves <= 1 aggregate."""
+    C = cs._galerkin(Q, agg, m)
+    if not cs._has_edges(C):
+        return True
+    return cs._aggregate(C)[1] <= 1
+
+
+@given(n=st.integers(20, 300), degree=st.floats(1.0, 40.0), blocks=st.integers(1, 3),
+       kind=st.sampled_from(["L", "ridge", "dirichlet"]), seed=st.integers(0, 10**6))
+def test_collapse_prediction_equals_the_next_pass(n, degree, blocks, kind, seed):
+    # the strict space skips the Galerkin product of a level whose next pass would leave
+    # one aggregate: the prediction from A's entries must be that pass's outcome
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=min(1.0, degree / n), random_state=rng, format="csr")
+    part = rng.integers(blocks, size=n)  # some graphs fall apart into components
+    A = A.multiply(part[:, None] == part[None, :]).tocsr()
+    W = (A + A.T).tocsr()
+    W.setdiag(0.0)
+    W.eliminate_zeros()
+    L = sp.csr_matrix(laplacian(W))
+    if kind == "ridge":
+        L = sp.csr_matrix(L + 1e-6 * sp.eye(n))
+    elif kind == "dirichlet":
+        keep = np.flatnonzero(rng.random(n) > 0.1)
+        L = sp.csr_matrix(L[keep][:, keep])
+    if not cs._has_edges(L):
+        return
+    agg, m = cs._aggregate(L)
+    if m < 2 or m == L.shape[0]:
+        return
+    assert cs._next_pass_collapses(L, agg, m) == _next_pass_truth(L, agg, m)
+
+
+def test_collapse_prediction_both_ways_and_refused_when_sums_may_cancel():
+    rng = np.random.default_rng(0)
+    expander = sp.csr_matrix(laplacian(knn_graph(rng.normal(size=(3000, 40)), 10)))
+    grid = sp.csr_matrix(laplacian(sp.csr_matrix(
+        sp.kron(sp.eye(40), sp.diags([1.0, 1.0], [-1, 1], (40, 40)))
+        + sp.kron(sp.diags([1.0, 1.0], [-1, 1], (40, 40)), sp.eye(40)))))
+    for Q, collapses in ((expander, True), (grid, False)):
+        agg, m = cs._aggregate(Q)
+        assert _next_pass_truth(Q, agg, m) == collapses
+        assert cs._next_pass_collapses(Q, agg, m) == collapses
+    signed = expander.copy()
+    signed.data[np.flatnonzero(signed.data < 0)[0]] *= -1.0  # one positive coupling
+    agg, m = cs._aggregate(signed)
+    assert cs._next_pass_collapses(signed, agg, m) is None
+
+
+def test_strict_space_refused_without_its_galerkin_product(monkeypatch):
+    # the refusal decided from the prediction equals the one decided after the product
+    rng = np.random.default_rng(1)
+    Q = sp.csr_matrix(laplacian(knn_graph(rng.normal(size=(3000, 40)), 10)))
+    calls = []
+    galerkin = cs._galerkin
+    monkeypatch.setattr(cs, "_galerkin", lambda *a: calls.append(a[2]) or galerkin(*a))
+    fast = AggregationCoarseSpace(Q, max_coarse=10, strict=True)
+    assert calls == [] and not fast and fast.too_fine_ and fast.passes_ == 1
+    monkeypatch.setattr(cs, "_next_pass_collapses", lambda *a: False)
+    slow = AggregationCoarseSpace(Q, max_coarse=10, strict=True)
+    assert calls == [fast.sizes_[0]] and not slow and slow.too_fine_
+    assert slow.sizes_ == fast.sizes_ and slow.passes_ == fast.passes_
+    np.testing.assert_array_equal(slow.aggregates_, fast.aggregates_)
+    np.testing.assert_array_equal(slow.locality_order(), fast.locality_order())
