@@ -468,3 +468,35 @@ def test_scaled_principal_submatrix_is_the_scaled_submatrix_bit_for_bit(
     ref = K.diagonal_scaled(principal_submatrix(A, rows), s)
     for name in ("indptr", "indices", "data"):
         np.testing.assert_array_equal(getattr(ours, name), getattr(ref, name))
+
+
+_SPECIAL = st.sampled_from([0.0, -0.0, 1.0, -2.5, 1e-300, 1e300, np.inf, -np.inf, np.nan])
+
+
+@given(st.lists(st.tuples(_SPECIAL, _SPECIAL, st.floats(allow_nan=True), st.booleans(),
+                          st.floats(0.0, 10.0)), min_size=1, max_size=12))
+def test_block_pcg_step_kernels_give_numpys_numbers(rows):
+    # block_pcg's per-iteration scalars in two compiled calls: bit for bit the numpy
+    # expressions they replace, NaN, infinities, zeros and negative curvature included
+    from fastgssl.solvers._block_pcg import _count_and_finish, _step_ratio
+
+    num = np.array([r[0] for r in rows])
+    den = np.array([r[1] if i % 2 else r[2] for i, r in enumerate(rows)])
+    frozen = np.array([r[3] for r in rows])
+    target = np.array([r[4] for r in rows])
+    with np.errstate(all="ignore"):
+        want = np.where(frozen, 0.0, num / np.where(den > 0, den, np.inf))
+        got = np.empty(num.size)
+        _step_ratio(num, den, frozen, got)
+        np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+        rn2 = np.abs(num)
+        active = np.arange(num.size)[::-1].copy()
+        iterations = np.arange(num.size, dtype=np.int64)
+        expect_its = iterations.copy()
+        expect_its[active[~frozen]] += 1
+        want_done = ~frozen & ((np.sqrt(rn2) <= target) | (den <= 0))
+        done = np.ones(num.size, dtype=bool)
+        found = _count_and_finish(frozen, rn2, target, den, active, iterations, done)
+    np.testing.assert_array_equal(done, want_done)
+    np.testing.assert_array_equal(iterations, expect_its)
+    assert found == bool(want_done.any())
