@@ -46,6 +46,9 @@ def warmup(verbose=True):
         # locality order, deferred from the first solve below 2x10^5 vertices)
         ("refits on a given graph", lambda: _refits(models.PoissonLearning, graphs.knn_graph,
                                                     X_big, y_big)),
+        # from 10^5 vertices of high-dimensional data the aggregation is often too fine
+        # and refused before its Galerkin product (the prediction's scan)
+        ("a too-fine aggregation refused", lambda: _refused_aggregation(X_big[:2000])),
         ("LapSVM + exact CV",
          lambda: cv.cv_result(models.LapSVM(), X, y_ssl, 2, random_state=0)),
         ("LapRLS", lambda: models.LapRLS().fit(X, y_ssl)),
@@ -66,6 +69,13 @@ def warmup(verbose=True):
             B = np.ones((50, r))
             K.spmm_dot(A.indptr, A.indices, A.data, B, np.empty_like(B))
             K.affine_steps(A.indptr, A.indices, A.data, B, B, 1)
+
+    def _refused_aggregation(X):
+        from fastgssl.regularizers import laplacian
+        from fastgssl.solvers._coarse_space import AggregationCoarseSpace
+
+        Q = laplacian(graphs.knn_graph(X, 10)).tocsr()
+        AggregationCoarseSpace(Q, max_coarse=2, strict=True)
 
     def _refits(model, build, X, y):
         W = build(X, 10)
