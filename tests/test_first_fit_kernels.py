@@ -496,7 +496,11 @@ def test_block_pcg_step_kernels_give_numpys_numbers(rows):
         expect_its[active[~frozen]] += 1
         want_done = ~frozen & ((np.sqrt(rn2) <= target) | (den <= 0))
         done = np.ones(num.size, dtype=bool)
-        found = _count_and_finish(frozen, rn2, target, den, active, iterations, done)
+        found, worst = _count_and_finish(frozen, rn2, target, den, active, iterations, done)
+        running = ~frozen & ~want_done  # (what block_pcg's history reads)
+        want_worst = float(np.max(np.sqrt(rn2[running]) / target[running])) \
+            if running.any() else -np.inf
     np.testing.assert_array_equal(done, want_done)
     np.testing.assert_array_equal(iterations, expect_its)
     assert found == bool(want_done.any())
+    assert np.array_equal(worst, want_worst, equal_nan=True)

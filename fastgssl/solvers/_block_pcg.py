@@ -16,7 +16,7 @@ from scipy.linalg.lapack import dstebz
 from fastgssl import _sparse_blocks as K
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _step_ratio(num, den, frozen, out):  # pragma: no cover - compiled
     """``out = where(frozen, 0, num / where(den > 0, den, inf))``, numpy's numbers: CG's
     ``alpha = r^T z / p^T A p`` and ``beta = r_new^T z_new / r^T z`` per column in one call
@@ -27,20 +27,31 @@ def _step_ratio(num, den, frozen, out):  # pragma: no cover - compiled
         out[j] = 0.0 if frozen[j] else num[j] / d
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _count_and_finish(frozen, rn2, target, pap, active, iterations, done):  # pragma: no cover
     """After a step: count it for every column not frozen; mark in ``done`` the columns
     that now meet their target (``sqrt(rn2) <= target``) or lost positive curvature
-    (``p^T A p <= 0``); return whether any did."""
+    (``p^T A p <= 0``). Returns whether any did, and the largest ``sqrt(rn2) / target``
+    of the columns still running (numpy's ``max``: NaN when one is NaN; -inf when none)."""
     found = False
+    worst = -np.inf
+    nan = False
     for j in range(frozen.shape[0]):
         if frozen[j]:
             done[j] = False
             continue
         iterations[active[j]] += 1
-        done[j] = np.sqrt(rn2[j]) <= target[j] or pap[j] <= 0
-        found = found or done[j]
-    return found
+        norm = np.sqrt(rn2[j])
+        done[j] = norm <= target[j] or pap[j] <= 0
+        if done[j]:
+            found = True
+        else:
+            v = norm / target[j]
+            if v != v:
+                nan = True
+            elif v > worst:
+                worst = v
+    return found, (np.nan if nan else worst)
 
 
 def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
@@ -118,7 +129,8 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         if project is not None and it % 50 == 0:
             Ra = project(Ra)
             rn2 = K.column_dot(Ra, Ra)
-        if _count_and_finish(frozen, rn2, ta, pap, active, iterations, done):
+        found, worst = _count_and_finish(frozen, rn2, ta, pap, active, iterations, done)
+        if found:
             if Xa is not X:
                 X[:, active[done]] = Xa[:, done]
             converged[active[done]] = np.sqrt(rn2[done]) <= ta[done]
@@ -138,7 +150,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 Za = np.empty_like(Ra)
                 APa = np.empty_like(Ra)
         if checkpoint is not None:
-            history.append(float(np.max(np.sqrt(rn2[~frozen]) / ta[~frozen])) * rtol)
+            history.append(worst * rtol)  # (the columns still running, as after the compaction)
             if it == check:
                 if checkpoint[1](np.asarray(history)):
                     break
