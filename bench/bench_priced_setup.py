@@ -10,7 +10,9 @@ Gaussian mixture in 50 dimensions (``make_gaussian_mixture(n, 50, 10, 0.5, rando
   mean-zero sources, rtol 1e-6 (PoissonLearning's default).
 
 Each configuration runs ``--repeats`` times, interleaved (scipy loop, fastgssl defaults,
-``coarse_space=None``), each time a new solver (setup included). Reported: medians of CPU
+``coarse_space=None``, the order rotated every repeat so that each runs first, second and
+third equally often when ``--repeats`` is a multiple of 3), each time a new solver (setup
+included). Reported: medians of CPU
 seconds (``time.process_time``) and wall seconds, iterations, whether the coarse space was
 priced in, and the ratio scipy / fastgssl of CPU seconds. Everything single-threaded
 (``FASTGSSL_NUM_THREADS=1``, one BLAS thread) so that CPU seconds compare like for like on
@@ -118,11 +120,17 @@ def main():
                 LaplacianSolver(Q[:3000, :3000]).solve(B[:3000, :2])  # compile outside
                 runs = {"scipy": [], "ours": [], "none": []}
                 loads = []
-                for _ in range(args.repeats):
-                    with threadpool_limits(1):
-                        runs["scipy"].append(timed(scipy_loop, Q, B, rtol))
-                    runs["ours"].append(timed(ours, Q, B, rtol))
-                    runs["none"].append(timed(ours, Q, B, rtol, coarse_space=None))
+                calls = {"scipy": lambda Q=Q, B=B, rtol=rtol: scipy_loop(Q, B, rtol),
+                         "ours": lambda Q=Q, B=B, rtol=rtol: ours(Q, B, rtol),
+                         "none": lambda Q=Q, B=B, rtol=rtol: ours(Q, B, rtol,
+                                                                  coarse_space=None)}
+                order = list(calls)
+                for rep in range(args.repeats):
+                    # each comes first, second and third in turn: a run right after
+                    # scipy's loop (its many small arrays) read slower on one machine
+                    for name in order[rep % 3:] + order[:rep % 3]:
+                        with threadpool_limits(1 if name == "scipy" else None):
+                            runs[name].append(timed(calls[name]))
                     loads.append(os.getloadavg()[0])
                 med = {k: (statistics.median(v[0] for v in runs[k]),
                            statistics.median(v[1] for v in runs[k])) for k in runs}
