@@ -288,14 +288,13 @@ def check_adjacency(W, name="W"):
         raise ValueError(f"{name} must be a square (n, n) matrix, got shape {W.shape}.")
     if W.shape[0] < 1:
         raise ValueError(f"{name} is empty; a graph needs at least one vertex.")
-    W = sp.csr_matrix(W, dtype=np.float64)  # (a float64 CSR input's own arrays)
+    # a new matrix object; a float64 CSR input's arrays are not copied (216 MB at 10^6
+    # vertices of a 10-NN graph), as scikit-learn's check_array(copy=False): fastgssl
+    # never writes into a checked graph (tests/test_graphs.py checks the learners)
+    W = sp.csr_matrix(W, dtype=np.float64)
     if W.nnz and canonical_symmetric_scan(W):
         # canonical, finite, positive and exactly symmetric, as builders return it: one
         # compiled pass says what the passes below would (fastgssl.graphs._adjacency_kernels)
-        # not copied (216 MB at 10^6 vertices of a 10-NN graph): a new matrix object on
-        # the caller's arrays, as scikit-learn's check_array(copy=False); fastgssl never
-        # writes into a checked graph (tests/test_graphs.py checks the learners)
-        W = sp.csr_matrix((W.data, W.indices, W.indptr), shape=W.shape, copy=False)
         W.has_canonical_format = True
         return W
     W = W.copy()  # the passes below work in place

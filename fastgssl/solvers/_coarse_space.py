@@ -463,7 +463,6 @@ class AggregationCoarseSpace:
             if m < 2 or m == level.shape[0]:
                 # one aggregate holds everything, or no pair aggregated: stop
                 break
-            fine = np.where(fine >= 0, agg[np.maximum(fine, 0)], -1)
             if strict and m > max_coarse and _next_pass_collapses(level, agg, m):
                 # the next pass would leave one aggregate: this level stays too fine and
                 # is refused, so its Galerkin product is not formed (its aggregates still
@@ -471,6 +470,7 @@ class AggregationCoarseSpace:
                 self._maps.append(agg)
                 self.sizes_.append(m)
                 break
+            fine = np.where(fine >= 0, agg[np.maximum(fine, 0)], -1)
             coarse = _galerkin(level, agg, m)
             if self._maps:  # the diagonal of the level below becomes an intermediate one
                 d = level.diagonal()
