@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 __all__ = [
     "MAX_SQDIST",
@@ -49,6 +50,27 @@ MAX_SQDIST = 1e300
 MIN_SQDIST = float(np.finfo(np.float64).tiny / np.finfo(np.float64).eps)
 
 
+@njit(cache=True, nogil=True)
+def _dense_column_range(A, lo, hi):
+    """``lo`` / ``hi`` = the column minima / maxima of a dense ``A`` with at least one row,
+    in one pass (float64 whatever ``A``'s dtype); returns whether ``A`` holds a NaN (then
+    the caller uses numpy's NaN-propagating reductions)."""
+    n, d = A.shape
+    for t in range(d):
+        lo[t] = A[0, t]
+        hi[t] = A[0, t]
+    nan = False
+    for i in range(n):
+        for t in range(d):
+            v = np.float64(A[i, t])
+            if v < lo[t]:
+                lo[t] = v
+            if v > hi[t]:
+                hi[t] = v
+            nan |= v != v
+    return nan
+
+
 def _column_range(A):
     """Column minima and maxima (implicit zeros included for sparse input)."""
     if sp.issparse(A):
@@ -56,6 +78,11 @@ def _column_range(A):
         hi = np.asarray(A.max(axis=0).toarray()).ravel().astype(np.float64)
         return lo, hi
     # float64 whatever the input's dtype: the squares of float32 ranges overflow float32
+    A = np.asarray(A)
+    if A.ndim == 2 and A.shape[0] and A.dtype in (np.float64, np.float32):
+        lo, hi = np.empty(A.shape[1]), np.empty(A.shape[1])
+        if not _dense_column_range(A, lo, hi):
+            return lo, hi
     return A.min(axis=0).astype(np.float64), A.max(axis=0).astype(np.float64)
 
 

@@ -425,7 +425,8 @@ def test_numpy_refinement_equals_the_kernel(scan, exclude_self, complete):
     outs = []
     for fn in (_knn._refine_dense, _knn._refine_dense_numpy):
         oi, od, failed = np.full((n, k), -1), np.full((n, k), np.inf), np.zeros(n, bool)
-        r = fn(X, X, cand, worst, delta, 0, exclude_self, complete, k, scan, oi, od, failed)
+        r = fn(X, X, cand, np.zeros(cand.shape), 1.0, worst, delta, 0, exclude_self, complete,
+               k, scan, oi, od, failed)
         outs.append((r, oi, od, failed))
     (r1, i1, d1, f1), (r2, i2, d2, f2) = outs
     assert r1 == r2 and (r1 > 0) == (not complete)

@@ -193,3 +193,110 @@ def test_self_search_of_several_symmetric_blocks_matches_brute_force():
     idx_ref, sq_ref = _brute_lists(X, X, 7, exclude_self=True)
     np.testing.assert_array_equal(idx, idx_ref)
     np.testing.assert_allclose(sq, sq_ref, rtol=1e-12, atol=0)
+
+
+# ---- the refinement's kernels (tenth-round first fit: properly's nearest-labeled search)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), d=st.integers(0, 40), m=st.integers(0, 11),
+       f32=st.booleans())
+def test_interleaved_distances_equal_the_sequential_sum(seed, d, m, f32):
+    """``_dense_sqdists`` gives ``_dense_sqdist``'s float64 sums bit for bit (four rows at
+    a time, each in the same order), ``inf`` for candidates outside the reference set."""
+    from fastgssl.graphs._knn_kernels import _dense_sqdist, _dense_sqdists
+
+    rng = np.random.default_rng(seed)
+    dtype = np.float32 if f32 else np.float64
+    Y = (rng.normal(size=(7, d)) * 10.0 ** rng.integers(-3, 4)).astype(dtype)
+    x = rng.normal(size=d).astype(dtype)
+    rows = rng.integers(-2, 9, size=m)  # -2, -1, 7, 8: not rows of Y
+    out = np.full(m, -1.0)
+    _dense_sqdists(x, Y, rows, out)
+    for c, j in enumerate(rows):
+        want = _dense_sqdist(x, Y[j]) if 0 <= j < 7 else np.inf
+        assert out[c] == want or (np.isnan(want) and np.isnan(out[c]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 6), scan=st.booleans(),
+       ties=st.booleans())
+def test_pruned_refinement_equals_refining_every_candidate(seed, k, scan, ties):
+    """With approximate distances within ``delta`` of the exact ones (as the filter's), the
+    candidates ``_near_candidates`` drops change nothing: the same neighbours, distances,
+    certificates and fallbacks as refining all of them (approximations all zero: nothing
+    dropped)."""
+    from fastgssl.graphs._knn_kernels import _refine_dense
+
+    rng = np.random.default_rng(seed)
+    n, nr, kc = 60, 40, 9
+    X = rng.normal(size=(n, 5))
+    R = rng.normal(size=(nr, 5))
+    if ties:
+        X, R = np.round(X), np.round(R)
+    cand = np.array([rng.permutation(nr)[:kc] for _ in range(n)])
+    cand[rng.random(cand.shape) < 0.1] = -1
+    exact = ((X[:, None, :] - R[np.maximum(cand, 0)]) ** 2).sum(-1)
+    delta = rng.uniform(0.0, 0.5, size=n)
+    unit2 = 0.25
+    approx = (exact + rng.uniform(-1.0, 1.0, size=exact.shape) * delta[:, None]) / unit2
+    approx[cand < 0] = np.inf
+    worst = np.where(cand.min(1) >= 0, approx.max(1) * unit2, np.inf) * rng.uniform(0.9, 1.3)
+    outs = []
+    for a_, u_ in ((approx, unit2), (np.zeros_like(approx), 1.0)):
+        oi, od = np.full((n, k), -7), np.full((n, k), -7.0)
+        failed = np.zeros(n, bool)
+        r = _refine_dense(X, R, cand, a_, u_, worst, delta, 0, False, False, k, scan, oi,
+                          od, failed)
+        outs.append((r, oi, od, failed))
+    (r1, i1, d1, f1), (r2, i2, d2, f2) = outs
+    assert r1 == r2
+    np.testing.assert_array_equal(f1, f2)
+    np.testing.assert_array_equal(i1, i2)
+    np.testing.assert_array_equal(d1, d2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_augmented_rows_round_numpys_scaled_rows(dtype):
+    """The compiled operand rows are numpy's ``float32((x - c) * inv)`` bit for bit, with
+    float64 norms of the rounded rows, on one thread or several."""
+    from fastgssl.graphs._operands import augmented_rows
+
+    rng = np.random.default_rng(5)
+    X = (rng.normal(size=(1003, 37)) * 3.0 + 100.0).astype(dtype)
+    centre, inv = X.astype(np.float64).mean(0), 0.125
+    ref = ((X - centre) * inv).astype(np.float32)
+    norms_ref = (ref.astype(np.float64) ** 2).sum(1)
+    for query in (True, False):
+        for threads in (1, 2):
+            A, norms = augmented_rows(X, centre, inv, 100, query, threads)
+            assert A.dtype == np.float32 and A.shape == (1003, 39)
+            np.testing.assert_array_equal(A[:, :37], ref if query else ref * np.float32(-2))
+            np.testing.assert_allclose(norms, norms_ref, rtol=1e-14)
+            ones, sq = (38, 37) if query else (37, 38)
+            np.testing.assert_array_equal(A[:, ones], 1.0)
+            np.testing.assert_array_equal(A[:, sq], norms.astype(np.float32))
+
+
+def test_column_range_kernel_equals_numpys_reductions():
+    """The one-pass column range equals numpy's minima and maxima, NaN included (a NaN
+    column gives numpy's NaN, as before the kernel)."""
+    from fastgssl._geometry import _column_range
+
+    rng = np.random.default_rng(2)
+    for dtype in (np.float64, np.float32):
+        X = rng.normal(size=(500, 13)).astype(dtype)
+        X[3, 4] = np.inf
+        X[9, 5] = -np.inf
+        for Z in (X, X[::2, ::3], np.asfortranarray(X)):
+            lo, hi = _column_range(Z)
+            np.testing.assert_array_equal(lo, Z.min(0).astype(np.float64))
+            np.testing.assert_array_equal(hi, Z.max(0).astype(np.float64))
+    X = rng.normal(size=(50, 4))
+    X[7, 2] = np.nan
+    lo, hi = _column_range(X)
+    np.testing.assert_array_equal(lo, X.min(0))
+    np.testing.assert_array_equal(hi, X.max(0))

@@ -470,14 +470,15 @@ def test_knn_kernels_never_index_unchecked_candidates():
     out_i = np.empty((20, 3), dtype=np.int64)
     out_d = np.empty((20, 3))
     failed = np.zeros(20, dtype=np.bool_)
-    n_fb = _refine_dense(X, X, cand, np.full(20, np.inf), np.zeros(20), 0, True, False, 3,
-                         True, out_i, out_d, failed)
+    approx = np.zeros(cand.shape)
+    n_fb = _refine_dense(X, X, cand, approx, 1.0, np.full(20, np.inf), np.zeros(20), 0, True,
+                         False, 3, True, out_i, out_d, failed)
     assert n_fb == 20  # nothing certified: every row scanned exactly
     ref_i, ref_d = _ref_knn(X, 3)
     np.testing.assert_array_equal(out_i, ref_i)
     out_i[:] = 0
-    _refine_dense(X, X, cand, np.full(20, np.inf), np.zeros(20), 0, True, False, 3,
-                  False, out_i, out_d, failed)
+    _refine_dense(X, X, cand, approx, 1.0, np.full(20, np.inf), np.zeros(20), 0, True, False,
+                  3, False, out_i, out_d, failed)
     assert (out_i == -1).all() and np.isinf(out_d).all()
 
 

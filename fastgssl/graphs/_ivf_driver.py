@@ -161,7 +161,7 @@ class MemoryRows:
 
     def operands(self, threads):
         self.A, _, self.q_norms, self.r_norms, self.unit2 = _gemm_operands(
-            self.X, self.X, self.sq_spread, references=False)
+            self.X, self.X, self.sq_spread, references=False, threads=threads)
         return self.A
 
     def sample_knn(self, sample, k, threads):

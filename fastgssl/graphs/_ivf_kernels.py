@@ -16,7 +16,9 @@ from numba import njit, prange
 from ._knn_kernels import (
     _count_below,
     _dense_sqdist,
+    _dense_sqdists,
     _insert_sorted,
+    _near_candidates,
     _sift_down,
 )
 
@@ -412,19 +414,21 @@ def _scan_probed(X, rows, probe_rows, starts, perm, k, out_i, out_d):
 
 
 @njit(cache=True, nogil=True)
-def _best_candidates(X, p, cand_row, ids, best_d, best_i):
+def _best_candidates(X, p, cand_row, ids, best_d, best_i, dists):
     """Row ``p``'s candidates ``X[cand_row]`` (``-1``: none) sorted by ``(float64 squared
     distance, ids[j])`` into ``best_d`` / ``best_i`` (``inf`` / ``-1`` padding); returns how
-    many there were. The refinement of :func:`_refine_lists` and :func:`_refine_task`."""
+    many there were (``dists``: scratch of the row's length). The refinement of
+    :func:`_refine_lists` and :func:`_refine_task`."""
     best_d[:] = np.inf
     best_i[:] = -1
+    _dense_sqdists(X[p], X, cand_row, dists)
     count = 0
     for c in range(cand_row.shape[0]):
         j = cand_row[c]
         if j < 0:
             continue
-        count = _insert_sorted(best_d, best_i, count, best_d.shape[0],
-                               _dense_sqdist(X[p], X[j]), np.int64(ids[j]))
+        count = _insert_sorted(best_d, best_i, count, best_d.shape[0], dists[c],
+                               np.int64(ids[j]))
     return count
 
 
@@ -464,15 +468,8 @@ def _refine_row(X, p, ids, a, cand, cand_d, unit2, delta, k, out_i, out_d, faile
     """Row ``p`` of :func:`_refine_lists` / :func:`_refine_task`, written to row ``a``:
     the candidates within ``2 delta[p]`` of the ``k``-th smallest float32 distance refined
     in float64 and sorted, the certificate checked."""
-    kc = cand.shape[1]
-    # the k-th smallest float32 distance (inf when fewer than k candidates)
-    n_low = 0
-    for c in range(kc):
-        n_low = _insert_sorted(low, best_i, n_low, k, np.float64(cand_d[p, c]), np.int64(c))
-    limit = low[k - 1] * unit2 + 2.0 * delta[p] if n_low >= k else np.inf
-    for c in range(kc):
-        near[c] = cand[p, c] if cand_d[p, c] * unit2 <= limit else -1
-    count = _best_candidates(X, p, near, ids, best_d, best_i)
+    _near_candidates(cand[p], cand_d[p], unit2, delta[p], k, X.shape[0], low, best_i, near)
+    count = _best_candidates(X, p, near, ids, best_d, best_i, low)
     for c in range(k):
         out_i[a, c] = best_i[c]
         out_d[a, c] = best_d[c]

@@ -133,7 +133,7 @@ def _gemm_retry(X, R, failed, k, exclude_self, n_threads, sq_spread, out_i, out_
     """
     rows = np.flatnonzero(failed)
     Xf = X[rows]
-    A, B, q_norms, r_norms, unit2 = _gemm_operands(Xf, R, sq_spread)
+    A, B, q_norms, r_norms, unit2 = _gemm_operands(Xf, R, sq_spread, threads=n_threads)
     nq, nr, d = rows.size, R.shape[0], R.shape[1]
     bound = out_d[rows, k - 1] / unit2 + filter_bound(d, q_norms, r_norms.max())
     bound *= 1.0 + 1e-12  # the rounding of this sum: keep a superset
@@ -232,7 +232,9 @@ def _symmetric_tasks(n_blocks):
 def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
     """Dense candidate lists from float32 GEMM blocks and a fused top-``k_c`` selection.
 
-    Returns ``(cand_i, cand_worst, delta)`` as :func:`_candidates_blocked`.
+    Returns ``(cand_i, cand_approx, unit2, cand_worst, delta)``: as
+    :func:`_candidates_blocked`, plus the candidates' float32 squared distances of the
+    scaled rows (times ``unit2 = s^2`` in the data's units) for the refinement's pruning.
 
     Every block product is one single-threaded ``sgemm`` of the operands of
     :func:`_gemm_operands` (approximate squared distances of a block of rows against a
@@ -260,7 +262,7 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
     """
     nq = Xq.shape[0]
     nr, d = Xr.shape
-    A, B, q_norms, r_norms, unit2 = _gemm_operands(Xq, Xr, sq_spread)
+    A, B, q_norms, r_norms, unit2 = _gemm_operands(Xq, Xr, sq_spread, threads=n_threads)
     cand_i = np.full((nq, kc), -1, dtype=np.int64)
     cand_d = np.full((nq, kc), np.inf, dtype=np.float32)
     threads = max(1, n_threads)
@@ -307,7 +309,7 @@ def _candidates_gemm(Xq, Xr, kc, exclude_self, n_threads, sq_spread):
     _run_blocks(work, tasks, threads)
     cand_worst = cand_d[:, 0].astype(np.float64) * unit2
     delta = filter_bound(d, q_norms, r_norms.max(), unit2)
-    return cand_i, cand_worst, delta
+    return cand_i, cand_d, unit2, cand_worst, delta
 
 
 def _search_dtype(X):
@@ -492,13 +494,15 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
     out_d = np.full((X.shape[0], k), np.inf)
     with numba_threads(n_jobs) as threads:
         if algorithm == "kd_tree":
-            cand_i, worst, delta, tree = _candidates_kdtree(X, R, kc, exclude_self, threads)
+            cand_i, approx, worst, delta, tree = _candidates_kdtree(X, R, kc, exclude_self,
+                                                                    threads)
+            unit2 = 1.0
         elif sparse:
             cand_i, worst, delta = _candidates_blocked(X, R, kc, exclude_self, threads,
                                                        sq_spread)
         else:
-            cand_i, worst, delta = _candidates_gemm(X, R, kc, exclude_self, threads,
-                                                    sq_spread)
+            cand_i, approx, unit2, worst, delta = _candidates_gemm(X, R, kc, exclude_self,
+                                                                   threads, sq_spread)
         if sparse:
             n_fb = _refine_sparse(X.indptr, X.indices, X.data, R.indptr, R.indices, R.data,
                                   cand_i, worst, delta, 0, exclude_self, complete, k,
@@ -507,8 +511,8 @@ def knn_search(X, n_neighbors, X_ref=None, *, algorithm="auto", n_jobs=None,
             failed = np.zeros(X.shape[0], dtype=np.bool_)
             # uncertified rows: scanned by numpy's refinement (small problems), else retried
             scan = algorithm != "kd_tree" and _small_refine(X, cand_i)
-            n_fb = _refine_dense_auto(X, R, cand_i, worst, delta, 0, exclude_self, complete,
-                                      k, scan, out_i, out_d, failed)
+            n_fb = _refine_dense_auto(X, R, cand_i, approx, unit2, worst, delta, 0,
+                                      exclude_self, complete, k, scan, out_i, out_d, failed)
             if not scan and n_fb and algorithm == "kd_tree":
                 _tree_retry(tree, X, R, failed, kc, k, exclude_self, complete, threads,
                             out_i, out_d)

@@ -22,7 +22,8 @@ _U64 = float(np.finfo(np.float64).eps) / 2
 
 
 def _candidates_kdtree(Xq, Xr, kc, exclude_self, n_jobs, tree=None, query_ids=None):
-    """Candidate lists from a kd-tree: the kc nearest (self removed) and the kc-th distance.
+    """Candidate lists from a kd-tree: the kc nearest (self removed), their squared
+    distances and the kc-th one.
 
     ``query_ids`` are the indices of the query rows among the reference points (self
     search on a subset of rows); default ``arange``.
@@ -51,7 +52,7 @@ def _candidates_kdtree(Xq, Xr, kc, exclude_self, n_jobs, tree=None, query_ids=No
     worst = np.where(idx[:, -1] >= 0, dist[:, -1], np.inf) ** 2
     # the tree sums (x_l - y_l)^2 directly: its error is relative to the distance itself
     delta = 8.0 * (Xq.shape[1] + 8) * _U64 * worst
-    return idx, worst, delta, tree
+    return idx, dist * dist, worst, delta, tree
 
 
 def _tree_retry(tree, X, R, failed, kc, k, exclude_self, complete, threads, out_i, out_d):
@@ -65,13 +66,13 @@ def _tree_retry(tree, X, R, failed, kc, k, exclude_self, complete, threads, out_
         for s0 in range(0, rows.size, step):
             part = rows[s0:s0 + step]
             Xs = X[part]
-            cand_i, worst, delta, _ = _candidates_kdtree(Xs, R, kc, exclude_self, threads,
-                                                         tree, part)
+            cand_i, approx, worst, delta, _ = _candidates_kdtree(Xs, R, kc, exclude_self,
+                                                                 threads, tree, part)
             sub_i = np.empty((part.size, k), dtype=np.int64)
             sub_d = np.empty((part.size, k))
             sub_failed = np.zeros(part.size, dtype=np.bool_)
-            _refine_dense(Xs, R, cand_i, worst, delta, 0, exclude_self, kc == n_avail, k,
-                          False, sub_i, sub_d, sub_failed)
+            _refine_dense(Xs, R, cand_i, approx, 1.0, worst, delta, 0, exclude_self,
+                          kc == n_avail, k, False, sub_i, sub_d, sub_failed)
             out_i[part] = sub_i
             out_d[part] = sub_d
             still.append(part[sub_failed])

@@ -11,7 +11,10 @@ the package so that the in-memory search (:func:`_gemm_operands`) and the Dask s
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
+from numba import njit
 
 __all__ = ["augmented_rows", "centre_fold", "filter_bound", "operand_step",
            "power_of_two_unit", "reference_rows"]
@@ -69,28 +72,77 @@ def power_of_two_unit(sq_spread):
     return 2.0 ** np.ceil(0.5 * np.log2(sq_spread)) if sq_spread > 0 else 1.0
 
 
-def augmented_rows(X, centre, inv, step, query=True):
+@njit(cache=True, nogil=True)
+def _augmented_block(X, centre, inv, query, out, norms):
+    """Rows of :func:`augmented_rows` in one pass: ``x' = float32((x - centre) * inv)``
+    (the float64 difference and product of numpy's ``(X - centre) * inv``, rounded once),
+    their float64 squared norms (four interleaved partial sums) and the two extra
+    columns."""
+    n, d = X.shape
+    scale = np.float32(1.0) if query else np.float32(-2.0)  # -2: exact
+    for i in range(n):
+        p0 = 0.0
+        p1 = 0.0
+        p2 = 0.0
+        p3 = 0.0
+        row = out[i]
+        t = 0
+        while t + 4 <= d:
+            v0 = np.float32((np.float64(X[i, t]) - centre[t]) * inv)
+            v1 = np.float32((np.float64(X[i, t + 1]) - centre[t + 1]) * inv)
+            v2 = np.float32((np.float64(X[i, t + 2]) - centre[t + 2]) * inv)
+            v3 = np.float32((np.float64(X[i, t + 3]) - centre[t + 3]) * inv)
+            p0 += np.float64(v0) * np.float64(v0)
+            p1 += np.float64(v1) * np.float64(v1)
+            p2 += np.float64(v2) * np.float64(v2)
+            p3 += np.float64(v3) * np.float64(v3)
+            row[t] = v0 * scale
+            row[t + 1] = v1 * scale
+            row[t + 2] = v2 * scale
+            row[t + 3] = v3 * scale
+            t += 4
+        while t < d:
+            v = np.float32((np.float64(X[i, t]) - centre[t]) * inv)
+            p0 += np.float64(v) * np.float64(v)
+            row[t] = v * scale
+            t += 1
+        s = (p0 + p1) + (p2 + p3)
+        norms[i] = s
+        if query:
+            row[d] = np.float32(s)
+            row[d + 1] = np.float32(1.0)
+        else:
+            row[d] = np.float32(1.0)
+            row[d + 1] = np.float32(s)
+
+
+def augmented_rows(X, centre, inv, step, query=True, threads=1):
     """The float32 rows ``[x', ||x'||^2, 1]`` (``query``) or ``[-2 x', 1, ||x'||^2]`` of
     ``x' = (x - centre) * inv`` rounded once, and their float64 squared norms; in blocks of
-    ``step`` rows (each row's values do not depend on the blocking)."""
+    ``step`` rows (each row's values do not depend on the blocking), on ``threads`` threads
+    (one compiled pass per block, no float64 temporary)."""
     n, d = X.shape
     out = np.empty((n, d + 2), dtype=np.float32)
     norms = np.empty(n)
-    for s0 in range(0, n, step):
-        block = ((X[s0:s0 + step] - centre) * inv).astype(np.float32)
-        norms[s0:s0 + step] = np.einsum("ij,ij->i", block, block, dtype=np.float64)
-        if query:
-            out[s0:s0 + step, :d] = block
-            out[s0:s0 + step, d] = norms[s0:s0 + step]
-            out[s0:s0 + step, d + 1] = 1.0
-        else:
-            out[s0:s0 + step, :d] = block * np.float32(-2.0)  # exact
-            out[s0:s0 + step, d] = 1.0
-            out[s0:s0 + step, d + 1] = norms[s0:s0 + step]
+    centre = np.ascontiguousarray(centre, dtype=np.float64)
+    if n == 0:
+        return out, norms
+
+    def block(s0):
+        _augmented_block(X[s0:s0 + step], centre, float(inv), bool(query),
+                         out[s0:s0 + step], norms[s0:s0 + step])
+
+    starts = range(0, n, step)
+    if threads > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(min(threads, len(starts))) as pool:
+            list(pool.map(block, starts))
+    else:
+        for s0 in starts:
+            block(s0)
     return out, norms
 
 
-def _gemm_operands(Xq, Xr, sq_spread, references=True):
+def _gemm_operands(Xq, Xr, sq_spread, references=True, threads=1):
     """Float32 operands of the augmented product, built in row chunks (no n x d float64).
 
     With ``c`` the mean of the reference rows and ``s`` a power of two that brings every
@@ -117,13 +169,13 @@ def _gemm_operands(Xq, Xr, sq_spread, references=True):
     centre = pivot + total / nr
     unit = power_of_two_unit(sq_spread)
     inv = 1.0 / unit
-    A, q_norms = augmented_rows(Xq, centre, inv, step, True)
+    A, q_norms = augmented_rows(Xq, centre, inv, step, True, threads)
     if same and not references:
         B, r_norms = None, q_norms
     elif same:
         B, r_norms = reference_rows(A), q_norms
     else:
-        B, r_norms = augmented_rows(Xr, centre, inv, step, False)
+        B, r_norms = augmented_rows(Xr, centre, inv, step, False, threads)
     return A, B, q_norms, r_norms, unit * unit
 
 
