@@ -292,6 +292,29 @@ def column_dot(A, B):
 
 
 @njit(cache=True, parallel=True)
+def residual_norms(B, AX, n_groups):
+    """``(||B - AX||, ||B||)`` column-wise without the ``n x r`` temporaries: the numbers of
+    ``numpy.linalg.norm(B - AX, axis=0)`` and ``numpy.linalg.norm(B, axis=0)`` bit for bit
+    for ``r >= 2`` columns (each column's squares added row after row, as numpy's reduction
+    along the non-contiguous axis 0; one column numpy sums pairwise), the columns split into
+    ``n_groups`` parallel groups."""
+    n, r = B.shape
+    rn2 = np.zeros(r)
+    bn2 = np.zeros(r)
+    n_groups = max(1, min(n_groups, r))
+    for g in prange(n_groups):
+        c0 = g * r // n_groups
+        c1 = (g + 1) * r // n_groups
+        for i in range(n):
+            for c in range(c0, c1):
+                b = B[i, c]
+                d = b - AX[i, c]
+                rn2[c] += d * d
+                bn2[c] += b * b
+    return np.sqrt(rn2), np.sqrt(bn2)
+
+
+@njit(cache=True, parallel=True)
 def direction_update(P, Z, beta):
     """``P = Z + beta P`` column-wise."""
     n, r = P.shape

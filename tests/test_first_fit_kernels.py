@@ -504,3 +504,21 @@ def test_block_pcg_step_kernels_give_numpys_numbers(rows):
     np.testing.assert_array_equal(iterations, expect_its)
     assert found == bool(want_done.any())
     assert np.array_equal(worst, want_worst, equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 300), r=st.integers(2, 12),
+       groups=st.integers(1, 4))
+def test_residual_norms_give_numpys_norms(seed, n, r, groups):
+    """The solver's true-residual norms without temporaries are numpy's
+    ``norm(B - AX, axis=0)`` and ``norm(B, axis=0)`` bit for bit (two columns or more:
+    numpy then adds each column's squares row after row)."""
+    from fastgssl._sparse_blocks import residual_norms
+
+    rng = np.random.default_rng(seed)
+    B = rng.normal(size=(n, r)) * 10.0 ** rng.integers(-150, 150)
+    AX = B * (1 + rng.normal(size=(n, r)) * 10.0 ** rng.integers(-16, 0))
+    B[rng.random(B.shape) < 0.1] = 0.0
+    rn, bn = residual_norms(B, AX, groups)
+    np.testing.assert_array_equal(rn, np.linalg.norm(B - AX, axis=0))
+    np.testing.assert_array_equal(bn, np.linalg.norm(B, axis=0))

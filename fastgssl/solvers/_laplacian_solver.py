@@ -66,6 +66,7 @@ import time
 import warnings
 
 import numpy as np
+from numba import get_num_threads
 from scipy.sparse.linalg import splu
 from sklearn.exceptions import ConvergenceWarning
 
@@ -608,9 +609,13 @@ class LaplacianSolver(CoarsePricing):
             X = np.ascontiguousarray(X)
             AX = np.empty_like(X)
             K.spmm(A.indptr, A.indices, A.data, X, AX)
-            res = rhs - AX
-        rnorm = np.linalg.norm(res, axis=0)
-        bnorm = np.linalg.norm(rhs, axis=0)
+            if r > 1 and rhs.flags.c_contiguous:
+                # the norms of rhs - AX and rhs (numpy's numbers) without n x r
+                # temporaries: fresh pages cost 2.6 us each on a VM (10^5 x 50: 26 ms)
+                rnorm, bnorm = K.residual_norms(rhs, AX, get_num_threads())
+            else:  # (numpy's pairwise sums along a contiguous axis)
+                rnorm = np.linalg.norm(rhs - AX, axis=0)
+                bnorm = np.linalg.norm(rhs, axis=0)
         rel = np.where(bnorm > 0, rnorm / np.where(bnorm > 0, bnorm, 1.0), rnorm)
         # Judge every method by the true residual (the CG recurrence residual drifts from it
         # on ill-conditioned Q, e.g. a ridge of 1e-12: "converged" with a true residual 1e6x
