@@ -87,9 +87,10 @@ def _aggregate(A):
     return agg, AggOp.shape[1]
 
 
-def _has_edges(A):
-    """Whether A has a nonzero off-diagonal entry."""
-    return A.count_nonzero() > np.count_nonzero(A.diagonal())
+def _has_edges(A, diagonal=None):
+    """Whether A has a nonzero off-diagonal entry (``diagonal``: A's, when known)."""
+    d = A.diagonal() if diagonal is None else diagonal
+    return A.count_nonzero() > np.count_nonzero(d)
 
 
 @njit(cache=True, parallel=True)
@@ -457,8 +458,9 @@ class AggregationCoarseSpace:
         self._maps, self._dinvs, self.sizes_ = [], [], []
         fine = np.arange(n, dtype=np.int64)  # coarsest aggregate of every vertex so far
         level = A
-        mass = np.abs(A.diagonal())  # summed fine diagonal of every aggregate
-        while _has_edges(level):
+        fine_diagonal = A.diagonal()
+        mass = np.abs(fine_diagonal)  # summed fine diagonal of every aggregate
+        while _has_edges(level, fine_diagonal if level is A else None):
             agg, m = _aggregate(level)
             if m < 2 or m == level.shape[0]:
                 # one aggregate holds everything, or no pair aggregated: stop
@@ -495,7 +497,7 @@ class AggregationCoarseSpace:
         if kind == "multiplicative":
             from pyamg.util.linalg import approximate_spectral_radius
 
-            d = A.diagonal()
+            d = fine_diagonal
             dinv = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
             rho = approximate_spectral_radius(sp.diags(dinv) @ A)
             self._omega = 4.0 / (3.0 * rho)
