@@ -45,12 +45,17 @@ cells around them grouped by class (``_laplacian_matrix._sources_order``: 10 col
 the aggregates' order, docs/scripts/first_fit_round4_order.txt); else the aggregates' order
 when an aggregation ran (also one refused as a coarse space; the aggregation runs on the
 input order: 40 iterations on the 10^6-point inverted-file graph, 69 in the RCM order), else
-reverse Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 2x10^5 vertices the
-block still sits in cache (ordered products 0.94-1.07x at 2x10^4-10^5 for 88 ms of setup at
-10^5), so a second solve of the same setup orders; from 2x10^5 the first solve of
-``REORDER_EAGER_MIN_COLUMNS`` = 2 or more columns orders (10^6 points: 15.1 against 21.3 s
-unordered; docs/benchmarks.md, issue 54's third round), not one column (its 8 MB stay in
-cache: products 1-15 % faster; first solves ordered 3.8 and 6.8 s, unordered 2.6 and 4.8).
+reverse Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 10^6 vertices the first
+solve runs in the input order and a second solve of the same setup orders; from 10^6 the
+first solve of ``REORDER_EAGER_MIN_COLUMNS`` = 2 or more columns orders, not one column (its
+8 MB stay in cache: products 1-15 % faster; first solves ordered 3.8 and 6.8 s, unordered
+2.6 and 4.8). The threshold was 2x10^5 (10^6 points, 10 columns: 15.1 against 21.3 s
+unordered on the third round's machine; docs/benchmarks.md, issue 54); on the eleventh
+round's machine ordering the first solve cost more than it saved below 10^6 (two threads,
+wall seconds, Poisson systems of 10 / 50 columns: 0.79 / 2.78 s against 0.55 / 2.57 s
+unordered at 2x10^5, 2.78 / 10.5 against 2.09 / 9.11 s at 5x10^5; point-source ridge
+systems within 5 % either way) and was within the machine's noise at 10^6 (13.3-17.1 s
+against 14.1-15.2 s for a PoissonLearning fit).
 Right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
@@ -100,7 +105,7 @@ __all__ = ["LaplacianSolver", "SolveInfo"]
 
 DIRECT_MAX_N = 2000
 # the thresholds of the locality order and of its first solve (module docstring)
-REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 200_000, 2
+REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 1_000_000, 2
 # panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
 # all; 10 classes in one panel), else as many as keep one (n, block) array at
 # PANEL_CACHE numbers, and never more than PANEL_MAX numbers per array (memory)
