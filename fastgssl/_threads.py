@@ -301,6 +301,21 @@ def thread_settings():
     return out
 
 
+def run_tasks(work, tasks, threads):
+    """``[work(task) for task in tasks]`` on ``threads`` Python worker threads, in this
+    thread when one would do (a pool's threads cost more than one task). The work must
+    release the GIL (Numba ``nogil`` kernels, BLAS) for the threads to overlap; the
+    caller holds BLAS at one thread when the tasks call it."""
+    tasks = list(tasks)
+    workers = min(int(threads), len(tasks))
+    if workers <= 1:
+        return [work(task) for task in tasks]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(work, tasks))
+
+
 # Below this many flops a dense factorization runs on one BLAS thread (see small_blas).
 _SMALL_BLAS_FLOPS = 2e9
 _blas_controller = None

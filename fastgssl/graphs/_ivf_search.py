@@ -11,6 +11,8 @@ import threading
 
 import numpy as np
 
+from fastgssl._threads import run_tasks
+
 # k-means on max(16384, 30 n_lists) points, 3 Lloyd iterations: measured at 2x10^5 x 50
 # (recall 0.91, one thread), 7.6 CPU-s in total against 9.1 with 65536 points and 8
 # iterations; the lists are a little worse (5.6 % of the pairs scanned against 5.3 %).
@@ -26,17 +28,6 @@ _BLOCK_CELLS = 1 << 20
 _REF_BLOCK = 2048
 # heap memory of the per-thread candidate lists: threads beyond this budget are not used
 _HEAP_BUDGET = 2 << 30
-
-
-def _run(tasks, work, threads):
-    """``work(task)`` for every task on ``threads`` Python threads (BLAS held at one thread
-    by the caller); in this thread when there is one."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    if min(threads, len(tasks)) <= 1:
-        return [work(t) for t in tasks]
-    with ThreadPoolExecutor(max_workers=min(threads, len(tasks))) as pool:
-        return list(pool.map(work, tasks))
 
 
 def _centroid_operand(C):
@@ -74,7 +65,7 @@ def _nearest_centroids(A, Cop, p, threads, labels, probe=None, names=None):
         out = probe[q0:q1] if probe is not None else np.empty((q1 - q0, 1), dtype=np.int32)
         _nearest_lists(part, out, labels[q0:q1], names)
 
-    _run(range(0, n, qb), work, threads)
+    run_tasks(work, range(0, n, qb), threads)
 
 
 def _centroid_order(C):
@@ -251,7 +242,7 @@ def _heap_tasks(tasks, n, kc, threads, scratch, search):
                 return hd, hi
             search(tasks[t], hd, hi, roots, bufs)
 
-    heaps = _run(range(workers), work, workers)
+    heaps = run_tasks(work, range(workers), workers)
     hd, hi = heaps[0]
     for od, oi in heaps[1:]:
         _merge_heaps(hd, hi, od, oi)

@@ -40,13 +40,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
 
 from fastgssl._geometry import centred_pair, check_distance_scale, squared_spread
-from fastgssl._threads import numba_threads, small_blas
+from fastgssl._threads import numba_threads, run_tasks, small_blas
 from fastgssl._validation import check_n_neighbors, check_X
 from fastgssl.graphs._knn_kernels import (
     _bounded_block,
@@ -111,12 +110,7 @@ def _run_blocks(work, tasks, n_threads):
     BLAS call inside on one BLAS thread (the tasks run in parallel themselves; small_blas
     keeps one threadpoolctl controller: a new limit scans the loaded libraries, 6 ms)."""
     with small_blas(0.0):
-        if min(n_threads, len(tasks)) <= 1:  # one block: no pool (its threads cost more)
-            for task in tasks:
-                work(task)
-        else:
-            with ThreadPoolExecutor(max_workers=min(n_threads, len(tasks))) as pool:
-                list(pool.map(work, tasks))
+        run_tasks(work, tasks, n_threads)
 
 
 def _gemm_retry(X, R, failed, k, exclude_self, n_threads, sq_spread, out_i, out_d):

@@ -450,11 +450,10 @@ def _refine_dense(Xq, Xr, cand_i, cand_approx, unit2, cand_worst, delta, q_offse
         dists = np.empty(kc)
         near = np.empty(kc, dtype=np.int64)
         for a in range(t * step, min(nq, (t + 1) * step)):
-            # initialised: a row with fewer than k valid candidates must never expose garbage
-            best_d[:] = np.inf
-            best_i[:] = -1
+            # (best_d / best_i as the pruning's scratch: it reads only what it wrote)
             _near_candidates(cand_i[a], cand_approx[a], unit2, delta[a], k, nr, best_d,
                              best_i, near)
+            # initialised: a row with fewer than k valid candidates must never expose garbage
             best_d[:] = np.inf
             best_i[:] = -1
             _dense_sqdists(Xq[a], Xr, near, dists)

@@ -11,10 +11,10 @@ the package so that the in-memory search (:func:`_gemm_operands`) and the Dask s
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from numba import njit
+
+from fastgssl._threads import run_tasks
 
 __all__ = ["augmented_rows", "centre_fold", "filter_bound", "operand_step",
            "power_of_two_unit", "reference_rows"]
@@ -132,13 +132,7 @@ def augmented_rows(X, centre, inv, step, query=True, threads=1):
         _augmented_block(X[s0:s0 + step], centre, float(inv), bool(query),
                          out[s0:s0 + step], norms[s0:s0 + step])
 
-    starts = range(0, n, step)
-    if threads > 1 and len(starts) > 1:
-        with ThreadPoolExecutor(min(threads, len(starts))) as pool:
-            list(pool.map(block, starts))
-    else:
-        for s0 in starts:
-            block(s0)
+    run_tasks(block, range(0, n, step), threads)
     return out, norms
 
 
