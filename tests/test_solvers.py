@@ -499,17 +499,21 @@ def test_extreme_weights_on_the_reordered_two_level_path(scale):
 
 
 @given(n=st.integers(2, 40), density=st.floats(0.0, 0.3), ridge=st.sampled_from(
-    [0.0, 1e-14, 1e-9, 1.0]), scale=st.sampled_from([1e-300, 1.0, 1e300]),
-    seed=st.integers(0, 10**6))
-def test_component_null_space_equals_the_dense_test(n, density, ridge, scale, seed):
-    # labels and row sums instead of the dense basis: same components, same projection
+    [0.0, 1e-14, 1e-13, 1e-12, 1e-11, 1e-9, 1.0]), partial=st.booleans(),
+    scale=st.sampled_from([1e-300, 1.0, 1e300]), seed=st.integers(0, 10**6))
+def test_component_null_space_equals_the_dense_test(n, density, ridge, partial, scale, seed):
+    # labels and row sums instead of the dense basis: same components, same projection;
+    # ridges about the round-off bound, on every vertex (the test that skips labeling the
+    # components when no row sum is small) or on some
     from fastgssl.regularizers import connected_components
     from fastgssl.regularizers._laplacian import component_basis
     from fastgssl.solvers._null_space import ComponentNullSpace, is_null
 
-    A = sp.random(n, n, density=density, random_state=np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=density, random_state=rng)
     W = (A + A.T) * scale
-    Q = sp.csr_matrix(laplacian(W) + ridge * scale * sp.eye(n))
+    ridged = rng.random(n) < 0.5 if partial else np.ones(n, dtype=bool)
+    Q = sp.csr_matrix(laplacian(W) + sp.diags(ridge * scale * ridged))
     n_comp, labels = connected_components(W)
     N = component_basis(labels, n_comp, np.ones(n))
     expected = N[:, is_null(Q, N)]
@@ -521,6 +525,24 @@ def test_component_null_space_equals_the_dense_test(n, density, ridge, scale, se
     B = np.random.default_rng(seed).normal(size=(n, 3))
     np.testing.assert_allclose(null.project(B), B - expected @ (expected.T @ B),
                                atol=1e-13)
+
+
+@given(n=st.integers(1, 30), density=st.floats(0.0, 0.5), seed=st.integers(0, 10**6))
+def test_row_sums_and_diagonal_in_one_pass(n, density, seed):
+    # duplicates included (scipy's diagonal sums them)
+    from fastgssl import _sparse_blocks as K
+
+    rng = np.random.default_rng(seed)
+    P = sp.random(n, n, density=density, random_state=rng, format="csr") - sp.eye(n)
+    # every entry stored twice (a quarter and three quarters of it)
+    Q = sp.csr_matrix((np.column_stack([P.data / 4, P.data * 0.75]).ravel(),
+                       np.repeat(P.indices, 2), 2 * P.indptr), shape=(n, n))
+    assert Q.nnz == 2 * P.nnz
+    s, a, d = K.row_sums_diagonal(Q.indptr, Q.indices, Q.data)
+    s0, a0 = K.row_sums(Q.indptr, Q.data)
+    np.testing.assert_array_equal(s, s0)
+    np.testing.assert_array_equal(a, a0)
+    np.testing.assert_array_equal(d, Q.diagonal())
 
 
 def test_solve_iterates_with_one_blas_thread(monkeypatch):

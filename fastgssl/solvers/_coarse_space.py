@@ -431,6 +431,8 @@ class AggregationCoarseSpace:
         33 iterations saved).
     kind : {"two_level", "multilevel"}
         The preconditioner (see the module docstring).
+    diagonal : ndarray of shape (n,) or None
+        ``A.diagonal()`` when the caller has it (read once).
 
     Attributes
     ----------
@@ -446,7 +448,7 @@ class AggregationCoarseSpace:
         The passes stopped above ``max_coarse`` aggregates.
     """
 
-    def __init__(self, A, max_coarse=None, kind="two_level", strict=False):
+    def __init__(self, A, max_coarse=None, kind="two_level", strict=False, diagonal=None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}.")
         if max_coarse is None:
@@ -458,7 +460,7 @@ class AggregationCoarseSpace:
         self._maps, self._dinvs, self.sizes_ = [], [], []
         fine = np.arange(n, dtype=np.int64)  # coarsest aggregate of every vertex so far
         level = A
-        fine_diagonal = A.diagonal()
+        fine_diagonal = A.diagonal() if diagonal is None else diagonal
         mass = np.abs(fine_diagonal)  # summed fine diagonal of every aggregate
         while _has_edges(level, fine_diagonal if level is A else None):
             agg, m = _aggregate(level)

@@ -80,19 +80,29 @@ class ComponentNullSpace:
         self._ones = np.ones(self.labels.shape[0])
 
     @classmethod
-    def detect(cls, Q, slack=4.0):
+    def detect(cls, Q, slack=4.0, sums=None):
         """The components of Q whose constant vector Q annihilates up to the round-off of
         forming the product (``is_null`` of the dense basis, from the row sums of ``Q``
-        and ``|Q|``: a component's rows of ``Q 1_c`` are its rows' sums); None when none."""
+        and ``|Q|``: a component's rows of ``Q 1_c`` are its rows' sums); None when none.
+        ``sums``: ``K.row_sums(Q.indptr, Q.data)`` when known.
+
+        Component c is null when ``||s_c|| <= t ||a_c||`` (t = slack * row nnz * eps),
+        so only if ``s_i^2 <= t^2 a_i^2`` on one of its rows at least: when every row has
+        ``|s_i| > 2 t a_i`` (a ridge above round-off; the 2 covers the rounding of the
+        norms) there is none, and the components are not labeled (a union-find pass, 23 ms
+        at 2x10^5 vertices)."""
+        s, a = K.row_sums(Q.indptr, Q.data) if sums is None else sums
+        row_nnz = int(np.diff(Q.indptr).max()) if Q.nnz else 1
+        tol = slack * row_nnz * np.finfo(np.float64).eps
+        if (np.abs(s) > 2.0 * tol * a).all():
+            return None  # (a NaN or an infinity compares false: the full test decides)
         n_comp, comp = component_labels(Q)
-        s, a = K.row_sums(Q.indptr, Q.data)
         # per component, scaled by the largest |Q| row sum: no overflow at weights of 1e300
         scale = _group_max(comp.astype(np.int64), a, n_comp)
         scale = np.where(scale > 0, scale, 1.0)[comp]
         num = np.sqrt(np.bincount(comp, (s / scale) ** 2, minlength=n_comp))
         den = np.sqrt(np.bincount(comp, (a / scale) ** 2, minlength=n_comp))
-        row_nnz = int(np.diff(Q.indptr).max()) if Q.nnz else 1
-        null = num <= slack * row_nnz * np.finfo(np.float64).eps * den
+        null = num <= tol * den
         if not null.any():
             return None
         renumber = np.full(n_comp, -1, dtype=np.int64)
