@@ -623,3 +623,24 @@ def test_block_pcg_columns_follow_their_own_recurrence(seed, r):
         assert its[j] == itj[0] and conv[j] == cj[0]
         np.testing.assert_allclose(X[:, j], xj[:, 0], rtol=1e-12,
                                    atol=1e-12 * np.abs(xj).max())
+
+
+@given(n=st.integers(0, 12), seed=st.integers(0, 10**6))
+def test_content_digest_keys_contents_shape_format_and_dtype(n, seed):
+    # the solver cache's and the grid search's sharing keys: equal for equal contents (a
+    # copy), different when an entry, the shape, the format or the dtype differs
+    from fastgssl._digest import content_digest
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, 3))
+    assert content_digest(A) == content_digest(A.copy()) == content_digest(np.asfortranarray(A))
+    assert content_digest(A) != content_digest(A.astype(np.float32))
+    assert content_digest(A) != content_digest(A.reshape(-1))  # (the same bytes)
+    if n:
+        B = A.copy()
+        B[rng.integers(n), rng.integers(3)] += 1.0
+        assert content_digest(A) != content_digest(B)
+    S = sp.csr_matrix(A)
+    assert content_digest(S) == content_digest(S.copy())
+    assert content_digest(S) != content_digest(S.tocsc())
+    assert content_digest(S) != content_digest(A)
