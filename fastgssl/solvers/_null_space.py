@@ -84,14 +84,14 @@ class ComponentNullSpace:
         """The components of Q whose constant vector Q annihilates up to the round-off of
         forming the product (``is_null`` of the dense basis, from the row sums of ``Q``
         and ``|Q|``: a component's rows of ``Q 1_c`` are its rows' sums); None when none.
-        ``sums``: ``K.row_sums(Q.indptr, Q.data)`` when known.
+        ``sums``: the row sums of ``Q`` and ``|Q|`` when known.
 
         Component c is null when ``||s_c|| <= t ||a_c||`` (t = slack * row nnz * eps),
         so only if ``s_i^2 <= t^2 a_i^2`` on one of its rows at least: when every row has
         ``|s_i| > 2 t a_i`` (a ridge above round-off; the 2 covers the rounding of the
         norms) there is none, and the components are not labeled (a union-find pass, 23 ms
         at 2x10^5 vertices)."""
-        s, a = K.row_sums(Q.indptr, Q.data) if sums is None else sums
+        s, a = K.row_sums_diagonal(Q.indptr, Q.indices, Q.data)[:2] if sums is None else sums
         row_nnz = int(np.diff(Q.indptr).max()) if Q.nnz else 1
         tol = slack * row_nnz * np.finfo(np.float64).eps
         if (np.abs(s) > 2.0 * tol * a).all():
