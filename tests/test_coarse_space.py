@@ -277,3 +277,39 @@ def test_strict_space_refused_without_its_galerkin_product(monkeypatch):
     assert slow.sizes_ == fast.sizes_ and slow.passes_ == fast.passes_
     np.testing.assert_array_equal(slow.aggregates_, fast.aggregates_)
     np.testing.assert_array_equal(slow.locality_order(), fast.locality_order())
+
+
+@given(n=st.integers(20, 200), degree=st.floats(1.0, 30.0), strict=st.booleans(),
+       kind=st.sampled_from(["L", "ridge", "signed", "diagonal"]), seed=st.integers(0, 10**6))
+def test_space_from_the_solvers_row_summary_equals_the_space_without(n, degree, strict,
+                                                                     kind, seed):
+    # the solver's one pass over the rows gives the first level's diagonal, edge test and
+    # sign test: the same space as the coarse space's own reads
+    from fastgssl.solvers._laplacian_matrix import row_summary
+
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=min(1.0, degree / n), random_state=rng, format="csr")
+    W = (A + A.T).tocsr()
+    W.setdiag(0.0)
+    W.eliminate_zeros()
+    Q = sp.csr_matrix(laplacian(W) + 1e-6 * sp.eye(n)) if kind != "L" else \
+        sp.csr_matrix(laplacian(W))
+    if kind == "signed" and Q.nnz > n:
+        off = np.flatnonzero(Q.data < 0)
+        Q.data[off[rng.integers(off.size)]] *= -0.5  # a positive coupling (kept SPD-ish)
+    elif kind == "diagonal":
+        Q = sp.csr_matrix(sp.diags(Q.diagonal()))  # no edges
+    Q.sort_indices()
+    plain = AggregationCoarseSpace(Q, max_coarse=8, strict=strict)
+    summed = AggregationCoarseSpace(Q, max_coarse=8, strict=strict, summary=row_summary(Q))
+    assert bool(plain) == bool(summed)
+    assert plain.sizes_ == summed.sizes_ and plain.passes_ == summed.passes_
+    np.testing.assert_array_equal(plain.aggregates_, summed.aggregates_)
+    if plain:
+        R = rng.normal(size=(n, 2))
+        d = Q.diagonal()
+        dinv = np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0), 0.0)
+        Z0, Z1 = np.empty_like(R), np.empty_like(R)
+        np.testing.assert_array_equal(plain.precondition(dinv, R, Z0),
+                                      summed.precondition(dinv, R, Z1))
+        np.testing.assert_array_equal(Z0, Z1)

@@ -528,7 +528,7 @@ def test_component_null_space_equals_the_dense_test(n, density, ridge, partial, 
 
 
 @given(n=st.integers(1, 30), density=st.floats(0.0, 0.5), seed=st.integers(0, 10**6))
-def test_row_sums_and_diagonal_in_one_pass(n, density, seed):
+def test_row_summary_in_one_pass(n, density, seed):
     # duplicates included (scipy's diagonal sums them)
     from fastgssl import _sparse_blocks as K
 
@@ -538,12 +538,15 @@ def test_row_sums_and_diagonal_in_one_pass(n, density, seed):
     Q = sp.csr_matrix((np.column_stack([P.data / 4, P.data * 0.75]).ravel(),
                        np.repeat(P.indices, 2), 2 * P.indptr), shape=(n, n))
     assert Q.nnz == 2 * P.nnz
-    s, a, d = K.row_sums_diagonal(Q.indptr, Q.indices, Q.data)
+    s, a, d, nonzero, positive = K.row_summary(Q.indptr, Q.indices, Q.data)
     for i in range(n):  # (each row's entries summed in stored order)
         row = Q.data[Q.indptr[i]:Q.indptr[i + 1]]
         assert s[i] == functools.reduce(lambda u, v: u + v, row, 0.0)
         assert a[i] == functools.reduce(lambda u, v: u + abs(v), row, 0.0)
     np.testing.assert_array_equal(d, Q.diagonal())
+    off = Q.indices != np.repeat(np.arange(n), np.diff(Q.indptr))
+    assert nonzero == np.count_nonzero(Q.data[off])
+    assert positive == np.count_nonzero(Q.data[off] > 0)
 
 
 def test_solve_iterates_with_one_blas_thread(monkeypatch):

@@ -87,10 +87,9 @@ def _aggregate(A):
     return agg, AggOp.shape[1]
 
 
-def _has_edges(A, diagonal=None):
-    """Whether A has a nonzero off-diagonal entry (``diagonal``: A's, when known)."""
-    d = A.diagonal() if diagonal is None else diagonal
-    return A.count_nonzero() > np.count_nonzero(d)
+def _has_edges(A):
+    """Whether A has a nonzero off-diagonal entry."""
+    return A.count_nonzero() > np.count_nonzero(A.diagonal())
 
 
 @njit(cache=True, parallel=True)
@@ -254,7 +253,7 @@ def _collapse_scan(indptr, indices, data, agg, m):  # pragma: no cover - compile
     return True
 
 
-def _next_pass_collapses(A, agg, m):
+def _next_pass_collapses(A, agg, m, positive_coupling=None):
     """Whether standard aggregation of the Galerkin operator ``Z^T A Z`` would leave at
     most one aggregate, told from ``A`` without forming the product.
 
@@ -266,7 +265,8 @@ def _next_pass_collapses(A, agg, m):
     with no positive off-diagonal entry (a Laplacian, a ridged one, a Dirichlet block of
     one) the Galerkin sums cannot cancel, and an edge of ``Z^T A Z`` is exactly a nonzero
     entry of ``A`` between two aggregates. Otherwise None (form the product). After a
-    streaming pass over the signs, the scan reads the rows of the root's members, then
+    streaming pass over the signs (``positive_coupling``: its answer, when the caller's
+    pass over the rows gave it), the scan reads the rows of the root's members, then
     every row in stored order until one entry of its aggregate reaches a neighbour of the
     root (the rest of that aggregate's rows are skipped): on
     ``bench/bench_priced_setup.py``'s ridged 10-NN systems, one thread, 3.5 against 61
@@ -274,7 +274,9 @@ def _next_pass_collapses(A, agg, m):
     against 164 ms at 2x10^5 (3,039).
     """
     A = sp.csr_matrix(A)
-    if _positive_coupling(A.indptr, A.indices, A.data):
+    if positive_coupling is None:
+        positive_coupling = _positive_coupling(A.indptr, A.indices, A.data)
+    if positive_coupling:
         return None
     return bool(_collapse_scan(A.indptr, A.indices, A.data,
                                np.ascontiguousarray(agg, np.int64), m))
@@ -431,8 +433,10 @@ class AggregationCoarseSpace:
         33 iterations saved).
     kind : {"two_level", "multilevel"}
         The preconditioner (see the module docstring).
-    diagonal : ndarray of shape (n,) or None
-        ``A.diagonal()`` when the caller has it (read once).
+    summary : RowSummary or None
+        What one pass over ``A``'s rows told the caller
+        (:func:`fastgssl.solvers._laplacian_matrix.row_summary`): the diagonal and the two
+        tests of the first level, then not read again.
 
     Attributes
     ----------
@@ -448,7 +452,7 @@ class AggregationCoarseSpace:
         The passes stopped above ``max_coarse`` aggregates.
     """
 
-    def __init__(self, A, max_coarse=None, kind="two_level", strict=False, diagonal=None):
+    def __init__(self, A, max_coarse=None, kind="two_level", strict=False, summary=None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}.")
         if max_coarse is None:
@@ -460,14 +464,17 @@ class AggregationCoarseSpace:
         self._maps, self._dinvs, self.sizes_ = [], [], []
         fine = np.arange(n, dtype=np.int64)  # coarsest aggregate of every vertex so far
         level = A
-        fine_diagonal = A.diagonal() if diagonal is None else diagonal
+        fine_diagonal = A.diagonal() if summary is None else summary.diagonal
         mass = np.abs(fine_diagonal)  # summed fine diagonal of every aggregate
-        while _has_edges(level, fine_diagonal if level is A else None):
+        while (summary.has_edges if summary is not None and level is A
+               else _has_edges(level)):
             agg, m = _aggregate(level)
             if m < 2 or m == level.shape[0]:
                 # one aggregate holds everything, or no pair aggregated: stop
                 break
-            if strict and m > max_coarse and _next_pass_collapses(level, agg, m):
+            positive = summary.positive_coupling if summary is not None and level is A \
+                else None
+            if strict and m > max_coarse and _next_pass_collapses(level, agg, m, positive):
                 # the next pass would leave one aggregate: this level stays too fine and
                 # is refused, so its Galerkin product is not formed (its aggregates still
                 # give the locality order)

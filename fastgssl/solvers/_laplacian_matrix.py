@@ -7,6 +7,8 @@ and orthonormalized).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -29,6 +31,24 @@ def _as_csr(Q):
     Q.sum_duplicates()
     Q.sort_indices()
     return Q
+
+
+class RowSummary(NamedTuple):
+    """What one pass over a CSR matrix's rows tells (:func:`row_summary`): read by the
+    solver's setup (the Jacobi diagonal, the null-space and dominance tests) and the
+    coarse space's first level (its edge test and the sign test of its next pass)."""
+
+    sums: np.ndarray  # row sums
+    abs_sums: np.ndarray  # row sums of |Q|
+    diagonal: np.ndarray
+    has_edges: bool  # a nonzero entry off the diagonal
+    positive_coupling: bool  # a positive entry off the diagonal
+
+
+def row_summary(Q):
+    """:class:`RowSummary` of a CSR matrix (one compiled pass)."""
+    s, a, d, nonzero, positive = K.row_summary(Q.indptr, Q.indices, Q.data)
+    return RowSummary(s, a, d, nonzero > 0, positive > 0)
 
 
 def _check_matrix(Q, diag):

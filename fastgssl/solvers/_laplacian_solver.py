@@ -96,6 +96,7 @@ from ._laplacian_matrix import (
     _checked_null_space,
     _locality_order,
     _permuted,
+    row_summary,
 )
 from ._multigrid import BlockMultigrid
 from ._null_space import ComponentNullSpace, DenseNullSpace
@@ -137,12 +138,12 @@ def _barely_dominant(sums, diag):
     return bool(np.median(ratio) <= COARSE_EAGER_DOMINANCE)
 
 
-def _aggregation_or_warn(Q, kind, strict, stacklevel, diagonal=None):
-    """``AggregationCoarseSpace(Q, kind, strict, diagonal)``, or None with a ResourceWarning
+def _aggregation_or_warn(Q, kind, strict, stacklevel, summary=None):
+    """``AggregationCoarseSpace(Q, kind, strict, summary)``, or None with a ResourceWarning
     naming the setup and the bytes when it does not fit in memory (the solve then goes on
     with Jacobi alone)."""
     try:
-        return AggregationCoarseSpace(Q, kind=kind, strict=strict, diagonal=diagonal)
+        return AggregationCoarseSpace(Q, kind=kind, strict=strict, summary=summary)
     except MemoryError:
         warnings.warn(
             f"LaplacianSolver: the coarse space of a {Q.shape[0]}-vertex matrix with {Q.nnz} "
@@ -291,7 +292,8 @@ class LaplacianSolver(CoarsePricing):
         n = Q.shape[0]
         if Q.ndim != 2 or Q.shape[0] != Q.shape[1] or n == 0:
             raise ValueError(f"Q must be a nonempty square matrix, got shape {Q.shape}.")
-        sums, abs_sums, diag = K.row_sums_diagonal(Q.indptr, Q.indices, Q.data)
+        summary = row_summary(Q)
+        diag = summary.diagonal
         if check_input:
             _check_matrix(Q, diag)
         self.n_ = n
@@ -304,7 +306,7 @@ class LaplacianSolver(CoarsePricing):
             # A component's constant vector is a null vector when Q N vanishes up to the
             # round-off of forming Q N (row nnz * eps * |Q| |N|): a ridge above round-off,
             # however small, makes Q nonsingular and is solved as such.
-            null = ComponentNullSpace.detect(Q, sums=(sums, abs_sums))
+            null = ComponentNullSpace.detect(Q, sums=(summary.sums, summary.abs_sums))
         elif null_space is None:
             null = None
         else:
@@ -325,13 +327,13 @@ class LaplacianSolver(CoarsePricing):
         # a nonsingular one whose diagonal barely dominates: now; else the probe of the
         # first solve (singular: slow modes only where the graph clusters)
         eager = (self.solver_ == "cg" and coarse_space == "auto" and reorder != "aggregates"
-                 and null is None and _barely_dominant(sums, diag))
+                 and null is None and _barely_dominant(summary.sums, diag))
         self.coarse_probe_ = None
         self._coarse_pending = (self.solver_ == "cg" and coarse_space == "auto"
                                 and reorder != "aggregates" and not eager)
         if self.solver_ == "cg" and coarse_space is not None and not self._coarse_pending:
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
-            aggregation = _aggregation_or_warn(Q, kind, eager, stacklevel=4, diagonal=diag)
+            aggregation = _aggregation_or_warn(Q, kind, eager, stacklevel=4, summary=summary)
             space = aggregation or None
         else:
             aggregation = None

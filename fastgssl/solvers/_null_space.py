@@ -91,7 +91,7 @@ class ComponentNullSpace:
         ``|s_i| > 2 t a_i`` (a ridge above round-off; the 2 covers the rounding of the
         norms) there is none, and the components are not labeled (a union-find pass, 23 ms
         at 2x10^5 vertices)."""
-        s, a = K.row_sums_diagonal(Q.indptr, Q.indices, Q.data)[:2] if sums is None else sums
+        s, a = K.row_summary(Q.indptr, Q.indices, Q.data)[:2] if sums is None else sums
         row_nnz = int(np.diff(Q.indptr).max()) if Q.nnz else 1
         tol = slack * row_nnz * np.finfo(np.float64).eps
         if (np.abs(s) > 2.0 * tol * a).all():
