@@ -648,3 +648,15 @@ def test_content_digest_keys_contents_shape_format_and_dtype(n, seed):
     assert content_digest(S) == content_digest(S.copy())
     assert content_digest(S) != content_digest(S.tocsc())
     assert content_digest(S) != content_digest(A)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_entries_refused_and_overflowing_sums_not(bad):
+    # the check reads the entries only when a row sum of |Q| is not finite: a non-finite
+    # entry is still refused, and finite entries whose sums overflow are still accepted
+    Q = sp.csr_matrix(np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]]))
+    Q.data[0] = bad
+    with pytest.raises(ValueError, match="NaN or infinite entries"):
+        LaplacianSolver(Q)
+    big = sp.csr_matrix(np.array([[1e308, -1e308], [-1e308, 1e308]]))
+    assert LaplacianSolver(big, solver="cg", null_space=None).n_ == 2

@@ -464,16 +464,19 @@ class AggregationCoarseSpace:
         self._maps, self._dinvs, self.sizes_ = [], [], []
         fine = np.arange(n, dtype=np.int64)  # coarsest aggregate of every vertex so far
         level = A
-        fine_diagonal = A.diagonal() if summary is None else summary.diagonal
+        # the first level's diagonal, edge test and sign test (None: the collapse test reads
+        # the signs); a coarser level's are read from it
+        if summary is None:
+            fine_diagonal, edges, positive = A.diagonal(), _has_edges(A), None
+        else:
+            fine_diagonal, edges, positive = (summary.diagonal, summary.has_edges,
+                                              summary.positive_coupling)
         mass = np.abs(fine_diagonal)  # summed fine diagonal of every aggregate
-        while (summary.has_edges if summary is not None and level is A
-               else _has_edges(level)):
+        while edges:
             agg, m = _aggregate(level)
             if m < 2 or m == level.shape[0]:
                 # one aggregate holds everything, or no pair aggregated: stop
                 break
-            positive = summary.positive_coupling if summary is not None and level is A \
-                else None
             if strict and m > max_coarse and _next_pass_collapses(level, agg, m, positive):
                 # the next pass would leave one aggregate: this level stays too fine and
                 # is refused, so its Galerkin product is not formed (its aggregates still
@@ -494,6 +497,7 @@ class AggregationCoarseSpace:
             level = coarse
             if m <= max_coarse:
                 break
+            edges, positive = _has_edges(level), None
         self.passes_ = len(self._maps)
         self.too_fine_ = bool(self._maps) and self.sizes_[-1] > max_coarse
         if not self._maps or (strict and self.too_fine_):

@@ -51,8 +51,11 @@ def row_summary(Q):
     return RowSummary(s, a, d, nonzero > 0, positive > 0)
 
 
-def _check_matrix(Q, diag):
-    if not np.isfinite(Q.data).all():
+def _check_matrix(Q, diag, abs_sums=None):
+    # finite row sums of |Q| (``abs_sums``, when known) hold finite entries only: the entries
+    # are read again only when a sum is not finite (a non-finite entry, or an overflow)
+    if not (abs_sums is not None and np.isfinite(abs_sums).all()) \
+            and not np.isfinite(Q.data).all():
         raise ValueError("Q contains NaN or infinite entries.")
     if (diag < 0).any():
         raise ValueError(

@@ -295,7 +295,7 @@ class LaplacianSolver(CoarsePricing):
         summary = row_summary(Q)
         diag = summary.diagonal
         if check_input:
-            _check_matrix(Q, diag)
+            _check_matrix(Q, diag, summary.abs_sums)
         self.n_ = n
         # null space
         self._null = None  # in the solver's order (set below)
