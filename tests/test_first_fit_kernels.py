@@ -506,6 +506,53 @@ def test_block_pcg_step_kernels_give_numpys_numbers(rows):
     assert np.array_equal(worst, want_worst, equal_nan=True)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 400), singular=st.booleans(),
+       check=st.sampled_from([None, 1, 3, 8]), rtol=st.sampled_from([1e-3, 1e-8, 1e-14]),
+       max_iter=st.integers(1, 120))
+def test_one_column_jacobi_steps_in_one_call_give_the_loops_numbers(seed, n, singular, check,
+                                                                    rtol, max_iter):
+    # block_pcg with Jacobi's inverse diagonal runs a one-column block in compiled calls
+    # (K.jacobi_cg_steps): iterates, counts, convergence, the checkpoint's histories and the
+    # coefficients of the loop that calls the kernels one by one, bit for bit (the
+    # projection every 50 steps of a singular system included)
+    from fastgssl.solvers._block_pcg import block_pcg
+
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=min(1.0, 6.0 / n), random_state=seed, format="csr")
+    A = A + A.T
+    L = (sp.diags(np.asarray(A.sum(axis=1)).ravel() + (0.0 if singular else 0.1)) - A).tocsr()
+    L.sort_indices()
+    diag = L.diagonal()
+    dinv = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 0.0)
+    b = rng.normal(size=(n, 1))
+    project = (lambda R: R - R.mean(axis=0)) if singular else None
+    if singular:
+        b -= b.mean()
+    runs = []
+    for precond in (dinv, lambda R, Z: K.diag_scale_dot(dinv, R, Z)):
+        coefficients, histories = [], []
+
+        def look(history, histories=histories):
+            histories.append(history.copy())
+            return False
+
+        X, its, conv = block_pcg(
+            L, b.copy(), precond, rtol=rtol, max_iter=max_iter, project=project,
+            checkpoint=None if check is None else (check, look), coefficients=coefficients)
+        runs.append((X, its, conv, coefficients, histories))
+    (X1, its1, conv1, co1, h1), (X2, its2, conv2, co2, h2) = runs
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(its1, its2)
+    np.testing.assert_array_equal(conv1, conv2)
+    assert [name for name, _ in co1] == [name for name, _ in co2]
+    for (_, u), (_, v) in zip(co1, co2):
+        np.testing.assert_array_equal(u, v)
+    assert len(h1) == len(h2)
+    for u, v in zip(h1, h2):
+        np.testing.assert_array_equal(u, v)
+
+
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 300), r=st.integers(2, 12),
        groups=st.integers(1, 4))

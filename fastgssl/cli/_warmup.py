@@ -34,6 +34,8 @@ def warmup(verbose=True):
     steps = [
         ("kNN graph", lambda: graphs.knn_graph(X, 10)),
         ("label propagation", lambda: models.LabelPropagation().fit(X, y_ssl)),
+        # (its Poisson weights: a one-column solve, whose Jacobi steps run in one kernel)
+        ("PWLL", lambda: models.LabelPropagation(reweighting="poisson").fit(X, y_ssl)),
         ("local and global consistency",
          lambda: models.LocalGlobalConsistency().fit(X, y_ssl)),
         ("Poisson learning + exact CV",

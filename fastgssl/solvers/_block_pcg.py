@@ -62,7 +62,10 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     ----------
     A : csr_matrix (n, n), symmetric positive (semi-)definite
     B : ndarray (n, r), C-contiguous; consistent with ``A`` when ``A`` is singular
-    precond : callable ``(R_block, Z_out) -> column products diag(R^T Z)``
+    precond : callable ``(R_block, Z_out) -> column products diag(R^T Z)``, or ndarray (n,)
+        An array is ``dinv``, the inverse diagonal of Jacobi's preconditioner
+        ``Z = diag(dinv) R``: a block of one column then runs its steps in compiled calls
+        (:func:`fastgssl._sparse_blocks.jacobi_cg_steps`, the same numbers).
     X0 : ndarray (n, r) or None
     rtol : float
         Stop column j when ``||b_j - A x_j|| <= rtol ||b_j||`` (recurrence residual).
@@ -90,6 +93,10 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     converged : ndarray (r,) bool
     """
     n, r = B.shape
+    dinv = None
+    if isinstance(precond, np.ndarray):
+        dinv = precond
+        precond = lambda R, Z: K.diag_scale_dot(dinv, R, Z)  # noqa: E731
     bnorm = np.sqrt(K.column_dot(B, B))
     target = rtol * bnorm
     X = np.zeros((n, r)) if X0 is None else np.array(X0, dtype=np.float64, order="C")
@@ -119,11 +126,35 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     frozen = np.zeros(active.size, dtype=bool)  # done, still carried in the block
     done = np.zeros(active.size, dtype=bool)
     check = None if checkpoint is None else checkpoint[0]
-    for it in range(1, max_iter + 1):
-        pap = K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa)
-        alpha = np.empty(active.size)
-        _step_ratio(rz, pap, frozen, alpha)
-        rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)
+    it = 0
+    while it < max_iter:
+        it += 1
+        if dinv is not None and Pa.shape[1] == 1:
+            # one column, Jacobi: the steps up to the next event in one compiled call
+            # (K.jacobi_cg_steps: the numbers of the loop below)
+            last = max_iter if project is None else min(max_iter, -(-it // 50) * 50)
+            if check is not None:
+                last = min(last, check)
+            log = np.empty((last - it + 1, 3))
+            k, rn2_last, pap_last, rz_last = K.jacobi_cg_steps(
+                A.indptr, A.indices, A.data, dinv, Xa, Ra, Pa, Za, APa, float(rz[0]),
+                float(ta[0]), last - it + 1, log)
+            if k > 1:  # the steps before the last, counted as the loop below counts them
+                iterations[active[0]] += k - 1
+                if coefficients is not None:
+                    for a, b in log[:k - 1, :2]:
+                        coefficients.append(("alpha", np.array([a])))
+                        coefficients.append(("beta", np.array([b])))
+                if checkpoint is not None:
+                    history.extend((log[:k - 1, 2] * rtol).tolist())
+            it += k - 1
+            alpha = log[k - 1:k, 0].copy()
+            rn2, pap, rz = np.array([rn2_last]), np.array([pap_last]), np.array([rz_last])
+        else:
+            pap = K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa)
+            alpha = np.empty(active.size)
+            _step_ratio(rz, pap, frozen, alpha)
+            rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)
         if coefficients is not None:
             coefficients.append(("alpha", alpha))
         if project is not None and it % 50 == 0:

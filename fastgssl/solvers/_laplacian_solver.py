@@ -433,10 +433,12 @@ class LaplacianSolver(CoarsePricing):
             return B
         return self._null.project(B)
 
-    def _jacobi(self, R, Z):
-        if self.coarse_space_ is not None:
-            return self.coarse_space_.precondition(self._dinv, R, Z)
-        return K.diag_scale_dot(self._dinv, R, Z)
+    def _jacobi(self):
+        """CG's preconditioner: Jacobi's (its inverse diagonal, for :func:`block_pcg`), with
+        the coarse space's correction when there is one."""
+        if self.coarse_space_ is None:
+            return self._dinv
+        return lambda R, Z: self.coarse_space_.precondition(self._dinv, R, Z)
 
     def _amg_precond(self, R, Z):
         Z[...] = self._project(self.multigrid_(R))
@@ -468,7 +470,7 @@ class LaplacianSolver(CoarsePricing):
             coefficients, k = [], COARSE_PROBE_ITERATIONS
             price = lambda history: self._price_coarse(history, coefficients, r)  # noqa: E731
             X, its, conv = block_pcg(
-                self._A, B, self._jacobi, rtol=self.rtol, max_iter=first, project=project,
+                self._A, B, self._jacobi(), rtol=self.rtol, max_iter=first, project=project,
                 checkpoint=(k, price), coefficients=coefficients)
             if conv.all() or self.coarse_space_ is None or its.max() >= first:
                 return self._amg_after(B, X, its, conv, maxiter, auto, project)
@@ -476,7 +478,7 @@ class LaplacianSolver(CoarsePricing):
             X0 = X
         Bt = B if todo.size == r else np.ascontiguousarray(B[:, todo])
         Xt, its_t, conv_t = block_pcg(
-            self._A, Bt, self._jacobi, rtol=self.rtol, project=project,
+            self._A, Bt, self._jacobi(), rtol=self.rtol, project=project,
             X0=None if X0 is None else np.ascontiguousarray(X0[:, todo]),
             max_iter=max(1, first - int(its.max())))
         X = Xt if X0 is None else X0
