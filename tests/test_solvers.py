@@ -327,8 +327,9 @@ def test_coarse_space_and_locality_order_keep_the_solution_and_cut_iterations():
 @pytest.mark.parametrize("remaining, built", [(20, False), (60, True), (np.inf, True)])
 def test_probe_builds_the_coarse_space_only_for_long_solves(remaining, built):
     # at the probe (k = 8 steps, 10 columns) the residual's rate extrapolates to `remaining`
-    # iterations: a short solve (below COARSE_MIN_REMAINING) is left to Jacobi; a residual
-    # that does not fall (rate 1: slow modes found) builds
+    # iterations; without Ritz values (no coefficients) a short solve (below
+    # COARSE_MIN_REMAINING) is left to Jacobi; a residual that does not fall (rate 1: slow
+    # modes found) builds
     from fastgssl.solvers import _coarse_pricing as pricing
 
     L = laplacian(_clusters())
@@ -341,6 +342,34 @@ def test_probe_builds_the_coarse_space_only_for_long_solves(remaining, built):
     assert solver._price_coarse(history, [], r) is built  # (no coefficients: no Ritz value)
     assert (solver.coarse_space_ is not None) is built
     assert solver._coarse_pending is not built
+
+
+@pytest.mark.parametrize("theta, remaining, built", [
+    (0.0376, 47, True),    # MNIST's Poisson system: 69 Jacobi steps, 34 with the space
+    (0.0659, 35, False),   # PWLL's: 39 Jacobi steps, 28 with the space (each 1.45x dearer)
+    (0.2, 1000, False),    # no slow mode for the space to remove
+    (0.02, 1000, True),
+])
+def test_probe_without_a_cluster_builds_when_the_saved_steps_pay_for_the_setup(
+        monkeypatch, theta, remaining, built):
+    # the probe's Ritz value above COARSE_PROBE_RITZ: the steps to go R (the larger of the
+    # rate's and CG's bound) times the share the space would save, 1 - COARSE_STEP_COST *
+    # sqrt(theta / COARSE_RITZ_AFTER), against the setup's price in steps
+    from fastgssl.solvers import _coarse_pricing as pricing
+
+    monkeypatch.setattr(pricing, "smallest_ritz_values", lambda co: np.full(10, theta))
+    L = laplacian(_clusters())
+    solver = LaplacianSolver(L, solver="cg", rtol=1e-6)
+    k, r = pricing.COARSE_PROBE_ITERATIONS, 10
+    rate = 1e-6 ** (1.0 / (remaining + k))
+    history = rate ** np.arange(k + 1.0)
+    bound = 0.5 * np.sqrt(2.0 / theta) * np.log(2.0 * history[-1] / 1e-6)
+    saved = max(remaining, bound) * (
+        1.0 - pricing.COARSE_STEP_COST * np.sqrt(min(1.0, theta / pricing.COARSE_RITZ_AFTER)))
+    assert theta > pricing.COARSE_PROBE_RITZ
+    assert bool(saved > pricing.coarse_checkpoint(r)) is built
+    assert bool(solver._price_coarse(history, [], r)) is built
+    assert (solver.coarse_space_ is not None) is built
 
 
 def test_auto_coarse_space_is_not_built_when_jacobi_converges_soon():
@@ -438,6 +467,37 @@ def test_smallest_ritz_values_are_the_krylov_spaces(seed, k):
         V, _ = np.linalg.qr(np.array(K).T)
         ref = scipy.linalg.eigh(V.T @ Ad @ V, V.T @ (d[:, None] * V), eigvals_only=True)[0]
         assert theta[j] == pytest.approx(ref, rel=1e-6)
+
+
+@given(seed=st.integers(0, 10**6), k=st.integers(2, 70), r=st.integers(1, 6),
+       spread=st.sampled_from([1e-3, 1.0, 1e3]))
+def test_smallest_ritz_values_equal_lapacks_tridiagonal_eigenvalues(seed, k, r, spread):
+    # the compiled bisection against LAPACK's (scipy's eigvalsh_tridiagonal): every column
+    # to round-off; a column with a non-positive alpha (frozen) gives NaN
+    import scipy.linalg
+
+    from fastgssl.solvers._block_pcg import smallest_ritz_values
+
+    rng = np.random.default_rng(seed)
+    alpha = rng.uniform(0.05, 2.0, size=(k, r)) * spread
+    beta = rng.uniform(0.0, 1.0, size=(k, r)) ** 2
+    if r > 1:
+        alpha[rng.integers(k), 0] = 0.0
+    coefficients = []
+    for i in range(k):
+        coefficients.append(("alpha", alpha[i]))
+        coefficients.append(("beta", beta[i]))
+    theta = smallest_ritz_values(coefficients)
+    for j in range(r):
+        if (alpha[:, j] <= 0).any():
+            assert np.isnan(theta[j])
+            continue
+        diag = 1.0 / alpha[:, j]
+        diag[1:] += beta[:k - 1, j] / alpha[:k - 1, j]
+        off = np.sqrt(beta[:k - 1, j]) / alpha[:k - 1, j]
+        ref = scipy.linalg.eigvalsh_tridiagonal(diag, off, select="i", select_range=(0, 0))[0]
+        scale = np.abs(diag).max() + 2 * off.max(initial=0.0)
+        assert abs(theta[j] - ref) <= 1e-13 * scale
 
 
 def test_sources_order_at_the_first_solve_keeps_the_solution(monkeypatch):

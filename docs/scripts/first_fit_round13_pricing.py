@@ -4,7 +4,8 @@
 setup and solve seconds at the defaults, with the coarse space first and with
 ``coarse_space=None``) for four systems of each data set: Poisson learning's and label
 propagation's (as in the eighth round), and the Jacobi-scaled Dirichlet blocks of PWLL
-(``LabelPropagation(reweighting="poisson")``) and WNLL (``reweighting="wnll"``), taken
+(``LabelPropagation(reweighting="poisson")``), its weights' system (``L w = 1_S -
+mean(1_S)``, one column) and WNLL (``reweighting="wnll"``), taken
 from the learners' own calls (the matrix ``S L_uu S`` and right-hand side ``S B`` they
 give the solver).
 
@@ -29,13 +30,18 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import first_fit_round8 as r8  # noqa: E402
 
-SYSTEMS = ("poisson", "laplace", "pwll", "wnll")
+SYSTEMS = ("poisson", "laplace", "pwll weights", "pwll", "wnll")
 
 
 def system(name, kind, cache):
     """(Q, B): the eighth round's systems, or the scaled block a reweighted learner solves."""
     if kind in ("poisson", "laplace"):
         return r8.system(name, kind, cache)
+    if kind == "pwll weights":  # L w = 1_S - mean(1_S): one column, L singular
+        L, B = r8.system(name, "poisson", cache)
+        f = np.zeros((L.shape[0], 1))
+        f[B.max(axis=1) > 0] = 1.0  # (the labeled rows: y_j - mean > 0 in their class)
+        return L, f - f.mean()
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
 

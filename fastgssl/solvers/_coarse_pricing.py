@@ -85,9 +85,13 @@ __all__ = []
 # the checkpoint (module docstring): the setup of the two-level space costs about this many
 # single-column products with Q (measured 20-70 at 2x10^4 and 10^5 points), a block
 # iteration of r columns about 1 + r / BLOCK_SHARE of them
-COARSE_SETUP_PRODUCTS, BLOCK_SHARE, COARSE_MIN_CHECK = 40, 6, 4
+COARSE_SETUP_PRODUCTS, BLOCK_SHARE, COARSE_MIN_CHECK = 40, 2.4, 4
 # the probe builds the coarse space when more than this many iterations remain (and k)
 COARSE_MIN_REMAINING = 30
+# at the probe without a cluster: the smallest eigenvalue of the coarse-space preconditioned
+# operator (CG's steps scale as 1 / sqrt of it), and the price of a step with the coarse
+# space in steps of Jacobi's (module docstring)
+COARSE_RITZ_AFTER, COARSE_STEP_COST = 0.15, 1.45
 # the probe: Jacobi-PCG steps, and the smallest Ritz value below which the coarse space is
 # built
 COARSE_PROBE_ITERATIONS, COARSE_PROBE_RITZ = 8, 0.01
@@ -109,12 +113,16 @@ class CoarsePricing:
         """At step k of a solve with the coarse space pending (this module's docstring);
         True: restart with it.
 
-        At the probe (k = ``COARSE_PROBE_ITERATIONS``, an r-column panel), build when the
-        median over the active columns of the smallest Ritz value of ``D^-1 Q`` is below
-        ``COARSE_PROBE_RITZ`` or the worst column's residual, at its rate so far, leaves
-        more than ``T = max(coarse_checkpoint(r), COARSE_MIN_REMAINING)`` iterations to
-        go; later (k = 16, 32, ...), when both the Ritz value is below it and the rate of
-        the last k / 2 steps leaves more than T."""
+        With theta the smallest Ritz value of ``D^-1 Q`` (the median over the active
+        columns), called clustered below ``COARSE_PROBE_RITZ``: at the probe (k =
+        ``COARSE_PROBE_ITERATIONS``, an r-column panel), build when it is clustered or when
+        the steps the coarse space would save cost more than its setup,
+        ``R (1 - COARSE_STEP_COST sqrt(theta / COARSE_RITZ_AFTER)) > coarse_checkpoint(r)``,
+        where R, the steps still to go, is the larger of the worst column's residual at its
+        rate so far and CG's bound ``sqrt(2 / theta) / 2 log(2 res / rtol)``; later
+        (k = 16, 32, ...), when both it is clustered and the rate of the last k / 2 steps
+        leaves more than ``T = max(coarse_checkpoint(r), COARSE_MIN_REMAINING)``. (Without
+        Ritz values, the probe builds when the rate leaves more than T.)"""
         if not self._coarse_pending:  # decided (an aggregation refused) earlier in this solve
             return False
         theta = smallest_ritz_values(coefficients)
@@ -136,6 +144,14 @@ class CoarsePricing:
             j, late = k, max(history[3 * k // 4:].min(), 1e-300)
             rate = (late / max(history[k // 4:k // 2 + 1].min(), 1e-300)) ** (2.0 / k)
         remaining = np.inf if rate >= 1.0 else np.log(self.rtol / late) / np.log(rate) - (k - j)
+        if probe and theta.size:  # (not clustered) what the coarse space would save
+            # CG's bound for condition number 2 / theta (D^-1 Q's spectrum lies in (0, 2]),
+            # against the rate's extrapolation: the larger of the two
+            bound = 0.5 * np.sqrt(2.0 / self.coarse_probe_) * np.log(2.0 * late / self.rtol)
+            remaining = max(remaining, bound)
+            steps = np.sqrt(min(1.0, self.coarse_probe_ / COARSE_RITZ_AFTER))
+            saved = remaining * (1.0 - COARSE_STEP_COST * steps)
+            return saved > coarse_checkpoint(r) and self._build_coarse(stacklevel=7)
         if remaining <= max(coarse_checkpoint(r), COARSE_MIN_REMAINING):
             return False
         return self._build_coarse(stacklevel=7)
