@@ -217,10 +217,10 @@ def smallest_ritz_values(coefficients):
     if not beta or len({v.shape[-1] for v in alpha + beta}) != 1:
         return np.empty(0)  # (fewer than two steps, or a compaction)
     alpha, beta = _steps(alpha), _steps(beta)
-    k = alpha.shape[0]
+    k = min(alpha.shape[0], beta.shape[0] + 1)  # (T's order: steps with their beta)
     if k < 2:
         return np.empty(0)
-    beta = beta[:k - 1]
+    alpha, beta = np.ascontiguousarray(alpha[:k]), np.ascontiguousarray(beta[:k - 1])
     return _smallest_tridiagonal_eigenvalues(alpha, beta)
 
 

@@ -25,10 +25,27 @@ from their iterates, or with Jacobi, undisturbed):
   (:func:`fastgssl.solvers._block_pcg.smallest_ritz_values`): a cluster's slow mode has an
   eigenvalue near 0, which the Ritz values approach fast. A median over the columns below
   ``COARSE_PROBE_RITZ`` = 0.01 builds the coarse space.
-* The worst column's residual: at its rate over the 8 steps (the best residual of the
-  second half, CG's is not monotone), the iterations still to go. More than
-  ``T = max(k, COARSE_MIN_REMAINING)`` builds it, where ``k`` is the price of its setup in
-  block iterations (below) and ``COARSE_MIN_REMAINING`` = 30.
+* Without a cluster, what the coarse space would save against its setup. The steps still
+  to go, R, are the larger of two estimates: the worst column's residual at its rate over
+  the 8 steps (the best residual of the second half, CG's is not monotone), and CG's bound
+  ``sqrt(kappa) / 2 log(2 res / rtol)`` for the condition number ``kappa = 2 / theta``
+  (theta the Ritz value; ``D^-1 Q``'s spectrum lies in (0, 2]). With the coarse space the
+  slow modes below ``COARSE_RITZ_AFTER`` = 0.15 are gone, so CG needs about ``sqrt(theta /
+  0.15)`` of Jacobi's steps, each ``COARSE_STEP_COST`` = 1.45 times dearer. The probe builds
+  when ``R (1 - 1.45 sqrt(theta / 0.15))`` exceeds ``k``, the price of the setup in block
+  iterations (below). (Without Ritz values, when R exceeds ``T = max(k,
+  COARSE_MIN_REMAINING)``, ``COARSE_MIN_REMAINING`` = 30.)
+
+  The constants are the thirteenth round's measurements (``docs/scripts/
+  first_fit_round13_pricing.py`` -> ``first_fit_round13_pricing.txt``, one thread, rtol
+  1e-6, the learners' own systems on graphlearning's 10-NN graphs): the coarse space first
+  took 0.32-0.83 of Jacobi's steps on MNIST, abalone, space_ga, a1a and the mixtures, which
+  ``sqrt(theta / theta_c)`` fits with ``theta_c`` between 0.12 and 0.24 but space_ga's
+  0.40; its steps cost 1.43-1.47 of Jacobi's on the 5,000-point systems with 10 columns.
+  Until this round any R above T built: PWLL's system on the 5,000 MNIST images (theta
+  0.066, R = 35) built after 8 steps and took 1.32-1.38x the time of Jacobi (28-31 steps
+  against 39, each dearer); Poisson learning's (theta 0.038, R = 47 by the bound, 69
+  Jacobi steps) still builds.
 
 Measured (``docs/scripts/first_fit_round8.py`` -> ``first_fit_round8_probe.txt`` and, 11
 runs of the small ones, ``..._probe_small.txt``; with the ninth round's faster products
@@ -55,8 +72,10 @@ once built, the coarse space serves every later solve from its start.
 **The price of the setup.** Its aggregation passes, Galerkin products and coarse
 factorization cost about ``COARSE_SETUP_PRODUCTS`` = 40 single-column products with ``Q``
 (measured 20-70 at 2x10^4 and 10^5 points), and a block iteration of a panel of r columns
-about ``1 + r / 6`` of them: ``k = ceil(40 / (1 + r / 6))`` block iterations
-(:func:`coarse_checkpoint`, at least 4: 15 for 10 classes, 5 for 50 columns).
+about ``1 + r / 2.4`` of them (its vector updates included; measured in the thirteenth
+round at 5,000 points: about 5 products at 10 columns, 1.7 for one column, whose steps run
+in one compiled call): ``k = ceil(40 / (1 + r / 2.4))`` block iterations
+(:func:`coarse_checkpoint`, at least 4: 8 for 10 classes, 29 for one column).
 
 **The aggregation** is strict in both cases above, so that a graph it cannot coarsen enough
 keeps Jacobi: the coarse problem has at most ``sqrt(nnz(Q))`` aggregates (and 1,000), so
