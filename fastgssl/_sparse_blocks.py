@@ -332,9 +332,9 @@ def jacobi_cg_steps(indptr, indices, data, dinv, X, R, P, Z, AP, rz, target, ste
     ``Z = diag(dinv) R``, each sum in the order of :func:`spmm_dot`, :func:`cg_update`,
     :func:`diag_scale_dot` and :func:`direction_update` (the same numbers bit for bit), for
     a block ``X, R, P, Z, AP`` of shape (n, 1) and ``rz = R^T Z``. A one-column solve on a
-    5,000-vertex graph spends more in the Python steps between those four kernels and in
-    their thread pool's four starts per step than in the products (135 against 57 us per
-    step, two threads).
+    5,000-vertex graph spent more in the Python steps between those four kernels and in
+    their thread pool's four starts per step than in the products: a step took 135 us
+    there, 57-81 us here (two threads).
 
     Runs until step ``steps`` or the first step at which the column meets ``target``
     (``||R|| <= target``) or ``P^T A P <= 0``, and stops there after its update of X and R:
