@@ -131,24 +131,12 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         it += 1
         if dinv is not None and Pa.shape[1] == 1:
             # one column, Jacobi: the steps up to the next event in one compiled call
-            # (K.jacobi_cg_steps: the numbers of the loop below)
             last = max_iter if project is None else min(max_iter, -(-it // 50) * 50)
             if check is not None:
                 last = min(last, check)
-            log = np.empty((last - it + 1, 3))
-            k, rn2_last, pap_last, rz_last = K.jacobi_cg_steps(
-                A.indptr, A.indices, A.data, dinv, Xa, Ra, Pa, Za, APa, float(rz[0]),
-                float(ta[0]), last - it + 1, log)
-            if k > 1:  # the steps before the last, counted as the loop below counts them
-                iterations[active[0]] += k - 1
-                if coefficients is not None:  # (the k - 1 steps' in one (k - 1, 1) block)
-                    coefficients.append(("alpha", log[:k - 1, 0:1]))
-                    coefficients.append(("beta", log[:k - 1, 1:2]))
-                if checkpoint is not None:
-                    history.extend((log[:k - 1, 2] * rtol).tolist())
-            it += k - 1
-            alpha = log[k - 1:k, 0].copy()
-            rn2, pap, rz = np.array([rn2_last]), np.array([pap_last]), np.array([rz_last])
+            it, alpha, rn2, pap, rz = _one_column_steps(
+                A, dinv, Xa, Ra, Pa, Za, APa, rz, ta, it, last, rtol, iterations, active,
+                coefficients, None if checkpoint is None else history)
         else:
             pap = K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa)
             alpha = np.empty(active.size)
@@ -195,6 +183,27 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     if Xa is not X and (~frozen).any():
         X[:, active[~frozen]] = Xa[:, ~frozen]
     return X, iterations, converged
+
+
+def _one_column_steps(A, dinv, X, R, P, Z, AP, rz, target, it, last, rtol, iterations,
+                      active, coefficients, history):
+    """Steps ``it`` to at most ``last`` of a one-column block in one compiled call
+    (:func:`fastgssl._sparse_blocks.jacobi_cg_steps`: the numbers of :func:`block_pcg`'s
+    loop), each but the last counted and recorded as that loop does. Returns the last
+    step's number and its ``alpha``, ``||R||^2``, ``P^T A P`` and ``rz`` (arrays of one
+    entry), for the loop to finish that step."""
+    log = np.empty((last - it + 1, 3))
+    k, rn2, pap, rz = K.jacobi_cg_steps(A.indptr, A.indices, A.data, dinv, X, R, P, Z, AP,
+                                        float(rz[0]), float(target[0]), last - it + 1, log)
+    if k > 1:
+        iterations[active[0]] += k - 1
+        if coefficients is not None:  # (the k - 1 steps in one (k - 1, 1) block each)
+            coefficients.append(("alpha", log[:k - 1, 0:1]))
+            coefficients.append(("beta", log[:k - 1, 1:2]))
+        if history is not None:
+            history.extend((log[:k - 1, 2] * rtol).tolist())
+    return (it + k - 1, log[k - 1:k, 0].copy(), np.array([rn2]), np.array([pap]),
+            np.array([rz]))
 
 
 def smallest_ritz_values(coefficients):

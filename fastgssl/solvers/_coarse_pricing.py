@@ -168,8 +168,8 @@ class CoarsePricing:
             # against the rate's extrapolation: the larger of the two
             bound = 0.5 * np.sqrt(2.0 / self.coarse_probe_) * np.log(2.0 * late / self.rtol)
             remaining = max(remaining, bound)
-            steps = np.sqrt(min(1.0, self.coarse_probe_ / COARSE_RITZ_AFTER))
-            saved = remaining * (1.0 - COARSE_STEP_COST * steps)
+            share = np.sqrt(min(1.0, self.coarse_probe_ / COARSE_RITZ_AFTER))  # of the steps
+            saved = remaining * (1.0 - COARSE_STEP_COST * share)
             return saved > coarse_checkpoint(r) and self._build_coarse(stacklevel=7)
         if remaining <= max(coarse_checkpoint(r), COARSE_MIN_REMAINING):
             return False
