@@ -542,8 +542,14 @@ def test_panel_width_reads_the_matrix_once_for_ten_classes():
     from fastgssl.solvers._laplacian_solver import _panel_width
 
     assert _panel_width(10**6, 10) == 10  # was 4: three passes over the matrix per step
-    assert _panel_width(64_000, 500) == 32
+    assert _panel_width(10**5, 50) == 10  # five panels that stay in cache
+    assert _panel_width(10**6, 50) == 10  # equal panels: not 16 + 16 + 16 + 2
+    assert _panel_width(10**6, 12) == 6  # 16 columns: 8 + 8 as fast as 16 at 10^6 rows
+    assert _panel_width(5_000, 50) == 25  # wider in a small graph: two panels of 25
+    assert _panel_width(20_000, 30) == 10
+    assert _panel_width(20_000, 14) == 7  # two equal panels, not 13 + 1
     assert _panel_width(10**8, 10) == 1  # memory bound: 2^25 numbers per array
+    assert _panel_width(10, 0) == 1
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e300])

@@ -481,9 +481,9 @@ def _make_laplacian_solver(R, U, ridge, method, rtol):
     from fastgssl.solvers import LaplacianSolver
 
     null_space = U.toarray() if (ridge == 0 and U.shape[1]) else None
-    # the solver's own panel width (about 2^21 / n columns): narrower panels (16 columns
-    # measured 2x faster per column on one idle thread) make many short parallel calls,
-    # each of which waits for a descheduled thread on a loaded machine (5x slower at load 6)
+    # the solver's own panel width (LaplacianSolver's block_size: about 2^17 / n columns,
+    # at least 10); on a machine loaded beyond its cores narrower panels lose (many short
+    # parallel calls, each waiting for a descheduled thread: 16 columns 5x slower at load 6)
     return LaplacianSolver(R, solver=method, rtol=rtol, null_space=null_space)
 
 

@@ -108,9 +108,10 @@ DIRECT_MAX_N = 2000
 # the thresholds of the locality order and of its first solve (module docstring)
 REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 1_000_000, 2
 # panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
-# all; 10 classes in one panel), else as many as keep one (n, block) array at
-# PANEL_CACHE numbers, and never more than PANEL_MAX numbers per array (memory)
-PANEL_MIN, PANEL_CACHE, PANEL_MAX = 16, 1 << 21, 1 << 25
+# all; 10 classes in one panel), else as many as keep one (n, block) array at PANEL_CACHE
+# numbers (1 MB: a block iteration's five arrays stay in cache), never more than PANEL_MAX
+# numbers per array (memory); r columns in equal panels (see block_size)
+PANEL_MIN, PANEL_CACHE, PANEL_MAX = 10, 1 << 17, 1 << 25
 _POWER_HINT = (
     " Each power is one chained solve (and multiplies the condition number): powers "
     "beyond a few tens only make the solve slower and less accurate."
@@ -126,8 +127,11 @@ COARSE_EAGER_DOMINANCE = 0.01
 
 
 def _panel_width(n, r):
-    """Right-hand sides per panel (see ``block_size``)."""
-    return max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
+    """Right-hand sides per panel (see ``block_size``): at most the cache's width, the
+    ``r`` columns in panels of equal width (50 columns in five of 10, not 16+16+16+2: a
+    panel of 2 reads the matrix as often as one of 16)."""
+    widest = max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
+    return -(-r // -(-r // widest)) if r else widest
 
 
 def _barely_dominant(sums, diag):
@@ -181,12 +185,19 @@ class LaplacianSolver(CoarsePricing):
     switch_iterations : int, default=150
         "auto" only: Jacobi iterations after which the multigrid hierarchy is built.
     block_size : int or None, default=None
-        Right-hand sides solved together in one block (a panel).  None: at least 16 (the
-        matrix is read once per iteration for all of them), more while one (n, block)
-        array stays under 2^21 numbers (16 MB, cache-sized), never more than 2^25 numbers
-        (256 MB) per array.  The block iteration is memory-bound: measured at
-        n = 64,000 (ms per right-hand side, cg / amg): panels of 8: 40 / 24, 32: 22 / 20,
-        128: 32 / 31, all 500 at once: 54 / 57.
+        Right-hand sides solved together in one block (a panel).  None: at least 10 (the
+        matrix is read once per iteration for all of them: the classes of 10-class data),
+        more while one (n, block) array stays under 2^17 numbers (1 MB: the iteration's
+        five block arrays stay in cache), never more than 2^25 numbers (256 MB) per array;
+        the columns are split into panels of equal width.  The block iteration is
+        memory-bound: 50 Poisson-learning columns on one thread, CPU seconds (ridged point
+        sources in brackets), panels of 10 / 17 / 25 / 50 columns: 5,000 rows 0.049 /
+        0.054 / 0.047 / 0.072 (0.069 / 0.063 / 0.075 / 0.103); 2x10^4 rows 0.25 / 0.42 /
+        0.48 / 0.48 (0.40 / 0.63 / 0.61 / 0.62); 10^5 rows 3.2 / 4.3 / 4.7 / 5.3 (5.1 /
+        6.8 / 6.9 / 8.9); 10^6 rows, 10 / 16 columns: 81.2 / 82.6
+        (docs/scripts/first_fit_round14_panels.txt).  On a machine loaded beyond its cores
+        narrow panels lose (many short parallel calls, each waiting for a descheduled
+        thread).
     reorder : {"auto", "aggregates", "rcm", None}, default="auto"
         Locality order of the iterative methods: ``"aggregates"`` (the coarse space's
         aggregates contiguous, at setup; ``"rcm"`` without one; with ``coarse_space="auto"``
