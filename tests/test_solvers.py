@@ -547,7 +547,7 @@ def test_panel_width_reads_the_matrix_once_for_ten_classes():
     assert _panel_width(10**6, 12) == 6  # 16 columns: 8 + 8 as fast as 16 at 10^6 rows
     assert _panel_width(5_000, 50) == 25  # wider in a small graph: two panels of 25
     assert _panel_width(20_000, 30) == 10
-    assert _panel_width(20_000, 14) == 7  # two equal panels, not 13 + 1
+    assert _panel_width(20_000, 14) == 7  # two equal panels, not 10 + 4
     assert _panel_width(10**8, 10) == 1  # memory bound: 2^25 numbers per array
     assert _panel_width(10, 0) == 1
 

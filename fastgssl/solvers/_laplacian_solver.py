@@ -195,7 +195,8 @@ class LaplacianSolver(CoarsePricing):
         0.054 / 0.047 / 0.072 (0.069 / 0.063 / 0.075 / 0.103); 2x10^4 rows 0.25 / 0.42 /
         0.48 / 0.48 (0.40 / 0.63 / 0.61 / 0.62); 10^5 rows 3.2 / 4.3 / 4.7 / 5.3 (5.1 /
         6.8 / 6.9 / 8.9); 10^6 rows, 10 / 16 columns: 81.2 / 82.6
-        (docs/scripts/first_fit_round14_panels.txt).  On a machine loaded beyond its cores
+        (docs/scripts/first_fit_round14_panels.txt); AMG-PCG, 200 columns at 64,000 rows:
+        panels of 10 / 16 / 32 within 8 % of each other.  On a machine loaded beyond its cores
         narrow panels lose (many short parallel calls, each waiting for a descheduled
         thread).
     reorder : {"auto", "aggregates", "rcm", None}, default="auto"
