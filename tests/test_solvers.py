@@ -1,6 +1,7 @@
 """Tests of fastgssl.solvers.LaplacianSolver: residuals per column, pseudo-inverse solutions."""
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
@@ -550,6 +551,25 @@ def test_panel_width_reads_the_matrix_once_for_ten_classes():
     assert _panel_width(20_000, 14) == 7  # two equal panels, not 10 + 4
     assert _panel_width(10**8, 10) == 1  # memory bound: 2^25 numbers per array
     assert _panel_width(10, 0) == 1
+
+
+def test_panel_warning_only_when_memory_caps_the_panel(monkeypatch):
+    import fastgssl.solvers._laplacian_solver as ls
+
+    n = 20_000  # 14 columns: two equal panels of 7, no memory cap, no warning
+    ring = sp.diags([np.ones(n - 1), np.ones(n - 1), [1.0], [1.0]], [-1, 1, n - 1, 1 - n],
+                    format="csr")
+    Q = sp.csr_matrix(sp.diags(np.asarray(ring.sum(axis=1)).ravel() + 1.0) - ring)
+    B = np.random.default_rng(0).standard_normal((n, 14))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        X, info = ls.LaplacianSolver(Q, rtol=1e-10).solve(B)
+    assert info.extra["panel_width"] == 7
+    np.testing.assert_allclose(Q @ X, B, atol=1e-8 * np.abs(B).max())
+    monkeypatch.setattr(ls, "PANEL_MAX", 4 * n)  # the cap binds: 4 columns per panel
+    with pytest.warns(ResourceWarning, match=r"14 right-hand sides .* 4 panels of 4 columns"):
+        X4, info = ls.LaplacianSolver(Q, rtol=1e-10).solve(B)
+    np.testing.assert_allclose(X4, X, atol=1e-8 * np.abs(X).max())
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e300])

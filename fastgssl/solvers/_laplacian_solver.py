@@ -601,7 +601,8 @@ class LaplacianSolver(CoarsePricing):
         methods = []
         rhs = X
         width = self.block_size or _panel_width(self.n_, r)
-        if self.block_size is None and r > width and width < PANEL_MIN:
+        if self.block_size is None and PANEL_MAX // self.n_ < min(r, PANEL_MIN):
+            # (the memory cap, not the equal split of a few more than PANEL_MIN columns)
             warnings.warn(
                 f"LaplacianSolver: {r} right-hand sides of {self.n_} rows are solved in "
                 f"{-(-r // width)} panels of {width} columns (one (n, panel) array is capped "
