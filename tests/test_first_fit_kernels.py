@@ -154,6 +154,83 @@ def test_width_kernels_equal_scipy_and_the_generic_kernels_bit_for_bit(seed, n, 
     np.testing.assert_array_equal(affine_steps(A.indptr, A.indices, A.data, X, drive, 3), U)
 
 
+def _unit_laplacian(seed, n, density, shift, int64, unsorted):
+    rng = np.random.default_rng(seed)
+    W = sp.random(n, n, density=density, random_state=seed, format="csr")
+    W = sp.csr_matrix(W + W.T)
+    W.setdiag(0)
+    W.eliminate_zeros()
+    W.data[:] = 1.0
+    L = sp.csr_matrix(sp.diags(np.asarray(W.sum(axis=1)).ravel() + shift) - W)
+    L.setdiag(L.diagonal())  # (every row stores its diagonal, an isolated vertex's too)
+    L.sort_indices()
+    if unsorted:  # a row product sums in the stored order, whatever it is
+        for i in range(n):
+            lo, hi = L.indptr[i], L.indptr[i + 1]
+            p = lo + rng.permutation(hi - lo)
+            L.indices[lo:hi], L.data[lo:hi] = L.indices[p], L.data[p]
+    if int64:
+        L.indices, L.indptr = L.indices.astype(np.int64), L.indptr.astype(np.int64)
+    return L
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 150), density=st.floats(0.0, 0.1),
+       shift=st.sampled_from([0.0, 1e-3, 2.5]), int64=st.booleans(), unsorted=st.booleans(),
+       r=st.sampled_from([1, 2, 3, 10, 16, K.WIDTH_MAX + 1]))
+def test_unit_laplacian_products_are_the_general_products_bit_for_bit(
+        seed, n, density, shift, int64, unsorted, r):
+    L = _unit_laplacian(seed, n, density, shift, int64, unsorted)
+    diag, dpos = K.unit_form(L.indptr, L.indices, L.data)
+    np.testing.assert_array_equal(diag, L.diagonal())
+    assert dpos.dtype == L.indptr.dtype
+    assert (L.indices[dpos] == np.arange(n)).all()
+    P = np.random.default_rng(seed).standard_normal((n, r))
+    P[::3] = -0.0  # signed zeros: a + (-1) x and a - x are the same number
+    out, ref = np.empty_like(P), np.empty_like(P)
+    dots = K.spmm_dot_unit(L.indptr, L.indices, diag, dpos, P, out)
+    ref_dots = K.spmm_dot(L.indptr, L.indices, L.data, P, ref)
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(dots, ref_dots)
+    np.testing.assert_array_equal(out, L @ P)
+
+
+def test_unit_form_refuses_other_matrices():
+    L = _unit_laplacian(0, 40, 0.1, 0.0, False, False)
+    assert K.unit_form(L.indptr, L.indices, L.data)[0].size == 40
+    weighted = L.copy()
+    off = np.flatnonzero(weighted.indices != np.repeat(np.arange(40), np.diff(L.indptr)))
+    weighted.data[off[0]] = -0.5  # one weight off -1 (and its partner)
+    no_diagonal = L.copy()
+    no_diagonal.data[no_diagonal.indices == 0] = 0.0
+    no_diagonal = sp.csr_matrix(no_diagonal)
+    no_diagonal.eliminate_zeros()  # row 0 (and its neighbours' entries of it) gone
+    for A in (weighted, no_diagonal):
+        diag, dpos = K.unit_form(A.indptr, A.indices, A.data)
+        assert diag.size == 0 and dpos.size == 0
+
+
+@pytest.mark.parametrize("n, reorder", [(3000, "auto"), (25_000, "rcm")])
+def test_solver_on_a_unit_laplacian_gives_the_general_products_numbers(monkeypatch, n,
+                                                                         reorder):
+    from fastgssl.graphs import knn_graph
+    from fastgssl.solvers import LaplacianSolver
+
+    X = np.random.default_rng(0).standard_normal((n, 4))
+    W = knn_graph(X, n_neighbors=6)  # binary weights: -1 off the Laplacian's diagonal
+    L = sp.csr_matrix(sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W)
+    B = np.random.default_rng(1).standard_normal((n, 5))
+    B -= B.mean(axis=0)
+    unit = LaplacianSolver(L, reorder=reorder)
+    X_unit, info = unit.solve(B)
+    assert unit._unit_form() is not None and (info.status == 0).all()
+    # (rcm: the products run on the permuted matrix, whose unit form is found again)
+    assert info.solver.startswith("cg") and (unit.order_ is not None) == (reorder == "rcm")
+    monkeypatch.setattr(LaplacianSolver, "_unit_form", lambda self: None)
+    X_general, _ = LaplacianSolver(L, reorder=reorder).solve(B)
+    np.testing.assert_array_equal(X_unit, X_general)
+
+
 # -- a given graph: its check and its Laplacian --------------------------------------------
 
 

@@ -54,7 +54,7 @@ def _count_and_finish(frozen, rn2, target, pap, active, iterations, done):  # pr
 
 
 def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
-              iterations_done=None, checkpoint=None, coefficients=None):
+              iterations_done=None, checkpoint=None, coefficients=None, unit=None):
     """Solve ``A X = B`` column-wise by PCG.
 
     Parameters
@@ -81,6 +81,10 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         Receives ``("alpha", alpha)`` and ``("beta", beta)`` (arrays over the active
         columns) as each iteration computes them, or in (s, 1) blocks of s steps of a
         one-column run (for :func:`smallest_ritz_values`).
+    unit : tuple or None
+        ``(diag, dpos)`` of :func:`fastgssl._sparse_blocks.unit_form` when every entry of
+        ``A`` off its diagonal is -1: the block products skip those entries (the same
+        numbers).
 
     A converged column is frozen (step 0, its iterate copied out) and carried in the block
     until half of the block is done, then the block is compacted: the other columns' numbers
@@ -138,7 +142,8 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 A, dinv, Xa, Ra, Pa, Za, APa, rz, ta, it, last, rtol, iterations, active,
                 coefficients, None if checkpoint is None else history)
         else:
-            pap = K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa)
+            pap = (K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa) if unit is None
+                   else K.spmm_dot_unit(A.indptr, A.indices, *unit, Pa, APa))
             alpha = np.empty(active.size)
             _step_ratio(rz, pap, frozen, alpha)
             rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)

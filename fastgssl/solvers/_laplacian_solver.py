@@ -456,6 +456,18 @@ class LaplacianSolver(CoarsePricing):
         Z[...] = self._project(self.multigrid_(R))
         return K.column_dot(R, Z)
 
+    def _unit_form(self):
+        """``(diag, dpos)`` of the working matrix when its entries off the diagonal are all
+        -1 (a unit-weight graph's Laplacian, shifted or not: the block products then skip
+        them, the same numbers; :func:`fastgssl._sparse_blocks.unit_form`), else None; found
+        once per matrix (the locality order makes a new one)."""
+        if getattr(self, "_unit_of", None) is not self._A:
+            A = self._A
+            diag, dpos = K.unit_form(A.indptr, A.indices, A.data)
+            self._unit = (diag, dpos) if diag.size else None
+            self._unit_of = A
+        return self._unit
+
     def _solve_once(self, B):
         """One solve with ``Q``; B is (n, r) C-contiguous, already projected."""
         r = B.shape[1]
@@ -468,7 +480,8 @@ class LaplacianSolver(CoarsePricing):
         if self.solver_ == "amg":
             maxiter = self.max_iter or 500
             X, its, conv = block_pcg(self._A, B, self._amg_precond, rtol=self.rtol,
-                                     max_iter=maxiter, project=project)
+                                     max_iter=maxiter, project=project,
+                                     unit=self._unit_form())
             return X, its, conv, "amg"
         maxiter = self.max_iter or max(1000, self.n_ // 10)
         auto = self.solver == "auto"
@@ -483,7 +496,7 @@ class LaplacianSolver(CoarsePricing):
             price = lambda history: self._price_coarse(history, coefficients, r)  # noqa: E731
             X, its, conv = block_pcg(
                 self._A, B, self._jacobi(), rtol=self.rtol, max_iter=first, project=project,
-                checkpoint=(k, price), coefficients=coefficients)
+                checkpoint=(k, price), coefficients=coefficients, unit=self._unit_form())
             if conv.all() or self.coarse_space_ is None or its.max() >= first:
                 return self._amg_after(B, X, its, conv, maxiter, auto, project)
             todo = np.flatnonzero(~conv)
@@ -492,7 +505,7 @@ class LaplacianSolver(CoarsePricing):
         Xt, its_t, conv_t = block_pcg(
             self._A, Bt, self._jacobi(), rtol=self.rtol, project=project,
             X0=None if X0 is None else np.ascontiguousarray(X0[:, todo]),
-            max_iter=max(1, first - int(its.max())))
+            max_iter=max(1, first - int(its.max())), unit=self._unit_form())
         X = Xt if X0 is None else X0
         if X0 is not None:
             X[:, todo] = Xt
@@ -529,7 +542,7 @@ class LaplacianSolver(CoarsePricing):
         Xt, its_t, conv_t = block_pcg(
             self._A, np.ascontiguousarray(B[:, todo]), self._amg_precond,
             X0=np.ascontiguousarray(X[:, todo]), rtol=self.rtol,
-            max_iter=self.max_iter or 500, project=project,
+            max_iter=self.max_iter or 500, project=project, unit=self._unit_form(),
         )
         X[:, todo] = Xt
         its[todo] += its_t
