@@ -383,12 +383,15 @@ class LaplacianSolver(CoarsePricing):
 
     def _apply_order(self, order):
         """Work in ``order`` from now on: the matrix, the Jacobi diagonal, the null space and
-        the coarse space (all in the input order until now) permuted once."""
+        the coarse space (all in the input order until now) permuted once. Each row of the
+        permuted matrix keeps its entries in the stored order of its source row (not
+        sorted: the sort was 0.64 of 1.12 s at 10^6 vertices), so a row product sums the
+        same terms in the same order in either order, the same numbers bit for bit."""
         n = self.n_
         self.order_ = order
         self._inverse_order = np.empty(n, dtype=np.int64)
         self._inverse_order[order] = np.arange(n)
-        self._A = _permuted(self._A, order, self._inverse_order)
+        self._A = _permuted(self._A, order, self._inverse_order, sort_rows=False)
         self._dinv = self._dinv[order]
         if self.coarse_space_ is not None:
             self.coarse_space_.permute(order, self._A)
