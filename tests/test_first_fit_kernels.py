@@ -214,8 +214,9 @@ def test_unit_form_refuses_other_matrices():
 def test_solver_on_a_unit_laplacian_gives_the_general_products_numbers(monkeypatch, n,
                                                                          reorder):
     from fastgssl.graphs import knn_graph
-    from fastgssl.solvers import LaplacianSolver
+    from fastgssl.solvers import LaplacianSolver, _laplacian_solver
 
+    monkeypatch.setattr(_laplacian_solver, "UNIT_MIN_NNZ", 0)  # (from 2^23 entries)
     X = np.random.default_rng(0).standard_normal((n, 4))
     W = knn_graph(X, n_neighbors=6)  # binary weights: -1 off the Laplacian's diagonal
     L = sp.csr_matrix(sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W)
