@@ -86,78 +86,6 @@ def _spmm_dot_any(indptr, indices, data, P, AP):
     return partial.sum(axis=0)
 
 
-# -- products with a unit Laplacian: off-diagonal entries all -1 -----------------------------
-#
-# The Laplacian ``D - W`` of a graph with unit weights (a binary kNN graph, fastgssl's
-# default), possibly shifted, has -1 off its diagonal. Its products need neither the entries
-# off the diagonal (8 of the 12 bytes per entry that a product reads) nor a multiply there:
-# the row's entries before its diagonal are subtracted, the diagonal term added, the rest
-# subtracted, in the stored order. ``a + (-1) x`` and ``a - x`` are the same IEEE number, so
-# the products are the same bit for bit. Measured on the 10^6-vertex 10-NN Laplacian of
-# bench_million.py (18.9 M entries, 10 columns, two threads, interleaved): 98 against 115 ms
-# and 131 against 149 ms per product.
-
-
-@njit(cache=True, parallel=True)
-def unit_form(indptr, indices, data):
-    """``(diag, dpos)`` of a CSR matrix whose entries off the diagonal are all -1 and whose
-    every row stores its diagonal once: the diagonal and its entries' positions (in
-    ``indptr``'s integer type); empty arrays when the matrix is not of that form."""
-    n = indptr.shape[0] - 1
-    diag = np.empty(n)
-    dpos = np.empty(n, dtype=indptr.dtype)
-    good = np.empty(n, dtype=np.bool_)
-    for i in prange(n):
-        found = 0
-        others = True
-        for jj in range(indptr[i], indptr[i + 1]):
-            if indices[jj] == i:
-                found += 1
-                dpos[i] = jj
-                diag[i] = data[jj]
-            elif data[jj] != -1.0:
-                others = False
-        good[i] = others and found == 1
-    if not good.all():
-        return diag[:0], dpos[:0]
-    return diag, dpos
-
-
-@njit(inline="always")
-def _unit_row_sums_into(indptr, indices, diag, dpos, row, X, acc, R):
-    """``acc[:R] = A[row] @ X`` for a unit Laplacian ``A`` (see :func:`unit_form`), each
-    sum in the order of the row's stored entries."""
-    for c in range(R):
-        acc[c] = 0.0
-    d = uint64(dpos[row])
-    for jj in range(uint64(indptr[row]), d):
-        j = uint64(indices[jj])
-        for c in range(R):
-            acc[c] -= X[j, c]
-    a = diag[row]
-    for c in range(R):
-        acc[c] += a * X[row, c]
-    for jj in range(d + uint64(1), uint64(indptr[row + 1])):
-        j = uint64(indices[jj])
-        for c in range(R):
-            acc[c] -= X[j, c]
-
-
-@njit(cache=True, parallel=True)
-def _spmm_dot_unit_any(indptr, indices, diag, dpos, P, AP):
-    n, r = P.shape
-    partial = np.zeros((N_CHUNKS, r))
-    for t in prange(N_CHUNKS):
-        lo, hi = _chunk_rows(t, n)
-        acc = np.empty(r)
-        for i in range(lo, hi):
-            _unit_row_sums_into(indptr, indices, diag, dpos, i, P, acc, r)
-            for c in range(r):
-                AP[i, c] = acc[c]
-                partial[t, c] += P[i, c] * acc[c]
-    return partial.sum(axis=0)
-
-
 # -- the block kernels above compiled for one block width -----------------------------------
 #
 # A block's width r is known only at run time, so the loops over its r columns above stay
@@ -202,7 +130,7 @@ def _rows_product(indptr, indices, data, lo, hi, X, out, R):
 
 
 def _width_kernels(R):
-    """``{name: kernel}`` of the four kernels for blocks of exactly R columns: closures
+    """``{name: kernel}`` of the three kernels for blocks of exactly R columns: closures
     over R alone, each named after its width, so that each width has a disk-cache index
     of its own (under one name, all widths share one index file, and two processes
     compiling two new widths at once could both write their entry under one number: a
@@ -232,19 +160,6 @@ def _width_kernels(R):
                     partial[t, c] += P[i, c] * acc[c]
         return partial.sum(axis=0)
 
-    def spmm_dot_unit_r(indptr, indices, diag, dpos, P, AP):
-        n = P.shape[0]
-        partial = np.zeros((N_CHUNKS, R))
-        for t in prange(N_CHUNKS):
-            lo, hi = _chunk_rows(t, n)
-            acc = np.empty(R)
-            for i in range(lo, hi):
-                _unit_row_sums_into(indptr, indices, diag, dpos, i, P, acc, R)
-                for c in range(R):
-                    AP[i, c] = acc[c]
-                    partial[t, c] += P[i, c] * acc[c]
-        return partial.sum(axis=0)
-
     def affine_steps_r(indptr, indices, data, U, drive, steps):
         n = U.shape[0]
         cur = U.copy()
@@ -261,7 +176,7 @@ def _width_kernels(R):
 
     kernels = {}
     for name, fn in (("spmm_rows", spmm_rows_r), ("spmm_dot", spmm_dot_r),
-                     ("spmm_dot_unit", spmm_dot_unit_r), ("affine_steps", affine_steps_r)):
+                     ("affine_steps", affine_steps_r)):
         fn.__name__ = fn.__qualname__ = f"{name}_width_{R}"
         kernels[name] = njit(cache=True, parallel=True)(fn)
     return kernels
@@ -284,15 +199,16 @@ def _slp_vectorizer():
             config.SLP_VECTORIZE = before
 
 
-def _width_call(name, generic, indptr, indices, X, args):
-    """Run kernel ``name`` compiled for X's width when there is one (above), else
-    ``generic``."""
+def _width_call(name, generic, indptr, indices, X, args, factory=None):
+    """Run kernel ``name`` compiled for X's width when there is one, else ``generic``;
+    ``factory(R)`` makes the kernels of one width (:func:`_width_kernels` by default)."""
     r = X.shape[1]
     if r < 2 or r > WIDTH_MAX or not X.flags.c_contiguous or not _WIDTH_ON:
         return generic(*args)
-    kernels = _WIDTH_KERNELS.get(r)
+    factory = factory or _width_kernels
+    kernels = _WIDTH_KERNELS.get((factory, r))
     if kernels is None:
-        kernels = _WIDTH_KERNELS[r] = _width_kernels(r)
+        kernels = _WIDTH_KERNELS[(factory, r)] = factory(r)
     key = (name, r, indptr.dtype.char, indices.dtype.char)
     if key in _WIDTH_COMPILED:
         return kernels[name](*args)
@@ -326,13 +242,6 @@ def spmm_dot(indptr, indices, data, P, AP):
     """``AP = A @ P`` and return the column inner products ``diag(P^T A P)``."""
     return _width_call("spmm_dot", _spmm_dot_any, indptr, indices, P,
                        (indptr, indices, data, P, AP))
-
-
-def spmm_dot_unit(indptr, indices, diag, dpos, P, AP):
-    """:func:`spmm_dot` of a unit Laplacian given by its :func:`unit_form` ``(diag,
-    dpos)``: the same numbers, without reading the entries off the diagonal."""
-    return _width_call("spmm_dot_unit", _spmm_dot_unit_any, indptr, indices, P,
-                       (indptr, indices, diag, dpos, P, AP))
 
 
 @njit(cache=True, parallel=True)

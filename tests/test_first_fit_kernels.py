@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy.sparse.csgraph import connected_components
 
 from fastgssl import _sparse_blocks as K
+from fastgssl import _unit_laplacian as U
 from fastgssl._components import component_labels, labeled_components
 from fastgssl._sparse_blocks import affine_steps, principal_submatrix
 from fastgssl.graphs import _builders
@@ -181,14 +182,14 @@ def _unit_laplacian(seed, n, density, shift, int64, unsorted):
 def test_unit_laplacian_products_are_the_general_products_bit_for_bit(
         seed, n, density, shift, int64, unsorted, r):
     L = _unit_laplacian(seed, n, density, shift, int64, unsorted)
-    diag, dpos = K.unit_form(L.indptr, L.indices, L.data)
+    diag, dpos = U.unit_form(L.indptr, L.indices, L.data)
     np.testing.assert_array_equal(diag, L.diagonal())
     assert dpos.dtype == L.indptr.dtype
     assert (L.indices[dpos] == np.arange(n)).all()
     P = np.random.default_rng(seed).standard_normal((n, r))
     P[::3] = -0.0  # signed zeros: a + (-1) x and a - x are the same number
     out, ref = np.empty_like(P), np.empty_like(P)
-    dots = K.spmm_dot_unit(L.indptr, L.indices, diag, dpos, P, out)
+    dots = U.spmm_dot_unit(L.indptr, L.indices, diag, dpos, P, out)
     ref_dots = K.spmm_dot(L.indptr, L.indices, L.data, P, ref)
     np.testing.assert_array_equal(out, ref)
     np.testing.assert_array_equal(dots, ref_dots)
@@ -197,7 +198,7 @@ def test_unit_laplacian_products_are_the_general_products_bit_for_bit(
 
 def test_unit_form_refuses_other_matrices():
     L = _unit_laplacian(0, 40, 0.1, 0.0, False, False)
-    assert K.unit_form(L.indptr, L.indices, L.data)[0].size == 40
+    assert U.unit_form(L.indptr, L.indices, L.data)[0].size == 40
     weighted = L.copy()
     off = np.flatnonzero(weighted.indices != np.repeat(np.arange(40), np.diff(L.indptr)))
     weighted.data[off[0]] = -0.5  # one weight off -1 (and its partner)
@@ -206,7 +207,7 @@ def test_unit_form_refuses_other_matrices():
     no_diagonal = sp.csr_matrix(no_diagonal)
     no_diagonal.eliminate_zeros()  # row 0 (and its neighbours' entries of it) gone
     for A in (weighted, no_diagonal):
-        diag, dpos = K.unit_form(A.indptr, A.indices, A.data)
+        diag, dpos = U.unit_form(A.indptr, A.indices, A.data)
         assert diag.size == 0 and dpos.size == 0
 
 

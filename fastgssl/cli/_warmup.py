@@ -66,15 +66,16 @@ def warmup(verbose=True):
         import scipy.sparse as sp
 
         from fastgssl import _sparse_blocks as K
+        from fastgssl import _unit_laplacian as U
 
         A = sp.random(50, 50, density=0.1, random_state=0, format="csr")
         # (and a unit Laplacian's products, the solver's from 2^23 entries)
         L = sp.csr_matrix(sp.diags(np.full(50, 50.0)) - (sp.csr_matrix(A) != 0))
-        unit = K.unit_form(L.indptr, L.indices, L.data)
+        unit = U.unit_form(L.indptr, L.indices, L.data)
         for r in widths:
             B = np.ones((50, r))
             K.spmm_dot(A.indptr, A.indices, A.data, B, np.empty_like(B))
-            K.spmm_dot_unit(L.indptr, L.indices, *unit, B, np.empty_like(B))
+            U.spmm_dot_unit(L.indptr, L.indices, *unit, B, np.empty_like(B))
             K.affine_steps(A.indptr, A.indices, A.data, B, B, 1)
 
     def _too_fine_pass():

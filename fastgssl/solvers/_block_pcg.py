@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from fastgssl import _sparse_blocks as K
+from fastgssl._unit_laplacian import spmm_dot_unit
 
 
 @njit(cache=True, error_model="numpy")
@@ -82,7 +83,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
         columns) as each iteration computes them, or in (s, 1) blocks of s steps of a
         one-column run (for :func:`smallest_ritz_values`).
     unit : tuple or None
-        ``(diag, dpos)`` of :func:`fastgssl._sparse_blocks.unit_form` when every entry of
+        ``(diag, dpos)`` of :func:`fastgssl._unit_laplacian.unit_form` when every entry of
         ``A`` off its diagonal is -1: the block products skip those entries (the same
         numbers).
 
@@ -143,7 +144,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 coefficients, None if checkpoint is None else history)
         else:
             pap = (K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa) if unit is None
-                   else K.spmm_dot_unit(A.indptr, A.indices, *unit, Pa, APa))
+                   else spmm_dot_unit(A.indptr, A.indices, *unit, Pa, APa))
             alpha = np.empty(active.size)
             _step_ratio(rz, pap, frozen, alpha)
             rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)

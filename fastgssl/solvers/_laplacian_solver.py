@@ -78,6 +78,7 @@ from sklearn.exceptions import ConvergenceWarning
 from fastgssl import _sparse_blocks as K
 from fastgssl._deprecation import renamed, renamed_attribute
 from fastgssl._threads import numba_threads, small_blas
+from fastgssl._unit_laplacian import UNIT_MIN_NNZ, unit_form
 from fastgssl._validation import (
     MAX_POWER,
     check_bounded_int,
@@ -107,11 +108,6 @@ __all__ = ["LaplacianSolver", "SolveInfo"]
 DIRECT_MAX_N = 2000
 # the thresholds of the locality order and of its first solve (module docstring)
 REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 1_000_000, 2
-# the products of a unit Laplacian skip its entries off the diagonal (8 of the 12 bytes an
-# entry costs) from 2^23 entries, a matrix of 100 MB that no cache holds: the 10^6-vertex
-# 10-NN Laplacian's 10-column product 12-18 % faster (two threads); at 10^5 vertices
-# (1.9 M entries) 0.91-1.16x, noise (docs/benchmarks.md, the fifteenth round)
-UNIT_MIN_NNZ = 1 << 23
 # panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
 # all; 10 classes in one panel), else as many as keep one (n, block) array at PANEL_CACHE
 # numbers (1 MB: a block iteration's five arrays stay in cache), never more than PANEL_MAX
@@ -465,16 +461,14 @@ class LaplacianSolver(CoarsePricing):
         return K.column_dot(R, Z)
 
     def _unit_form(self):
-        """``(diag, dpos)`` of the working matrix when its entries off the diagonal are all
-        -1 (a unit-weight graph's Laplacian, shifted or not: the block products then skip
-        them, the same numbers; :func:`fastgssl._sparse_blocks.unit_form`) and it has at
-        least ``UNIT_MIN_NNZ`` entries, else None; found once per matrix (the locality
-        order makes a new one)."""
+        """:func:`fastgssl._unit_laplacian.unit_form` of the working matrix from
+        ``UNIT_MIN_NNZ`` entries (its block products then skip the -1 off the diagonal),
+        else None; found once per matrix (the locality order makes a new one)."""
         if getattr(self, "_unit_of", None) is not self._A:
             A = self._A
             self._unit = None
             if A.nnz >= UNIT_MIN_NNZ:
-                diag, dpos = K.unit_form(A.indptr, A.indices, A.data)
+                diag, dpos = unit_form(A.indptr, A.indices, A.data)
                 self._unit = (diag, dpos) if diag.size else None
             self._unit_of = A
         return self._unit

@@ -1,0 +1,117 @@
+"""Block products with a unit Laplacian: every entry off the diagonal is -1.
+
+The Laplacian ``D - W`` of a graph with unit weights (a binary kNN graph, fastgssl's
+default), possibly shifted, has -1 off its diagonal. Its products need neither the entries
+off the diagonal (8 of the 12 bytes per entry that a product reads) nor a multiply there:
+the row's entries before its diagonal are subtracted, the diagonal term added, the rest
+subtracted, in the stored order. ``a + (-1) x`` and ``a - x`` are the same IEEE number, so
+the products are those of :func:`fastgssl._sparse_blocks.spmm_dot` bit for bit. Measured on
+the 10^6-vertex 10-NN Laplacian of ``bench/bench_million.py`` (18.9 M entries, 10 columns,
+two threads, interleaved): 7-18 % faster per product
+(``docs/scripts/first_fit_round15_kernels.txt``); no gain where the matrix nearly fits a
+cache (``LaplacianSolver`` uses them from ``UNIT_MIN_NNZ`` entries).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, uint64
+
+from fastgssl._sparse_blocks import N_CHUNKS, _chunk_rows, _width_call
+
+__all__ = ["UNIT_MIN_NNZ", "spmm_dot_unit", "unit_form"]
+
+# LaplacianSolver uses them from 2^23 entries, a matrix of 100 MB that no cache holds: the
+# 10^6-vertex 10-NN Laplacian's 10-column product 7-18 % faster (two threads); at 10^5
+# vertices (1.9 M entries) 0.91-1.16x, noise (docs/benchmarks.md, the fifteenth round)
+UNIT_MIN_NNZ = 1 << 23
+
+
+@njit(cache=True, parallel=True)
+def unit_form(indptr, indices, data):
+    """``(diag, dpos)`` of a CSR matrix whose entries off the diagonal are all -1 and whose
+    every row stores its diagonal once: the diagonal and its entries' positions (in
+    ``indptr``'s integer type); empty arrays when the matrix is not of that form."""
+    n = indptr.shape[0] - 1
+    diag = np.empty(n)
+    dpos = np.empty(n, dtype=indptr.dtype)
+    good = np.empty(n, dtype=np.bool_)
+    for i in prange(n):
+        found = 0
+        others = True
+        for jj in range(indptr[i], indptr[i + 1]):
+            if indices[jj] == i:
+                found += 1
+                dpos[i] = jj
+                diag[i] = data[jj]
+            elif data[jj] != -1.0:
+                others = False
+        good[i] = others and found == 1
+    if not good.all():
+        return diag[:0], dpos[:0]
+    return diag, dpos
+
+
+@njit(inline="always")
+def _unit_row_sums_into(indptr, indices, diag, dpos, row, X, acc, R):
+    """``acc[:R] = A[row] @ X`` for a unit Laplacian ``A`` (see :func:`unit_form`), each
+    sum in the order of the row's stored entries."""
+    for c in range(R):
+        acc[c] = 0.0
+    d = uint64(dpos[row])
+    for jj in range(uint64(indptr[row]), d):
+        j = uint64(indices[jj])
+        for c in range(R):
+            acc[c] -= X[j, c]
+    a = diag[row]
+    for c in range(R):
+        acc[c] += a * X[row, c]
+    for jj in range(d + uint64(1), uint64(indptr[row + 1])):
+        j = uint64(indices[jj])
+        for c in range(R):
+            acc[c] -= X[j, c]
+
+
+@njit(cache=True, parallel=True)
+def _spmm_dot_unit_any(indptr, indices, diag, dpos, P, AP):
+    n, r = P.shape
+    partial = np.zeros((N_CHUNKS, r))
+    for t in prange(N_CHUNKS):
+        lo, hi = _chunk_rows(t, n)
+        acc = np.empty(r)
+        for i in range(lo, hi):
+            _unit_row_sums_into(indptr, indices, diag, dpos, i, P, acc, r)
+            for c in range(r):
+                AP[i, c] = acc[c]
+                partial[t, c] += P[i, c] * acc[c]
+    return partial.sum(axis=0)
+
+
+def _unit_width_kernels(R):
+    """``{"spmm_dot_unit": kernel}`` for blocks of exactly R columns (a closure over R
+    named after its width, as :func:`fastgssl._sparse_blocks._width_kernels`)."""
+
+    def spmm_dot_unit_r(indptr, indices, diag, dpos, P, AP):
+        n = P.shape[0]
+        partial = np.zeros((N_CHUNKS, R))
+        for t in prange(N_CHUNKS):
+            lo, hi = _chunk_rows(t, n)
+            acc = np.empty(R)
+            for i in range(lo, hi):
+                _unit_row_sums_into(indptr, indices, diag, dpos, i, P, acc, R)
+                for c in range(R):
+                    AP[i, c] = acc[c]
+                    partial[t, c] += P[i, c] * acc[c]
+        return partial.sum(axis=0)
+
+    spmm_dot_unit_r.__name__ = spmm_dot_unit_r.__qualname__ = f"spmm_dot_unit_width_{R}"
+    return {"spmm_dot_unit": njit(cache=True, parallel=True)(spmm_dot_unit_r)}
+
+
+def spmm_dot_unit(indptr, indices, diag, dpos, P, AP):
+    """``AP = A @ P`` and the column inner products ``diag(P^T A P)`` for a unit Laplacian
+    ``A`` given by its :func:`unit_form` ``(diag, dpos)``: the numbers of
+    :func:`fastgssl._sparse_blocks.spmm_dot`, without reading the entries off the
+    diagonal."""
+    return _width_call("spmm_dot_unit", _spmm_dot_unit_any, indptr, indices, P,
+                       (indptr, indices, diag, dpos, P, AP), factory=_unit_width_kernels)
