@@ -211,6 +211,25 @@ def test_unit_form_refuses_other_matrices():
         assert diag.size == 0 and dpos.size == 0
 
 
+def test_unit_form_follows_the_rows_pyamg_sorts_in_place(monkeypatch):
+    # CG stalls into AMG (switch_iterations=2) on the permuted matrix, whose rows are in
+    # stored order: pyamg's setup sorts them in place, and the unit form is found again
+    from fastgssl.graphs import knn_graph
+    from fastgssl.solvers import LaplacianSolver, _laplacian_solver
+
+    monkeypatch.setattr(_laplacian_solver, "UNIT_MIN_NNZ", 0)
+    X = np.random.default_rng(0).standard_normal((3000, 4))
+    W = knn_graph(X, n_neighbors=6)
+    L = sp.csr_matrix(sp.diags(np.asarray(W.sum(axis=1)).ravel() + 1e-3) - W)
+    B = np.random.default_rng(1).standard_normal((3000, 4))
+    solver = LaplacianSolver(L, reorder="rcm", switch_iterations=2, coarse_space=None)
+    X_sol, info = solver.solve(B)
+    assert info.solver == "cg+amg" and (info.status == 0).all()
+    np.testing.assert_allclose(L @ X_sol, B, atol=1e-6 * np.abs(B).max())
+    diag, dpos = solver._unit_form()
+    assert (solver._A.indices[dpos] == np.arange(3000)).all()
+
+
 @pytest.mark.parametrize("n, reorder", [(3000, "auto"), (25_000, "rcm")])
 def test_solver_on_a_unit_laplacian_gives_the_general_products_numbers(monkeypatch, n,
                                                                          reorder):

@@ -437,6 +437,7 @@ class LaplacianSolver(CoarsePricing):
     def _setup_amg(self):
         near_null = self._null.dense() if self._null is not None else np.ones((self.n_, 1))
         self.multigrid_ = BlockMultigrid(self._A, near_null, **self.amg_options)
+        self._unit_of = None  # (pyamg sorts the rows of the matrix in place: dpos moved)
 
     # ------------------------------------------------------------------ solve
     @property
