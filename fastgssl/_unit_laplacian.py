@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
-from fastgssl._sparse_blocks import N_CHUNKS, _chunk_rows, _width_call
+from fastgssl._sparse_blocks import N_CHUNKS, _chunk_rows, _width_call, spmm_dot
 
 __all__ = ["UNIT_MIN_NNZ", "spmm_dot_unit", "unit_form"]
 
@@ -72,21 +72,6 @@ def _unit_row_sums_into(indptr, indices, diag, dpos, row, X, acc, R):
             acc[c] -= X[j, c]
 
 
-@njit(cache=True, parallel=True)
-def _spmm_dot_unit_any(indptr, indices, diag, dpos, P, AP):
-    n, r = P.shape
-    partial = np.zeros((N_CHUNKS, r))
-    for t in prange(N_CHUNKS):
-        lo, hi = _chunk_rows(t, n)
-        acc = np.empty(r)
-        for i in range(lo, hi):
-            _unit_row_sums_into(indptr, indices, diag, dpos, i, P, acc, r)
-            for c in range(r):
-                AP[i, c] = acc[c]
-                partial[t, c] += P[i, c] * acc[c]
-    return partial.sum(axis=0)
-
-
 def _unit_width_kernels(R):
     """``{"spmm_dot_unit": kernel}`` for blocks of exactly R columns (a closure over R
     named after its width, as :func:`fastgssl._sparse_blocks._width_kernels`)."""
@@ -108,10 +93,14 @@ def _unit_width_kernels(R):
     return {"spmm_dot_unit": njit(cache=True, parallel=True)(spmm_dot_unit_r)}
 
 
-def spmm_dot_unit(indptr, indices, diag, dpos, P, AP):
+def spmm_dot_unit(indptr, indices, data, diag, dpos, P, AP):
     """``AP = A @ P`` and the column inner products ``diag(P^T A P)`` for a unit Laplacian
-    ``A`` given by its :func:`unit_form` ``(diag, dpos)``: the numbers of
-    :func:`fastgssl._sparse_blocks.spmm_dot`, without reading the entries off the
-    diagonal."""
-    return _width_call("spmm_dot_unit", _spmm_dot_unit_any, indptr, indices, P,
+    ``A`` (CSR arrays) given also by its :func:`unit_form` ``(diag, dpos)``: the numbers of
+    :func:`fastgssl._sparse_blocks.spmm_dot`, without reading the entries off the diagonal
+    where a kernel is compiled for P's width (else that general product, which reads
+    them)."""
+    def general(*_):
+        return spmm_dot(indptr, indices, data, P, AP)
+
+    return _width_call("spmm_dot_unit", general, indptr, indices, P,
                        (indptr, indices, diag, dpos, P, AP), factory=_unit_width_kernels)

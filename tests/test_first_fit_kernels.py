@@ -189,7 +189,7 @@ def test_unit_laplacian_products_are_the_general_products_bit_for_bit(
     P = np.random.default_rng(seed).standard_normal((n, r))
     P[::3] = -0.0  # signed zeros: a + (-1) x and a - x are the same number
     out, ref = np.empty_like(P), np.empty_like(P)
-    dots = U.spmm_dot_unit(L.indptr, L.indices, diag, dpos, P, out)
+    dots = U.spmm_dot_unit(L.indptr, L.indices, L.data, diag, dpos, P, out)
     ref_dots = K.spmm_dot(L.indptr, L.indices, L.data, P, ref)
     np.testing.assert_array_equal(out, ref)
     np.testing.assert_array_equal(dots, ref_dots)

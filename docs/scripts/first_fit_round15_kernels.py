@@ -84,7 +84,8 @@ def main():
     out_general, out_unit = np.empty_like(P), np.empty_like(P)
     report("10-column product", interleaved([
         ("general", lambda: K.spmm_dot(A.indptr, A.indices, A.data, P, out_general)),
-        ("unit", lambda: U.spmm_dot_unit(A.indptr, A.indices, *unit, P, out_unit))],
+        ("unit", lambda: U.spmm_dot_unit(A.indptr, A.indices, A.data, *unit, P,
+                                                         out_unit))],
         args.repeats))
     print(f"  same bits: {np.array_equal(out_general, out_unit)}", flush=True)
 

@@ -75,7 +75,8 @@ def warmup(verbose=True):
         for r in widths:
             B = np.ones((50, r))
             K.spmm_dot(A.indptr, A.indices, A.data, B, np.empty_like(B))
-            U.spmm_dot_unit(L.indptr, L.indices, *unit, B, np.empty_like(B))
+            U.spmm_dot_unit(L.indptr, L.indices, L.data, *unit, B,
+                            np.empty_like(B))
             K.affine_steps(A.indptr, A.indices, A.data, B, B, 1)
 
     def _too_fine_pass():

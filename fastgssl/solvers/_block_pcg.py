@@ -144,7 +144,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 coefficients, None if checkpoint is None else history)
         else:
             pap = (K.spmm_dot(A.indptr, A.indices, A.data, Pa, APa) if unit is None
-                   else spmm_dot_unit(A.indptr, A.indices, *unit, Pa, APa))
+                   else spmm_dot_unit(A.indptr, A.indices, A.data, *unit, Pa, APa))
             alpha = np.empty(active.size)
             _step_ratio(rz, pap, frozen, alpha)
             rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)
