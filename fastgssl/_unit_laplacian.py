@@ -21,10 +21,13 @@ from fastgssl._sparse_blocks import N_CHUNKS, _chunk_rows, _width_call, spmm_dot
 
 __all__ = ["UNIT_MIN_NNZ", "spmm_dot_unit", "unit_form"]
 
-# LaplacianSolver uses them from 2^23 entries, a matrix of 100 MB that no cache holds: the
-# 10^6-vertex 10-NN Laplacian's 10-column product 7-18 % faster (two threads); at 10^5
-# vertices (1.9 M entries) 0.91-1.16x, noise (docs/benchmarks.md, the fifteenth round)
-UNIT_MIN_NNZ = 1 << 23
+# LaplacianSolver uses them from 2^20 entries (12 MB of CSR; about 6x10^4 vertices of a
+# 10-NN graph): the 10^6-vertex 10-NN Laplacian's 10-column product 7-18 % faster (two
+# threads); at 10^5 vertices (1.8 M entries) 6.7 against 10.2 ms on one thread and 3.1
+# against 3.5 ms on two on the sixteenth round's machine (an Intel Xeon whose L3 is slow
+# beside its 2 MB L2), 0.91-1.16x on the fifteenth's (an AMD EPYC); at 2x10^4 vertices
+# (0.36 M entries) 0.96-1.0x (docs/benchmarks.md, the fifteenth and sixteenth rounds)
+UNIT_MIN_NNZ = 1 << 20
 
 
 @njit(cache=True, parallel=True)

@@ -236,7 +236,7 @@ def test_solver_on_a_unit_laplacian_gives_the_general_products_numbers(monkeypat
     from fastgssl.graphs import knn_graph
     from fastgssl.solvers import LaplacianSolver, _laplacian_solver
 
-    monkeypatch.setattr(_laplacian_solver, "UNIT_MIN_NNZ", 0)  # (from 2^23 entries)
+    monkeypatch.setattr(_laplacian_solver, "UNIT_MIN_NNZ", 0)  # (from 2^20 entries)
     X = np.random.default_rng(0).standard_normal((n, 4))
     W = knn_graph(X, n_neighbors=6)  # binary weights: -1 off the Laplacian's diagonal
     L = sp.csr_matrix(sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W)
@@ -645,6 +645,76 @@ def test_one_column_jacobi_steps_in_one_call_give_the_loops_numbers(seed, n, sin
     np.testing.assert_array_equal(conv1, conv2)
     for name in ("alpha", "beta"):  # (the compiled calls record blocks of steps)
         steps = [np.vstack([np.atleast_2d(v) for n, v in co if n == name] or [np.empty((0, 1))])
+                 for co in (co1, co2)]
+        np.testing.assert_array_equal(*steps)
+    assert len(h1) == len(h2)
+    for u, v in zip(h1, h2):
+        np.testing.assert_array_equal(u, v)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 300), r=st.integers(1, 12))
+def test_fused_jacobi_update_gives_the_two_passes_numbers(seed, n, r):
+    # K.cg_update_jacobi: the numbers of K.cg_update then K.diag_scale_dot, bit for bit
+    # (finished columns with alpha = 0 left as they are, zero rows of dinv included)
+    rng = np.random.default_rng(seed)
+    X, R, P, AP = (rng.normal(size=(n, r)) for _ in range(4))
+    alpha = rng.normal(size=r)
+    alpha[rng.random(r) < 0.3] = 0.0
+    dinv = rng.random(n)
+    dinv[rng.random(n) < 0.1] = 0.0
+    X1, R1, Z1 = X.copy(), R.copy(), np.empty_like(R)
+    rr1 = K.cg_update(X1, R1, P, AP, alpha)
+    rz1 = K.diag_scale_dot(dinv, R1, Z1)
+    X2, R2, Z2 = X.copy(), R.copy(), np.empty_like(R)
+    rr2, rz2 = K.cg_update_jacobi(X2, R2, P, AP, alpha, dinv, Z2)
+    for u, v in ((X1, X2), (R1, R2), (Z1, Z2), (rr1, rr2), (rz1, rz2)):
+        np.testing.assert_array_equal(u, v)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 300), r=st.integers(2, 7),
+       singular=st.booleans(), check=st.sampled_from([None, 1, 3, 8]),
+       rtol=st.sampled_from([1e-3, 1e-8, 1e-14]), max_iter=st.integers(1, 120))
+def test_block_jacobi_steps_fused_give_the_loops_numbers(seed, n, r, singular, check, rtol,
+                                                        max_iter):
+    # block_pcg with Jacobi's inverse diagonal forms Z in the update's pass
+    # (K.cg_update_jacobi): iterates, counts, convergence, coefficients and the
+    # checkpoint's histories of the loop with the preconditioner as a callable, bit for
+    # bit, through frozen columns, the block's compaction and the projection every 50 steps
+    from fastgssl.solvers._block_pcg import block_pcg
+
+    rng = np.random.default_rng(seed)
+    A = sp.random(n, n, density=min(1.0, 6.0 / n), random_state=seed, format="csr")
+    A = A + A.T
+    L = (sp.diags(np.asarray(A.sum(axis=1)).ravel() + (0.0 if singular else 0.1)) - A).tocsr()
+    L.sort_indices()
+    diag = L.diagonal()
+    dinv = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 0.0)
+    B = rng.normal(size=(n, r)) * 10.0 ** rng.integers(-3, 4, size=r)
+    B[:, rng.random(r) < 0.2] = 0.0  # (columns done at the start)
+    project = (lambda R: R - R.mean(axis=0)) if singular else None
+    if singular:
+        B -= B.mean(axis=0)
+    runs = []
+    for precond in (dinv, lambda R, Z: K.diag_scale_dot(dinv, R, Z)):
+        coefficients, histories = [], []
+
+        def look(history, histories=histories):
+            histories.append(history.copy())
+            return False
+
+        X, its, conv = block_pcg(
+            L, B.copy(), precond, rtol=rtol, max_iter=max_iter, project=project,
+            checkpoint=None if check is None else (check, look), coefficients=coefficients)
+        runs.append((X, its, conv, coefficients, histories))
+    (X1, its1, conv1, co1, h1), (X2, its2, conv2, co2, h2) = runs
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(its1, its2)
+    np.testing.assert_array_equal(conv1, conv2)
+    for name in ("alpha", "beta"):  # (a block compacted to one column runs in compiled
+        # calls, which record blocks of steps: the sequences of numbers compared)
+        steps = [np.concatenate([np.ravel(v) for n, v in co if n == name] or [np.empty(0)])
                  for co in (co1, co2)]
         np.testing.assert_array_equal(*steps)
     assert len(h1) == len(h2)

@@ -69,7 +69,7 @@ def warmup(verbose=True):
         from fastgssl import _unit_laplacian as U
 
         A = sp.random(50, 50, density=0.1, random_state=0, format="csr")
-        # (and a unit Laplacian's products, the solver's from 2^23 entries)
+        # (and a unit Laplacian's products, the solver's from 2^20 entries)
         L = sp.csr_matrix(sp.diags(np.full(50, 50.0)) - (sp.csr_matrix(A) != 0))
         unit = U.unit_form(L.indptr, L.indices, L.data)
         for r in widths:

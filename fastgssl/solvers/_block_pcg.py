@@ -134,6 +134,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     it = 0
     while it < max_iter:
         it += 1
+        rz_next = None  # R^T Z of the new R when the update formed Jacobi's Z
         if dinv is not None and Pa.shape[1] == 1:
             # one column, Jacobi: the steps up to the next event in one compiled call
             last = max_iter if project is None else min(max_iter, -(-it // 50) * 50)
@@ -147,12 +148,16 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                    else spmm_dot_unit(A.indptr, A.indices, A.data, *unit, Pa, APa))
             alpha = np.empty(active.size)
             _step_ratio(rz, pap, frozen, alpha)
-            rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)
+            if dinv is None:
+                rn2 = K.cg_update(Xa, Ra, Pa, APa, alpha)
+            else:  # Jacobi's Z and R^T Z in the same pass (below unless R changes first)
+                rn2, rz_next = K.cg_update_jacobi(Xa, Ra, Pa, APa, alpha, dinv, Za)
         if coefficients is not None:
             coefficients.append(("alpha", alpha))
         if project is not None and it % 50 == 0:
             Ra = project(Ra)
             rn2 = K.column_dot(Ra, Ra)
+            rz_next = None
         found, worst = _count_and_finish(frozen, rn2, ta, pap, active, iterations, done)
         if found:
             if Xa is not X:
@@ -171,7 +176,11 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 Pa = np.ascontiguousarray(Pa[:, keep])
                 ta, rz, rn2 = ta[keep], rz[keep], rn2[keep]
                 done = done[keep]
-                Za = np.empty_like(Ra)
+                if rz_next is None:
+                    Za = np.empty_like(Ra)
+                else:
+                    Za = np.ascontiguousarray(Za[:, keep])
+                    rz_next = rz_next[keep]
                 APa = np.empty_like(Ra)
         if checkpoint is not None:
             history.append(worst * rtol)  # (the columns still running, as after the compaction)
@@ -179,7 +188,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 if checkpoint[1](np.asarray(history)):
                     break
                 check *= 2
-        rz_new = precond(Ra, Za)
+        rz_new = precond(Ra, Za) if rz_next is None else rz_next
         beta = np.empty(active.size)
         _step_ratio(rz_new, rz, frozen, beta)
         if coefficients is not None:
