@@ -23,10 +23,11 @@ __all__ = ["UNIT_MIN_NNZ", "spmm_dot_unit", "unit_form"]
 
 # LaplacianSolver uses them from 2^20 entries (12 MB of CSR; about 6x10^4 vertices of a
 # 10-NN graph): the 10^6-vertex 10-NN Laplacian's 10-column product 7-18 % faster (two
-# threads); at 10^5 vertices (1.8 M entries) 6.7 against 10.2 ms on one thread and 3.1
-# against 3.5 ms on two on the sixteenth round's machine (an Intel Xeon whose L3 is slow
-# beside its 2 MB L2), 0.91-1.16x on the fifteenth's (an AMD EPYC); at 2x10^4 vertices
-# (0.36 M entries) 0.96-1.0x (docs/benchmarks.md, the fifteenth and sixteenth rounds)
+# threads); at 10^5 vertices (1.8 M entries) on the sixteenth round's machine (an Intel
+# Xeon whose shared L3 is slow beside its 2 MB L2) 6.0 against 6.7 ms on one thread (6.7
+# against 10.2 in a slow phase), 4.9 against 5.7 in RCM order, equal on two threads in the
+# input order (docs/scripts/first_fit_round16_products.txt); 0.91-1.16x on the fifteenth
+# round's machine (an AMD EPYC); at 2x10^4 vertices (0.36 M entries) 0.9-1.0x
 UNIT_MIN_NNZ = 1 << 20
 
 
