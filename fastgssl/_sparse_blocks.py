@@ -264,32 +264,6 @@ def cg_update(X, R, P, AP, alpha):
 
 
 @njit(cache=True, parallel=True)
-def cg_update_jacobi(X, R, P, AP, alpha, dinv, Z):
-    """:func:`cg_update`, then Jacobi's :func:`diag_scale_dot` of the new ``R``, in one pass
-    over the rows: returns ``(||R||^2, R^T Z)`` column-wise, the numbers of the two calls
-    bit for bit (each product formed as there, each partial sum in the same order). The
-    block's arrays are read once instead of twice."""
-    n, r = X.shape
-    rr = np.zeros((N_CHUNKS, r))
-    rz = np.zeros((N_CHUNKS, r))
-    for t in prange(N_CHUNKS):
-        lo, hi = _chunk_rows(t, n)
-        for i in range(lo, hi):
-            di = dinv[i]
-            for c in range(r):
-                a = alpha[c]
-                if a != 0.0:
-                    X[i, c] += a * P[i, c]
-                    R[i, c] -= a * AP[i, c]
-                v = R[i, c]
-                rr[t, c] += v * v
-                z = di * v
-                Z[i, c] = z
-                rz[t, c] += v * z
-    return rr.sum(axis=0), rz.sum(axis=0)
-
-
-@njit(cache=True, parallel=True)
 def diag_scale_dot(dinv, R, Z):
     """Jacobi preconditioner ``Z = diag(dinv) R``; return the column products ``R^T Z``."""
     n, r = R.shape

@@ -655,8 +655,10 @@ def test_one_column_jacobi_steps_in_one_call_give_the_loops_numbers(seed, n, sin
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 300), r=st.integers(1, 12))
 def test_fused_jacobi_update_gives_the_two_passes_numbers(seed, n, r):
-    # K.cg_update_jacobi: the numbers of K.cg_update then K.diag_scale_dot, bit for bit
-    # (finished columns with alpha = 0 left as they are, zero rows of dinv included)
+    # _block_pcg._update_jacobi: the numbers of K.cg_update then K.diag_scale_dot, bit for
+    # bit (finished columns with alpha = 0 left as they are, zero rows of dinv included)
+    from fastgssl.solvers._block_pcg import _update_jacobi
+
     rng = np.random.default_rng(seed)
     X, R, P, AP = (rng.normal(size=(n, r)) for _ in range(4))
     alpha = rng.normal(size=r)
@@ -667,7 +669,7 @@ def test_fused_jacobi_update_gives_the_two_passes_numbers(seed, n, r):
     rr1 = K.cg_update(X1, R1, P, AP, alpha)
     rz1 = K.diag_scale_dot(dinv, R1, Z1)
     X2, R2, Z2 = X.copy(), R.copy(), np.empty_like(R)
-    rr2, rz2 = K.cg_update_jacobi(X2, R2, P, AP, alpha, dinv, Z2)
+    rr2, rz2 = _update_jacobi(X2, R2, P, AP, alpha, dinv, Z2)
     for u, v in ((X1, X2), (R1, R2), (Z1, Z2), (rr1, rr2), (rz1, rz2)):
         np.testing.assert_array_equal(u, v)
 
@@ -679,7 +681,7 @@ def test_fused_jacobi_update_gives_the_two_passes_numbers(seed, n, r):
 def test_block_jacobi_steps_fused_give_the_loops_numbers(seed, n, r, singular, check, rtol,
                                                         max_iter):
     # block_pcg with Jacobi's inverse diagonal forms Z in the update's pass
-    # (K.cg_update_jacobi): iterates, counts, convergence, coefficients and the
+    # (_update_jacobi): iterates, counts, convergence, coefficients and the
     # checkpoint's histories of the loop with the preconditioner as a callable, bit for
     # bit, through frozen columns, the block's compaction and the projection every 50 steps
     from fastgssl.solvers._block_pcg import block_pcg

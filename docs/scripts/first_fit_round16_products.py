@@ -10,7 +10,7 @@ input order and in reverse Cuthill-McKee's. For each size and thread count, medi
   (``_unit_laplacian.spmm_dot_unit``, reads the pattern and the diagonal), and scipy's
   one-column ``A @ x`` beside them;
 - the CG update and Jacobi's ``Z = D^-1 R`` in two passes (``cg_update``,
-  ``diag_scale_dot``) and in one (``cg_update_jacobi``), 10 and 50 columns.
+  ``diag_scale_dot``) and in one (``solvers._block_pcg._update_jacobi``), 10 and 50 columns.
 
 Usage::
 
@@ -38,6 +38,7 @@ from bench_priced_setup import graph  # noqa: E402
 from fastgssl import _sparse_blocks as K  # noqa: E402
 from fastgssl._unit_laplacian import spmm_dot_unit, unit_form  # noqa: E402
 from fastgssl.regularizers import laplacian  # noqa: E402
+from fastgssl.solvers._block_pcg import _update_jacobi  # noqa: E402
 
 
 def median_ms(repeats, fn, *args):
@@ -93,7 +94,7 @@ def main():
 
                     block = (X, R, Pr, APr, alpha, dinv, Z)
                     updates.append(f"{median_ms(args.repeats, two_passes, *block):.2f} / "
-                                   f"{median_ms(args.repeats, K.cg_update_jacobi, *block):.2f}")
+                                   f"{median_ms(args.repeats, _update_jacobi, *block):.2f}")
                 print(f"| {n:,} | {A.nnz:,} | {name} | {threads} | "
                       + " | ".join(f"{c:.2f}" for c in cells) + " | "
                       + " | ".join(updates) + " |", flush=True)
