@@ -604,6 +604,50 @@ def test_block_pcg_step_kernels_give_numpys_numbers(rows):
     assert np.array_equal(worst, want_worst, equal_nan=True)
 
 
+def _random_laplacian(seed, n, singular):
+    """A random graph's Laplacian (plus 0.1 I unless ``singular``), sorted, and Jacobi's
+    inverse diagonal (0 on isolated vertices)."""
+    A = sp.random(n, n, density=min(1.0, 6.0 / n), random_state=seed, format="csr")
+    A = A + A.T
+    L = (sp.diags(np.asarray(A.sum(axis=1)).ravel() + (0.0 if singular else 0.1)) - A).tocsr()
+    L.sort_indices()
+    diag = L.diagonal()
+    return L, np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 0.0)
+
+
+def _assert_jacobi_array_and_callable_agree(L, B, dinv, singular, check, rtol, max_iter):
+    """block_pcg given Jacobi's inverse diagonal (its compiled paths) and given Jacobi as a
+    callable (the loop of one kernel call per pass): iterates, counts, convergence, the CG
+    coefficients and the checkpoint's histories, bit for bit."""
+    from fastgssl.solvers._block_pcg import block_pcg
+
+    project = (lambda R: R - R.mean(axis=0)) if singular else None
+    runs = []
+    for precond in (dinv, lambda R, Z: K.diag_scale_dot(dinv, R, Z)):
+        coefficients, histories = [], []
+
+        def look(history, histories=histories):
+            histories.append(history.copy())
+            return False
+
+        X, its, conv = block_pcg(
+            L, B.copy(), precond, rtol=rtol, max_iter=max_iter, project=project,
+            checkpoint=None if check is None else (check, look), coefficients=coefficients)
+        runs.append((X, its, conv, coefficients, histories))
+    (X1, its1, conv1, co1, h1), (X2, its2, conv2, co2, h2) = runs
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(its1, its2)
+    np.testing.assert_array_equal(conv1, conv2)
+    for name in ("alpha", "beta"):  # (the compiled one-column calls record blocks of steps,
+        # and a block can be compacted: the sequences of numbers are compared)
+        steps = [np.concatenate([np.ravel(v) for n, v in co if n == name] or [np.empty(0)])
+                 for co in (co1, co2)]
+        np.testing.assert_array_equal(*steps)
+    assert len(h1) == len(h2)
+    for u, v in zip(h1, h2):
+        np.testing.assert_array_equal(u, v)
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 400), singular=st.booleans(),
        check=st.sampled_from([None, 1, 3, 8]), rtol=st.sampled_from([1e-3, 1e-8, 1e-14]),
@@ -614,42 +658,12 @@ def test_one_column_jacobi_steps_in_one_call_give_the_loops_numbers(seed, n, sin
     # (K.jacobi_cg_steps): iterates, counts, convergence, the checkpoint's histories and the
     # coefficients of the loop that calls the kernels one by one, bit for bit (the
     # projection every 50 steps of a singular system included)
-    from fastgssl.solvers._block_pcg import block_pcg
-
     rng = np.random.default_rng(seed)
-    A = sp.random(n, n, density=min(1.0, 6.0 / n), random_state=seed, format="csr")
-    A = A + A.T
-    L = (sp.diags(np.asarray(A.sum(axis=1)).ravel() + (0.0 if singular else 0.1)) - A).tocsr()
-    L.sort_indices()
-    diag = L.diagonal()
-    dinv = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 0.0)
+    L, dinv = _random_laplacian(seed, n, singular)
     b = rng.normal(size=(n, 1))
-    project = (lambda R: R - R.mean(axis=0)) if singular else None
     if singular:
         b -= b.mean()
-    runs = []
-    for precond in (dinv, lambda R, Z: K.diag_scale_dot(dinv, R, Z)):
-        coefficients, histories = [], []
-
-        def look(history, histories=histories):
-            histories.append(history.copy())
-            return False
-
-        X, its, conv = block_pcg(
-            L, b.copy(), precond, rtol=rtol, max_iter=max_iter, project=project,
-            checkpoint=None if check is None else (check, look), coefficients=coefficients)
-        runs.append((X, its, conv, coefficients, histories))
-    (X1, its1, conv1, co1, h1), (X2, its2, conv2, co2, h2) = runs
-    np.testing.assert_array_equal(X1, X2)
-    np.testing.assert_array_equal(its1, its2)
-    np.testing.assert_array_equal(conv1, conv2)
-    for name in ("alpha", "beta"):  # (the compiled calls record blocks of steps)
-        steps = [np.vstack([np.atleast_2d(v) for n, v in co if n == name] or [np.empty((0, 1))])
-                 for co in (co1, co2)]
-        np.testing.assert_array_equal(*steps)
-    assert len(h1) == len(h2)
-    for u, v in zip(h1, h2):
-        np.testing.assert_array_equal(u, v)
+    _assert_jacobi_array_and_callable_agree(L, b, dinv, singular, check, rtol, max_iter)
 
 
 @settings(max_examples=60, deadline=None)
@@ -684,44 +698,13 @@ def test_block_jacobi_steps_fused_give_the_loops_numbers(seed, n, r, singular, c
     # (_update_jacobi): iterates, counts, convergence, coefficients and the
     # checkpoint's histories of the loop with the preconditioner as a callable, bit for
     # bit, through frozen columns, the block's compaction and the projection every 50 steps
-    from fastgssl.solvers._block_pcg import block_pcg
-
     rng = np.random.default_rng(seed)
-    A = sp.random(n, n, density=min(1.0, 6.0 / n), random_state=seed, format="csr")
-    A = A + A.T
-    L = (sp.diags(np.asarray(A.sum(axis=1)).ravel() + (0.0 if singular else 0.1)) - A).tocsr()
-    L.sort_indices()
-    diag = L.diagonal()
-    dinv = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 0.0)
+    L, dinv = _random_laplacian(seed, n, singular)
     B = rng.normal(size=(n, r)) * 10.0 ** rng.integers(-3, 4, size=r)
     B[:, rng.random(r) < 0.2] = 0.0  # (columns done at the start)
-    project = (lambda R: R - R.mean(axis=0)) if singular else None
     if singular:
         B -= B.mean(axis=0)
-    runs = []
-    for precond in (dinv, lambda R, Z: K.diag_scale_dot(dinv, R, Z)):
-        coefficients, histories = [], []
-
-        def look(history, histories=histories):
-            histories.append(history.copy())
-            return False
-
-        X, its, conv = block_pcg(
-            L, B.copy(), precond, rtol=rtol, max_iter=max_iter, project=project,
-            checkpoint=None if check is None else (check, look), coefficients=coefficients)
-        runs.append((X, its, conv, coefficients, histories))
-    (X1, its1, conv1, co1, h1), (X2, its2, conv2, co2, h2) = runs
-    np.testing.assert_array_equal(X1, X2)
-    np.testing.assert_array_equal(its1, its2)
-    np.testing.assert_array_equal(conv1, conv2)
-    for name in ("alpha", "beta"):  # (a block compacted to one column runs in compiled
-        # calls, which record blocks of steps: the sequences of numbers compared)
-        steps = [np.concatenate([np.ravel(v) for n, v in co if n == name] or [np.empty(0)])
-                 for co in (co1, co2)]
-        np.testing.assert_array_equal(*steps)
-    assert len(h1) == len(h2)
-    for u, v in zip(h1, h2):
-        np.testing.assert_array_equal(u, v)
+    _assert_jacobi_array_and_callable_agree(L, B, dinv, singular, check, rtol, max_iter)
 
 
 @settings(max_examples=60, deadline=None)
