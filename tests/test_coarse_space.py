@@ -3,14 +3,17 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 from hypothesis import given
 from hypothesis import strategies as st
 
 import fastgssl.solvers._coarse_space as cs
+from fastgssl._components import component_labels
 from fastgssl.graphs import knn_graph
 from fastgssl.regularizers import laplacian
 from fastgssl.solvers import LaplacianSolver
 from fastgssl.solvers._coarse_space import KINDS, AggregationCoarseSpace
+from fastgssl.solvers._laplacian_matrix import row_summary
 
 
 def _graph(seed=0):
@@ -313,3 +316,54 @@ def test_space_from_the_solvers_row_summary_equals_the_space_without(n, degree, 
         np.testing.assert_array_equal(plain.precondition(dinv, R, Z0),
                                       summed.precondition(dinv, R, Z1))
         np.testing.assert_array_equal(Z0, Z1)
+
+
+@pytest.mark.parametrize("system", ["ridge", "dirichlet"])
+def test_components_space_is_the_dense_two_level_reference(system):
+    # one aggregate per component of two or more vertices (the isolated vertex none), the
+    # coarse operator Z^T A Z diagonal: the two-level preconditioner of the dense matrices
+    W = _graph()
+    A = (sp.csr_matrix(laplacian(W, ridge=1e-6)) if system == "ridge"
+         else _systems()["dirichlet"])
+    summary = row_summary(A)
+    space = AggregationCoarseSpace.of_components(A, summary.sums, summary.abs_sums)
+    n_comp, comp = component_labels(A)
+    sizes = np.bincount(comp)
+    assert space.passes_ == 0 and space.n_aggregates_ == int((sizes >= 2).sum()) >= 3
+    assert (space.aggregates_[sizes[comp] == 1] == -1).all()
+    assert "constants of" in space.describe()
+    R = np.random.default_rng(0).normal(size=(A.shape[0], 3))
+    Z = np.empty_like(R)
+    rz = space.precondition(1.0 / A.diagonal(), R, Z)
+    ref = _dense_reference(space, A, R)
+    np.testing.assert_allclose(Z, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max())
+    np.testing.assert_allclose(rz, np.einsum("ij,ij->j", R, ref), rtol=1e-9)
+
+
+def test_components_space_leaves_out_constants_it_cannot_sign():
+    # Q = L: every component's 1^T Q 1 is round-off, its sign unknown: no aggregate
+    A = sp.csr_matrix(laplacian(_graph()))
+    summary = row_summary(A)
+    space = AggregationCoarseSpace.of_components(A, summary.sums, summary.abs_sums)
+    assert not space and space.n_aggregates_ == 0
+
+
+def test_refused_aggregation_falls_back_to_the_components_constants(monkeypatch):
+    # a ridged Laplacian whose strict aggregation is refused (too fine for max_coarse):
+    # the constants of its component still cut the iterations, the solution unchanged
+    monkeypatch.setattr(cs, "MAX_COARSE", 10)
+    rng = np.random.default_rng(1)
+    Q = sp.csr_matrix(laplacian(knn_graph(rng.normal(size=(3000, 40)), 10), ridge=1e-6))
+    assert not AggregationCoarseSpace(Q, strict=True)
+    B = np.zeros((3000, 3))
+    B[[5, 700, 2900], [0, 1, 2]] = 1.0
+    solver = LaplacianSolver(Q)
+    X, info = solver.solve(B)
+    plain = LaplacianSolver(Q, coarse_space=None)
+    Xp, info_p = plain.solve(B)
+    space = solver.coarse_space_
+    assert space.passes_ == 0 and space.n_aggregates_ == 1
+    assert info.iterations.max() < 0.8 * info_p.iterations.min()
+    exact = spla.spsolve(Q.tocsc(), B)
+    np.testing.assert_allclose(X, exact, rtol=1e-6, atol=1e-6 * np.abs(exact).max())
+    assert (info.relative_residuals <= 1e-7).all()

@@ -348,6 +348,11 @@ class LaplacianSolver(CoarsePricing):
             kind = COARSE_AUTO if coarse_space == "auto" else coarse_space
             aggregation = _aggregation_or_warn(Q, kind, eager, stacklevel=4, summary=summary)
             space = aggregation or None
+            if eager and aggregation is not None and not aggregation:
+                # refused (too fine), or nothing to aggregate: the components' constants,
+                # Jacobi's slowest modes here, cost a diagonal coarse operator
+                space = AggregationCoarseSpace.of_components(
+                    Q, summary.sums, summary.abs_sums) or None
         else:
             aggregation = None
         self.coarse_space_ = space
@@ -379,7 +384,10 @@ class LaplacianSolver(CoarsePricing):
         self.setup_time_ = time.perf_counter() - t0
 
     def _order_for(self, reorder="auto", B=None):
-        source = self.coarse_space_ or self._order_source
+        # (a space of the components' constants orders nothing: the aggregation it
+        # replaced, refused, gives the order)
+        space = self.coarse_space_
+        source = space if space is not None and space.passes_ else self._order_source
         return _locality_order(self._A, B, None if reorder == "rcm" else source)
 
     def _apply_order(self, order):
