@@ -723,3 +723,12 @@ def test_residual_norms_give_numpys_norms(seed, n, r, groups):
     rn, bn = residual_norms(B, AX, groups)
     np.testing.assert_array_equal(rn, np.linalg.norm(B - AX, axis=0))
     np.testing.assert_array_equal(bn, np.linalg.norm(B, axis=0))
+
+
+@pytest.mark.parametrize("shape", [(7, 3), (1000, 8), (33, 1), (0, 5)])
+def test_aligned_copy_starts_on_a_cache_line_with_the_same_numbers(shape):
+    A = np.random.default_rng(0).normal(size=shape)
+    B = K.aligned_copy(A[:, ::-1])  # (a strided view: copied C-contiguous)
+    assert B.flags.c_contiguous and B.dtype == np.float64 and B.shape == shape
+    assert B.size == 0 or B.ctypes.data % K.CACHE_LINE == 0
+    np.testing.assert_array_equal(B, A[:, ::-1])

@@ -543,20 +543,22 @@ def test_panel_width_reads_the_matrix_once_for_ten_classes():
     from fastgssl.solvers._laplacian_solver import _panel_width
 
     assert _panel_width(10**6, 10) == 10  # was 4: three passes over the matrix per step
-    assert _panel_width(10**5, 50) == 10  # five panels that stay in cache
-    assert _panel_width(10**6, 50) == 10  # equal panels: not 16 + 16 + 16 + 2
-    assert _panel_width(10**6, 12) == 6  # 16 columns: 8 + 8 as fast as 16 at 10^6 rows
-    assert _panel_width(5_000, 50) == 25  # wider in a small graph: two panels of 25
-    assert _panel_width(20_000, 30) == 10
-    assert _panel_width(20_000, 14) == 7  # two equal panels, not 10 + 4
+    assert _panel_width(10**5, 50) == 8  # panels of whole cache lines: 6 x 8 + 2
+    assert _panel_width(10**6, 50) == 8  # (not five of 10: 80 bytes span two lines)
+    assert _panel_width(10**6, 12) == 8  # 8 + 4: one line each per gathered row
+    assert _panel_width(5_000, 50) == 24  # wider in a small graph: 24 + 24 + 2
+    assert _panel_width(20_000, 30) == 8
+    assert _panel_width(20_000, 14) == 8  # 8 + 6
+    assert _panel_width(20_000, 10) == 10  # one panel: the matrix read once
     assert _panel_width(10**8, 10) == 1  # memory bound: 2^25 numbers per array
+    assert _panel_width(10**7, 14) == 3  # below a line: the memory cap, equal panels
     assert _panel_width(10, 0) == 1
 
 
 def test_panel_warning_only_when_memory_caps_the_panel(monkeypatch):
     import fastgssl.solvers._laplacian_solver as ls
 
-    n = 20_000  # 14 columns: two equal panels of 7, no memory cap, no warning
+    n = 20_000  # 14 columns: panels of 8 and 6, no memory cap, no warning
     ring = sp.diags([np.ones(n - 1), np.ones(n - 1), [1.0], [1.0]], [-1, 1, n - 1, 1 - n],
                     format="csr")
     Q = sp.csr_matrix(sp.diags(np.asarray(ring.sum(axis=1)).ravel() + 1.0) - ring)
@@ -564,7 +566,7 @@ def test_panel_warning_only_when_memory_caps_the_panel(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResourceWarning)
         X, info = ls.LaplacianSolver(Q, rtol=1e-10).solve(B)
-    assert info.extra["panel_width"] == 7
+    assert info.extra["panel_width"] == 8
     np.testing.assert_allclose(Q @ X, B, atol=1e-8 * np.abs(B).max())
     monkeypatch.setattr(ls, "PANEL_MAX", 4 * n)  # the cap binds: 4 columns per panel
     with pytest.warns(ResourceWarning, match=r"14 right-hand sides .* 4 panels of 4 columns"):

@@ -154,7 +154,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     ta = target[active]
     Za = np.empty_like(Ra)
     rz = precond(Ra, Za)
-    Pa = Za.copy()
+    Pa = K.aligned_copy(Za)  # (gathered by every product: see aligned_copy)
     APa = np.empty_like(Ra)
     frozen = np.zeros(active.size, dtype=bool)  # done, still carried in the block
     done = np.zeros(active.size, dtype=bool)
@@ -201,7 +201,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 active, frozen = active[keep], frozen[keep]
                 Xa = np.ascontiguousarray(Xa[:, keep])
                 Ra = np.ascontiguousarray(Ra[:, keep])
-                Pa = np.ascontiguousarray(Pa[:, keep])
+                Pa = K.aligned_copy(Pa[:, keep])
                 ta, rz, rn2 = ta[keep], rz[keep], rn2[keep]
                 done = done[keep]
                 if rz_next is None:

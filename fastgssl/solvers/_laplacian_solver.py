@@ -113,6 +113,9 @@ REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 1_000_00
 # numbers (1 MB: a block iteration's five arrays stay in cache), never more than PANEL_MAX
 # numbers per array (memory); r columns in equal panels (see block_size)
 PANEL_MIN, PANEL_CACHE, PANEL_MAX = 10, 1 << 17, 1 << 25
+# several panels: widths of a multiple of a cache line's 8 numbers (a gathered row of the
+# block spans whole lines: fastgssl._sparse_blocks.aligned_copy)
+PANEL_LINE = 8
 _POWER_HINT = (
     " Each power is one chained solve (and multiplies the condition number): powers "
     "beyond a few tens only make the solve slower and less accurate."
@@ -128,10 +131,13 @@ COARSE_EAGER_DOMINANCE = 0.01
 
 
 def _panel_width(n, r):
-    """Right-hand sides per panel (see ``block_size``): at most the cache's width, the
-    ``r`` columns in panels of equal width (50 columns in five of 10, not 16+16+16+2: a
-    panel of 2 reads the matrix as often as one of 16)."""
+    """Right-hand sides per panel (see ``block_size``): at most the cache's width; ``r``
+    columns that need several panels in panels of a multiple of ``PANEL_LINE`` columns
+    (whole cache lines: 50 columns at 10^5 rows in six of 8 and one of 2), else (the
+    memory cap below 8 columns) in panels of equal width."""
     widest = max(1, min(r, max(PANEL_MIN, PANEL_CACHE // n), PANEL_MAX // n))
+    if r > widest >= PANEL_LINE:
+        return widest - widest % PANEL_LINE
     return -(-r // -(-r // widest)) if r else widest
 
 
@@ -190,15 +196,18 @@ class LaplacianSolver(CoarsePricing):
         matrix is read once per iteration for all of them: the classes of 10-class data),
         more while one (n, block) array stays under 2^17 numbers (1 MB: the iteration's
         five block arrays stay in cache), never more than 2^25 numbers (256 MB) per array;
-        the columns are split into panels of equal width.  The block iteration is
-        memory-bound: 50 Poisson-learning columns on one thread, CPU seconds (ridged point
-        sources in brackets), panels of 10 / 17 / 25 / 50 columns: 5,000 rows 0.049 /
-        0.054 / 0.047 / 0.072 (0.069 / 0.063 / 0.075 / 0.103); 2x10^4 rows 0.25 / 0.42 /
-        0.48 / 0.48 (0.40 / 0.63 / 0.61 / 0.62); 10^5 rows 3.2 / 4.3 / 4.7 / 5.3 (5.1 /
-        6.8 / 6.9 / 8.9); 10^6 rows, 10 / 16 columns: 81.2 / 82.6
-        (docs/scripts/first_fit_round14_panels.txt); AMG-PCG, 200 columns at 64,000 rows:
-        panels of 10 / 16 / 32 within 8 % of each other.  On a machine loaded beyond its cores
-        narrow panels lose (many short parallel calls, each waiting for a descheduled
+        columns that need several panels go in panels of a multiple of 8 (a gathered row
+        of the block then spans whole cache lines: 50 columns at 10^5 rows in six panels
+        of 8 and one of 2, not five of 10, whose 80-byte rows span two lines each).  The
+        block iteration is memory-bound: 50 Poisson-learning columns on one thread, CPU
+        seconds (ridged point sources in brackets), panels of 8 / 10 / 16 / 17 columns:
+        10^5 rows 1.35 / 1.52 / 1.45 / 1.63 (1.74 / 2.18 / 1.89 / 2.31); 2x10^4 rows and
+        5,000 rows within 15 % of each other (docs/scripts/first_fit_round17_panels.txt;
+        before the blocks started on a cache line, panels of 10 / 17 / 25 / 50 at 10^5
+        rows: 3.2 / 4.3 / 4.7 / 5.3 on another machine, first_fit_round14_panels.txt);
+        10^6 rows, 10 / 16 columns: 81.2 / 82.6; AMG-PCG, 200 columns at 64,000 rows:
+        panels of 10 / 16 / 32 within 8 % of each other.  On a machine loaded beyond its
+        cores narrow panels lose (many short parallel calls, each waiting for a descheduled
         thread).
     reorder : {"auto", "aggregates", "rcm", None}, default="auto"
         Locality order of the iterative methods: ``"aggregates"`` (the coarse space's
