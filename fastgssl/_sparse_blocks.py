@@ -319,7 +319,9 @@ def residual_norms(B, AX, n_groups):
     ``numpy.linalg.norm(B - AX, axis=0)`` and ``numpy.linalg.norm(B, axis=0)`` bit for bit
     for ``r >= 2`` columns (each column's squares added row after row, as numpy's reduction
     along the non-contiguous axis 0; one column numpy sums pairwise), the columns split into
-    ``n_groups`` parallel groups."""
+    ``n_groups`` parallel groups. Each group sums into arrays of its own, copied out at its
+    end: groups adding into one shared array wrote to the same cache lines on every row
+    (5,000 x 10 on two threads: 850 us against 66 us on one)."""
     n, r = B.shape
     rn2 = np.zeros(r)
     bn2 = np.zeros(r)
@@ -327,12 +329,17 @@ def residual_norms(B, AX, n_groups):
     for g in prange(n_groups):
         c0 = g * r // n_groups
         c1 = (g + 1) * r // n_groups
+        rg = np.zeros(c1 - c0)
+        bg = np.zeros(c1 - c0)
         for i in range(n):
             for c in range(c0, c1):
                 b = B[i, c]
                 d = b - AX[i, c]
-                rn2[c] += d * d
-                bn2[c] += b * b
+                rg[c - c0] += d * d
+                bg[c - c0] += b * b
+        for c in range(c0, c1):
+            rn2[c] = rg[c - c0]
+            bn2[c] = bg[c - c0]
     return np.sqrt(rn2), np.sqrt(bn2)
 
 

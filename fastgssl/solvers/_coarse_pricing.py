@@ -16,6 +16,12 @@ a 2x10^4-point ridged 10-NN Laplacian with 10 and 50 point sources, rtol 1e-8, 1
 ``bench/results/priced_setup_round9.md``), and label propagation's block on the real data
 sets 0.36-1.03 of Jacobi's time, on the 10-class mixtures 0.86-1.23 (1.23 the overlapping
 5,000-point one, where the probe cost 1.21-1.35; ``docs/scripts/first_fit_round9_solver.txt``).
+Where that aggregation is refused (too fine: a 10^5-point 10-NN graph of a 10-class
+mixture), the coarse space holds the constants of the connected components instead
+(:meth:`~fastgssl.solvers._coarse_space.AggregationCoarseSpace.of_components`): Jacobi's
+slowest modes of such a matrix, at the price of a diagonal coarse operator (that ridged
+Laplacian with 10 point sources, rtol 1e-8: 32 iterations against 51, 0.58 against 0.75
+CPU s, ``bench/results/priced_setup_round17.md``).
 
 **The probe.** Everywhere else the first solve runs ``COARSE_PROBE_ITERATIONS`` = 8
 Jacobi-PCG steps and looks at two things (the columns then continue with the coarse space,

@@ -32,9 +32,11 @@ Methods
 
 Setup priced by what it saves (``coarse_space="auto"``, the default): the coarse space is
 built at setup on a nonsingular matrix whose diagonal barely dominates (the median row's
-``|row sum| / diagonal`` at most 0.01: a small ridge, label propagation's Dirichlet block),
-else during the first solve when a probe of its first Jacobi-PCG steps (their smallest Ritz
-value, the residual's rate) says it pays: the rule and its measurements in
+``|row sum| / diagonal`` at most 0.01: a small ridge, label propagation's Dirichlet block;
+where its aggregation is refused as too fine, the constants of the connected components,
+:meth:`~fastgssl.solvers._coarse_space.AggregationCoarseSpace.of_components`), else during
+the first solve when a probe of its first Jacobi-PCG steps (their smallest Ritz value, the
+residual's rate) says it pays: the rule and its measurements in
 :mod:`fastgssl.solvers._coarse_pricing`.
 
 Iterative methods run on ``Q`` permuted once into a locality order (``reorder="auto"``
