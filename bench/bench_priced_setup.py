@@ -10,9 +10,14 @@ Gaussian mixture in 50 dimensions (``make_gaussian_mixture(n, 50, 10, 0.5, rando
   mean-zero sources, rtol 1e-6 (PoissonLearning's default).
 
 Each configuration runs ``--repeats`` times, interleaved (scipy loop, fastgssl defaults,
-``coarse_space=None``, the order rotated every repeat so that each runs first, second and
-third equally often when ``--repeats`` is a multiple of 3), each time a new solver (setup
-included). Reported: medians of CPU
+``coarse_space=None``), each time a new solver (setup included), in the three rotations of
+that order and then the three reversed (so that with a multiple of 6 repeats each run
+comes first, second and third equally often, and within the repeats each follows each of
+the other two equally often: a solve right after scipy's loop is slower, 1.71-1.87 against
+1.36-1.47 s after one of ours, 50 Poisson columns at 10^5 rows, medians of four runs in two
+processes (a ``/tmp`` script, seventeenth round), and with three rotations the defaults followed scipy's loop in two of three repeats,
+``coarse_space=None`` in one: 0.84-0.93 of its time in three runs of the sixteenth and
+seventeenth rounds). Reported: medians of CPU
 seconds (``time.process_time``) and wall seconds, iterations, whether the coarse space was
 priced in, and the ratio scipy / fastgssl of CPU seconds. Everything single-threaded
 (``FASTGSSL_NUM_THREADS=1``, one BLAS thread) so that CPU seconds compare like for like on
@@ -97,7 +102,7 @@ def main():
     parser.add_argument("--kinds", nargs="+", default=["ridge", "poisson"])
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--graph", help="a saved weight matrix (.npz) instead of --sizes")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=6)
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(),
                                                         "fastgssl_bench_priced_setup"))
     args = parser.parse_args()
@@ -125,10 +130,12 @@ def main():
                          "none": lambda Q=Q, B=B, rtol=rtol: ours(Q, B, rtol,
                                                                   coarse_space=None)}
                 order = list(calls)
+                rotations = [order[k:] + order[:k] for k in range(3)]
+                orders = rotations + [o[::-1] for o in rotations]
                 for rep in range(args.repeats):
-                    # each comes first, second and third in turn: a run right after
-                    # scipy's loop (its many small arrays) read slower on one machine
-                    for name in order[rep % 3:] + order[:rep % 3]:
+                    # each first, second and third in turn, and after each of the other
+                    # two in turn (the module docstring)
+                    for name in orders[rep % 6]:
                         with threadpool_limits(1 if name == "scipy" else None):
                             runs[name].append(timed(calls[name]))
                     loads.append(os.getloadavg()[0])
