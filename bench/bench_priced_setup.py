@@ -15,9 +15,9 @@ that order and then the three reversed (so that with a multiple of 6 repeats eac
 comes first, second and third equally often, and within the repeats each follows each of
 the other two equally often: a solve right after scipy's loop is slower, 1.71-1.87 against
 1.36-1.47 s after one of ours, 50 Poisson columns at 10^5 rows, medians of four runs in two
-processes (a ``/tmp`` script, seventeenth round), and with three rotations the defaults followed scipy's loop in two of three repeats,
-``coarse_space=None`` in one: 0.84-0.93 of its time in three runs of the sixteenth and
-seventeenth rounds). Reported: medians of CPU
+processes (a ``/tmp`` script, seventeenth round), and with three rotations the defaults
+followed scipy's loop in two of three repeats, ``coarse_space=None`` in one: 0.84-0.93 of
+its time in three runs of the sixteenth and seventeenth rounds). Reported: medians of CPU
 seconds (``time.process_time``) and wall seconds, iterations, whether the coarse space was
 priced in, and the ratio scipy / fastgssl of CPU seconds. Everything single-threaded
 (``FASTGSSL_NUM_THREADS=1``, one BLAS thread) so that CPU seconds compare like for like on

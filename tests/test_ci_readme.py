@@ -67,3 +67,17 @@ def test_the_test_run_lists_skipped_tests_with_their_reasons():
     command = _module().readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))
     pytest_args = shlex.split(command["test"].split("pytest", 1)[1])
     assert not any(a.startswith("-r") or a.startswith("-qq") for a in pytest_args), pytest_args
+
+
+def test_ci_stops_when_a_step_of_the_readme_chain_fails(tmp_path):
+    # set -e does not stop inside an && list: a failing lint once skipped the tests and the
+    # run went on to rc 0. The line after the README command stops with the list's status.
+    import subprocess
+
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(_module().MARKER))
+    after = [line for line in lines[at + 2:] if line.strip() and not line.startswith("#")]
+    script = tmp_path / "run.sh"
+    for chain, code in (("false && true", 1), ("true && true", 0)):
+        script.write_text("set -euo pipefail\n" + chain + "\n" + after[0] + "\nexit 0\n")
+        assert subprocess.run(["bash", str(script)], capture_output=True).returncode == code
