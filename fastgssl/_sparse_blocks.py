@@ -24,27 +24,6 @@ N_CHUNKS = 64
 # the time of a one-column product on a 5,000-point 10-NN Laplacian (417 against 186 us,
 # one thread; scipy's 150-185 us) and cost 40 % at 10 columns. The values are the same.
 
-# bytes of a cache line: a gathered block row of 8 (16) columns is one (two) line(s) when
-# the block starts on one, else two (three)
-CACHE_LINE = 64
-
-
-def aligned_copy(A):
-    """A C-contiguous float64 copy of the 2-d array ``A`` starting on a cache line.
-
-    The block products gather row ``j`` of the block for every entry ``(i, j)``: a row of
-    8 columns (64 bytes) spans one line when the block starts on one and two otherwise,
-    and numpy's large arrays start 16 or 32 bytes into a line. Measured at 10^5 vertices
-    (the 10-NN Laplacian's unit product, one thread): 8 columns 4.5 against 5.9-6.6 ms,
-    16 columns 9.4 against 15.3-16.6 ms; 10 columns (80 bytes: two lines wherever they
-    start) 6.7-7.0 ms either way (docs/scripts/first_fit_round17_alignment.txt). The same
-    numbers, wherever the block starts."""
-    size = A.size
-    buf = np.empty(size + CACHE_LINE // 8)
-    start = (-buf.ctypes.data) % CACHE_LINE // 8
-    out = buf[start:start + size].reshape(A.shape)
-    out[...] = A
-    return out
 
 @njit(inline="always")
 def row_product(indptr, indices, data, row, X, out, i):

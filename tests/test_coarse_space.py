@@ -325,8 +325,7 @@ def test_components_space_is_the_dense_two_level_reference(system):
     W = _graph()
     A = (sp.csr_matrix(laplacian(W, ridge=1e-6)) if system == "ridge"
          else _systems()["dirichlet"])
-    summary = row_summary(A)
-    space = AggregationCoarseSpace.of_components(A, summary.sums, summary.abs_sums)
+    space = AggregationCoarseSpace.of_components(A, row_summary(A))
     n_comp, comp = component_labels(A)
     sizes = np.bincount(comp)
     assert space.passes_ == 0 and space.n_aggregates_ == int((sizes >= 2).sum()) >= 3
@@ -343,8 +342,7 @@ def test_components_space_is_the_dense_two_level_reference(system):
 def test_components_space_leaves_out_constants_it_cannot_sign():
     # Q = L: every component's 1^T Q 1 is round-off, its sign unknown: no aggregate
     A = sp.csr_matrix(laplacian(_graph()))
-    summary = row_summary(A)
-    space = AggregationCoarseSpace.of_components(A, summary.sums, summary.abs_sums)
+    space = AggregationCoarseSpace.of_components(A, row_summary(A))
     assert not space and space.n_aggregates_ == 0
 
 

@@ -16,6 +16,28 @@ from fastgssl import _sparse_blocks as K
 from fastgssl._sparse_blocks import N_CHUNKS, _chunk_rows
 from fastgssl._unit_laplacian import spmm_dot_unit
 
+# bytes of a cache line: a gathered block row of 8 (16) columns is one (two) line(s) when
+# the block starts on one, else two (three)
+CACHE_LINE = 64
+
+
+def aligned_copy(A):
+    """A C-contiguous float64 copy of the 2-d array ``A`` starting on a cache line.
+
+    The block products gather row ``j`` of the block for every entry ``(i, j)``: a row of
+    8 columns (64 bytes) spans one line when the block starts on one and two otherwise,
+    and numpy's large arrays start 16 or 32 bytes into a line. Measured at 10^5 vertices
+    (the 10-NN Laplacian's unit product, one thread): 8 columns 4.5 against 5.9-6.6 ms,
+    16 columns 9.4 against 15.3-16.6 ms; 10 columns (80 bytes: two lines wherever they
+    start) 6.7-7.0 ms either way (docs/scripts/first_fit_round17_alignment.txt). The same
+    numbers, wherever the block starts."""
+    size = A.size
+    buf = np.empty(size + CACHE_LINE // 8)
+    start = (-buf.ctypes.data) % CACHE_LINE // 8
+    out = buf[start:start + size].reshape(A.shape)
+    out[...] = A
+    return out
+
 
 @njit(cache=True, error_model="numpy")
 def _step_ratio(num, den, frozen, out):  # pragma: no cover - compiled
@@ -154,7 +176,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
     ta = target[active]
     Za = np.empty_like(Ra)
     rz = precond(Ra, Za)
-    Pa = K.aligned_copy(Za)  # (gathered by every product: see aligned_copy)
+    Pa = aligned_copy(Za)  # (gathered by every product: see aligned_copy)
     APa = np.empty_like(Ra)
     frozen = np.zeros(active.size, dtype=bool)  # done, still carried in the block
     done = np.zeros(active.size, dtype=bool)
@@ -201,7 +223,7 @@ def block_pcg(A, B, precond, *, X0=None, rtol=1e-8, max_iter=1000, project=None,
                 active, frozen = active[keep], frozen[keep]
                 Xa = np.ascontiguousarray(Xa[:, keep])
                 Ra = np.ascontiguousarray(Ra[:, keep])
-                Pa = K.aligned_copy(Pa[:, keep])
+                Pa = aligned_copy(Pa[:, keep])
                 ta, rz, rn2 = ta[keep], rz[keep], rn2[keep]
                 done = done[keep]
                 if rz_next is None:

@@ -122,6 +122,19 @@ COARSE_RITZ_AFTER, COARSE_STEP_COST = 0.15, 1.45
 COARSE_PROBE_ITERATIONS, COARSE_PROBE_RITZ = 8, 0.01
 
 
+# "auto" builds the coarse space at setup when the median row's |row sum| / diagonal is at
+# most COARSE_EAGER_DOMINANCE and Q is nonsingular, else probes at the first solve
+COARSE_EAGER_DOMINANCE = 0.01
+
+
+def _barely_dominant(sums, diag):
+    """Whether the median row of Q (row ``sums``) has ``|row sum| <= COARSE_EAGER_DOMINANCE
+    * diagonal`` (a Laplacian, a Dirichlet block of one, a small ridge: Jacobi's slow modes
+    remain)."""
+    ratio = np.abs(sums) / np.where(diag > 0, diag, np.inf)
+    return bool(np.median(ratio) <= COARSE_EAGER_DOMINANCE)
+
+
 def coarse_checkpoint(r):
     """Jacobi iterations of an r-column panel that cost what the coarse space's setup
     does: ``COARSE_SETUP_PRODUCTS`` single-column products over ``1 + r / BLOCK_SHARE``

@@ -436,6 +436,9 @@ class AggregationCoarseSpace:
         33 iterations saved).
     kind : {"two_level", "multilevel"}
         The preconditioner (see the module docstring).
+    components : bool, default=False
+        One aggregate per connected component instead of aggregation passes (see
+        :meth:`of_components`, which sets it; ``summary`` required).
     summary : RowSummary or None
         What one pass over ``A``'s rows told the caller
         (:func:`fastgssl.solvers._laplacian_matrix.row_summary`): the diagonal and the two
@@ -455,7 +458,8 @@ class AggregationCoarseSpace:
         The passes stopped above ``max_coarse`` aggregates.
     """
 
-    def __init__(self, A, max_coarse=None, kind="two_level", strict=False, summary=None):
+    def __init__(self, A, max_coarse=None, kind="two_level", strict=False, summary=None,
+                 components=False):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}.")
         if max_coarse is None:
@@ -463,6 +467,12 @@ class AggregationCoarseSpace:
         self.kind = kind
         self._A = A
         self._members = None
+        self._dinvs = []
+        if components:  # (of_components: two-level, one aggregate per component)
+            if kind != "two_level" or summary is None:
+                raise ValueError("components=True needs kind='two_level' and a summary.")
+            self._set_components(A, summary)
+            return
         n = A.shape[0]
         self._maps, self._dinvs, self.sizes_ = [], [], []
         fine = np.arange(n, dtype=np.int64)  # coarsest aggregate of every vertex so far
@@ -519,7 +529,7 @@ class AggregationCoarseSpace:
             self._omega = 4.0 / (3.0 * rho)
 
     @classmethod
-    def of_components(cls, A, sums, abs_sums):
+    def of_components(cls, A, summary):
         """The two-level space of the constants on A's connected components (one aggregate
         per component of two or more vertices; Nicolaides 1987): for a nonsingular ``A``
         whose diagonal barely dominates (a Laplacian plus a small ridge, the Dirichlet
@@ -527,37 +537,36 @@ class AggregationCoarseSpace:
         with eigenvalue about its rows' sum over their diagonal. Where the aggregation
         refuses a space (too fine to factorize cheaply), this one costs a few numbers: its
         coarse operator is diagonal, ``E_cc = 1_c^T A 1_c``, the sum of the component's
-        row ``sums``. Measured (10^5-point 10-NN Laplacian + 1e-6 I, 10 point sources,
-        rtol 1e-8): 32 Jacobi-PCG iterations against 51.
+        row sums (``summary``, a :class:`~fastgssl.solvers._laplacian_matrix.RowSummary`).
+        Measured (10^5-point 10-NN Laplacian + 1e-6 I, 10 point sources, rtol 1e-8): 32
+        Jacobi-PCG iterations against 51.
 
         A component whose ``E_cc`` is within the round-off of its row sums (``4 row nnz
         eps`` times its ``abs_sums``) is left out: its sign would not be known, and the
         correction must stay positive definite. ``passes_`` is 0 (no aggregation pass).
         """
+        return cls(A, summary=summary, components=True)
+
+    def _set_components(self, A, summary):
+        """The aggregates and coarse solve of :meth:`of_components`."""
         n = A.shape[0]
         m, labels = component_labels(A)
         labels = labels.astype(np.int64)
         sizes = np.bincount(labels, minlength=m)
         row_nnz = int(np.diff(A.indptr).max()) if A.nnz else 1
-        coarse = np.bincount(labels, sums, minlength=m)
-        noise = 4.0 * row_nnz * np.finfo(np.float64).eps * np.bincount(labels, abs_sums,
-                                                                       minlength=m)
+        coarse = np.bincount(labels, summary.sums, minlength=m)
+        noise = 4.0 * row_nnz * np.finfo(np.float64).eps * np.bincount(
+            labels, summary.abs_sums, minlength=m)
         kept = (sizes >= 2) & (coarse > noise)
         renumber = np.full(m, -1, dtype=np.int64)
         renumber[kept] = np.arange(int(kept.sum()))
-        space = cls.__new__(cls)
-        space.kind = "two_level"
-        space._A = A
-        space._members = None
-        space._dinvs = []
-        space.passes_ = 0
-        space.too_fine_ = False
-        space.aggregates_ = renumber[labels] if n else labels
-        space.n_aggregates_ = int(kept.sum())
-        space._maps, space.sizes_ = [space.aggregates_], [space.n_aggregates_]
-        if space.n_aggregates_:
-            space._coarse_solve = _CoarseSolve(sp.diags(coarse[kept]).tocsr())
-        return space
+        self.passes_ = 0
+        self.too_fine_ = False
+        self.aggregates_ = renumber[labels] if n else labels
+        self.n_aggregates_ = int(kept.sum())
+        self._maps, self.sizes_ = [self.aggregates_], [self.n_aggregates_]
+        if self.n_aggregates_:
+            self._coarse_solve = _CoarseSolve(sp.diags(coarse[kept]).tocsr())
 
     def __bool__(self):
         return self.n_aggregates_ > 0

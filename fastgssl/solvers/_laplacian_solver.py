@@ -51,13 +51,8 @@ reverse Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 10^6 vertices
 solve runs in the input order and a second solve of the same setup orders; from 10^6 the
 first solve of ``REORDER_EAGER_MIN_COLUMNS`` = 2 or more columns orders, not one column (its
 8 MB stay in cache: products 1-15 % faster; first solves ordered 3.8 and 6.8 s, unordered
-2.6 and 4.8). The threshold was 2x10^5 (10^6 points, 10 columns: 15.1 against 21.3 s
-unordered on the third round's machine; docs/benchmarks.md, issue 54); on the eleventh
-round's machine ordering the first solve cost more than it saved below 10^6 (two threads,
-wall seconds, Poisson systems of 10 / 50 columns: 0.79 / 2.78 s against 0.55 / 2.57 s
-unordered at 2x10^5, 2.78 / 10.5 against 2.09 / 9.11 s at 5x10^5; point-source ridge
-systems within 5 % either way) and was within the machine's noise at 10^6 (13.3-17.1 s
-against 14.1-15.2 s for a PoissonLearning fit).
+2.6 and 4.8). The threshold was 2x10^5 until the eleventh round's machine, where ordering
+the first solve cost more than it saved below 10^6 (docs/benchmarks.md, issue 54).
 Right-hand sides and solutions stay in the input order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
@@ -91,7 +86,7 @@ from fastgssl._validation import (
 from fastgssl.regularizers import LaplacianPower
 
 from ._block_pcg import block_pcg
-from ._coarse_pricing import COARSE_PROBE_ITERATIONS, CoarsePricing
+from ._coarse_pricing import COARSE_PROBE_ITERATIONS, CoarsePricing, _barely_dominant
 from ._coarse_space import AggregationCoarseSpace
 from ._laplacian_matrix import (
     _as_csr,
@@ -113,11 +108,9 @@ REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 1_000_00
 # panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
 # all; 10 classes in one panel), else as many as keep one (n, block) array at PANEL_CACHE
 # numbers (1 MB: a block iteration's five arrays stay in cache), never more than PANEL_MAX
-# numbers per array (memory); r columns in equal panels (see block_size)
-PANEL_MIN, PANEL_CACHE, PANEL_MAX = 10, 1 << 17, 1 << 25
-# several panels: widths of a multiple of a cache line's 8 numbers (a gathered row of the
-# block spans whole lines: fastgssl._sparse_blocks.aligned_copy)
-PANEL_LINE = 8
+# numbers per array (memory); several panels of a multiple of a cache line's PANEL_LINE
+# numbers (see block_size)
+PANEL_MIN, PANEL_CACHE, PANEL_MAX, PANEL_LINE = 10, 1 << 17, 1 << 25, 8
 _POWER_HINT = (
     " Each power is one chained solve (and multiplies the condition number): powers "
     "beyond a few tens only make the solve slower and less accurate."
@@ -126,10 +119,6 @@ SWITCH_ITERATIONS = 150
 METHODS = ("auto", "amg", "cg", "direct")
 COARSE_SPACES = ("auto", "two_level", "multilevel", "multiplicative", None)
 COARSE_AUTO = "two_level"
-# "auto" builds the coarse space at setup when the median row's |row sum| / diagonal is at
-# most COARSE_EAGER_DOMINANCE and Q is nonsingular, else probes at the first solve
-# (fastgssl.solvers._coarse_pricing)
-COARSE_EAGER_DOMINANCE = 0.01
 
 
 def _panel_width(n, r):
@@ -141,14 +130,6 @@ def _panel_width(n, r):
     if r > widest >= PANEL_LINE:
         return widest - widest % PANEL_LINE
     return -(-r // -(-r // widest)) if r else widest
-
-
-def _barely_dominant(sums, diag):
-    """Whether the median row of Q (row ``sums``) has ``|row sum| <= COARSE_EAGER_DOMINANCE
-    * diagonal`` (a Laplacian, a Dirichlet block of one, a small ridge: Jacobi's slow modes
-    remain)."""
-    ratio = np.abs(sums) / np.where(diag > 0, diag, np.inf)
-    return bool(np.median(ratio) <= COARSE_EAGER_DOMINANCE)
 
 
 def _aggregation_or_warn(Q, kind, strict, stacklevel, summary=None):
@@ -201,16 +182,11 @@ class LaplacianSolver(CoarsePricing):
         columns that need several panels go in panels of a multiple of 8 (a gathered row
         of the block then spans whole cache lines: 50 columns at 10^5 rows in six panels
         of 8 and one of 2, not five of 10, whose 80-byte rows span two lines each).  The
-        block iteration is memory-bound: 50 Poisson-learning columns on one thread, CPU
-        seconds (ridged point sources in brackets), panels of 8 / 10 / 16 / 17 columns:
-        10^5 rows 1.35 / 1.52 / 1.45 / 1.63 (1.74 / 2.18 / 1.89 / 2.31); 2x10^4 rows and
-        5,000 rows within 15 % of each other (docs/scripts/first_fit_round17_panels.txt;
-        before the blocks started on a cache line, panels of 10 / 17 / 25 / 50 at 10^5
-        rows: 3.2 / 4.3 / 4.7 / 5.3 on another machine, first_fit_round14_panels.txt);
-        10^6 rows, 10 / 16 columns: 81.2 / 82.6; AMG-PCG, 200 columns at 64,000 rows:
-        panels of 10 / 16 / 32 within 8 % of each other.  On a machine loaded beyond its
-        cores narrow panels lose (many short parallel calls, each waiting for a descheduled
-        thread).
+        block iteration is memory-bound: 50 Poisson-learning columns on one thread, panels
+        of 8 / 10 / 16 / 17 columns, 10^5 rows: 1.35 / 1.52 / 1.45 / 1.63 CPU s
+        (docs/scripts/first_fit_round17_panels.txt; the guide's "cache-sized panels").  On
+        a machine loaded beyond its cores narrow panels lose (many short parallel calls,
+        each waiting for a descheduled thread).
     reorder : {"auto", "aggregates", "rcm", None}, default="auto"
         Locality order of the iterative methods: ``"aggregates"`` (the coarse space's
         aggregates contiguous, at setup; ``"rcm"`` without one; with ``coarse_space="auto"``
@@ -360,10 +336,8 @@ class LaplacianSolver(CoarsePricing):
             aggregation = _aggregation_or_warn(Q, kind, eager, stacklevel=4, summary=summary)
             space = aggregation or None
             if eager and aggregation is not None and not aggregation:
-                # refused (too fine), or nothing to aggregate: the components' constants,
-                # Jacobi's slowest modes here, cost a diagonal coarse operator
-                space = AggregationCoarseSpace.of_components(
-                    Q, summary.sums, summary.abs_sums) or None
+                # refused or nothing to aggregate: the components' constants (diagonal E)
+                space = AggregationCoarseSpace.of_components(Q, summary) or None
         else:
             aggregation = None
         self.coarse_space_ = space
@@ -395,8 +369,7 @@ class LaplacianSolver(CoarsePricing):
         self.setup_time_ = time.perf_counter() - t0
 
     def _order_for(self, reorder="auto", B=None):
-        # (a space of the components' constants orders nothing: the aggregation it
-        # replaced, refused, gives the order)
+        # (a space of components' constants orders nothing: the refused aggregation does)
         space = self.coarse_space_
         source = space if space is not None and space.passes_ else self._order_source
         return _locality_order(self._A, B, None if reorder == "rcm" else source)
