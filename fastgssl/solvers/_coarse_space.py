@@ -467,14 +467,13 @@ class AggregationCoarseSpace:
         self.kind = kind
         self._A = A
         self._members = None
-        self._dinvs = []
+        self._maps, self._dinvs, self.sizes_ = [], [], []
         if components:  # (of_components: two-level, one aggregate per component)
             if kind != "two_level" or summary is None:
                 raise ValueError("components=True needs kind='two_level' and a summary.")
             self._set_components(A, summary)
             return
         n = A.shape[0]
-        self._maps, self._dinvs, self.sizes_ = [], [], []
         fine = np.arange(n, dtype=np.int64)  # coarsest aggregate of every vertex so far
         level = A
         # the first level's diagonal, edge test and sign test (None: the collapse test reads
@@ -549,7 +548,6 @@ class AggregationCoarseSpace:
 
     def _set_components(self, A, summary):
         """The aggregates and coarse solve of :meth:`of_components`."""
-        n = A.shape[0]
         m, labels = component_labels(A)
         labels = labels.astype(np.int64)
         sizes = np.bincount(labels, minlength=m)
@@ -562,7 +560,7 @@ class AggregationCoarseSpace:
         renumber[kept] = np.arange(int(kept.sum()))
         self.passes_ = 0
         self.too_fine_ = False
-        self.aggregates_ = renumber[labels] if n else labels
+        self.aggregates_ = renumber[labels]
         self.n_aggregates_ = int(kept.sum())
         self._maps, self.sizes_ = [self.aggregates_], [self.n_aggregates_]
         if self.n_aggregates_:
