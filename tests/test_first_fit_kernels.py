@@ -248,8 +248,10 @@ def test_solver_on_a_unit_laplacian_gives_the_general_products_numbers(monkeypat
     # (rcm: the products run on the permuted matrix, whose unit form is found again)
     assert info.solver.startswith("cg") and (unit.order_ is not None) == (reorder == "rcm")
     monkeypatch.setattr(LaplacianSolver, "_unit_form", lambda self: None)
-    X_general, _ = LaplacianSolver(L, reorder=reorder).solve(B)
+    X_general, info_general = LaplacianSolver(L, reorder=reorder).solve(B)
     np.testing.assert_array_equal(X_unit, X_general)
+    # (the true residual's product in unit form too: the same relative residuals)
+    np.testing.assert_array_equal(info.relative_residuals, info_general.relative_residuals)
 
 
 # -- a given graph: its check and its Laplacian --------------------------------------------
@@ -395,6 +397,35 @@ def test_max_asymmetry_equals_scipy_difference(seed, n, density, symmetric, zero
     expected = abs(Q - Q.T).max() if Q.nnz else 0.0
     got = _max_asymmetry(Q.indptr, Q.indices, Q.data) if Q.nnz else 0.0
     assert got == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), density=st.floats(0.0, 0.5),
+       symmetric=st.booleans())
+def test_pattern_check_is_max_asymmetry_of_a_unit_laplacian(seed, n, density, symmetric):
+    # the symmetry check of a matrix in unit form (-1 off the diagonal, the diagonal stored
+    # once) from its indices alone: _max_asymmetry's number (1 or 0), and the solver's
+    # check raises on such a matrix exactly when the pattern is not symmetric
+    from fastgssl.solvers import LaplacianSolver, _laplacian_solver
+    from fastgssl.solvers._laplacian_matrix import _as_csr, _asymmetric_pattern, _max_asymmetry
+
+    A = sp.random(n, n, density=density, random_state=seed, format="csr")
+    if symmetric:
+        A = A + A.T
+    A = sp.csr_matrix(A, dtype=bool).astype(float)
+    A.setdiag(0.0)
+    A.eliminate_zeros()
+    Q = _as_csr(sp.diags(np.asarray(A.sum(axis=1)).ravel() + 1.0) - A)
+    assert U.unit_form(Q.indptr, Q.indices, Q.data)[0].size == n
+    expected = _max_asymmetry(Q.indptr, Q.indices, Q.data)
+    assert float(_asymmetric_pattern(Q.indptr, Q.indices)) == expected
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_laplacian_solver, "UNIT_MIN_NNZ", 0)
+        if expected:
+            with pytest.raises(ValueError, match="not symmetric"):
+                LaplacianSolver(Q)
+        else:
+            assert LaplacianSolver(Q)._unit_form() is not None
 
 
 @settings(max_examples=100, deadline=None)
@@ -670,8 +701,9 @@ def test_one_column_jacobi_steps_in_one_call_give_the_loops_numbers(seed, n, sin
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 300), r=st.integers(1, 12))
 def test_fused_jacobi_update_gives_the_two_passes_numbers(seed, n, r):
     # _block_pcg._update_jacobi: the numbers of K.cg_update then K.diag_scale_dot, bit for
-    # bit (finished columns with alpha = 0 left as they are, zero rows of dinv included)
-    from fastgssl.solvers._block_pcg import _update_jacobi
+    # bit (finished columns with alpha = 0 left as they are, zero rows of dinv included);
+    # _direction_jacobi: K.direction_update of that Z
+    from fastgssl.solvers._block_pcg import _direction_jacobi, _update_jacobi
 
     rng = np.random.default_rng(seed)
     X, R, P, AP = (rng.normal(size=(n, r)) for _ in range(4))
@@ -682,10 +714,15 @@ def test_fused_jacobi_update_gives_the_two_passes_numbers(seed, n, r):
     X1, R1, Z1 = X.copy(), R.copy(), np.empty_like(R)
     rr1 = K.cg_update(X1, R1, P, AP, alpha)
     rz1 = K.diag_scale_dot(dinv, R1, Z1)
-    X2, R2, Z2 = X.copy(), R.copy(), np.empty_like(R)
-    rr2, rz2 = _update_jacobi(X2, R2, P, AP, alpha, dinv, Z2)
-    for u, v in ((X1, X2), (R1, R2), (Z1, Z2), (rr1, rr2), (rz1, rz2)):
+    X2, R2 = X.copy(), R.copy()
+    rr2, rz2 = _update_jacobi(X2, R2, P, AP, alpha, dinv)
+    for u, v in ((X1, X2), (R1, R2), (rr1, rr2), (rz1, rz2)):
         np.testing.assert_array_equal(u, v)
+    beta = rng.normal(size=r)
+    P1, P2 = P.copy(), P.copy()
+    K.direction_update(P1, Z1, beta)
+    _direction_jacobi(P2, R2, dinv, beta)
+    np.testing.assert_array_equal(P1, P2)
 
 
 @settings(max_examples=40, deadline=None)

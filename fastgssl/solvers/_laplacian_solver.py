@@ -75,7 +75,7 @@ from sklearn.exceptions import ConvergenceWarning
 from fastgssl import _sparse_blocks as K
 from fastgssl._deprecation import renamed, renamed_attribute
 from fastgssl._threads import numba_threads, small_blas
-from fastgssl._unit_laplacian import UNIT_MIN_NNZ, unit_form
+from fastgssl._unit_laplacian import UNIT_MIN_NNZ, spmm_dot_unit, unit_form
 from fastgssl._validation import (
     MAX_POWER,
     check_bounded_int,
@@ -294,8 +294,10 @@ class LaplacianSolver(CoarsePricing):
             raise ValueError(f"Q must be a nonempty square matrix, got shape {Q.shape}.")
         summary = row_summary(Q)
         diag = summary.diagonal
+        self._A = Q
         if check_input:
-            _check_matrix(Q, diag, summary.abs_sums)
+            # (the unit form, needed by the first unordered solve, checks symmetry faster)
+            _check_matrix(Q, diag, summary.abs_sums, unit=self._unit_form())
         self.n_ = n
         # null space
         self._null = None  # in the solver's order (set below)
@@ -341,7 +343,6 @@ class LaplacianSolver(CoarsePricing):
         else:
             aggregation = None
         self.coarse_space_ = space
-        self._A = Q
         self._null_input = self._null = null
         self._dinv = np.where(diag > 0, 1.0 / np.where(diag > 0, diag, 1.0), 0.0)
         self.order_ = self._inverse_order = self._Q_input = None
@@ -581,9 +582,12 @@ class LaplacianSolver(CoarsePricing):
             raise ValueError(
                 f"B must have shape ({self.n_},) or ({self.n_}, r), got {B.shape}."
             )
-        if not np.isfinite(B).all():
-            raise ValueError("B contains NaN or infinite values.")
         r = B.shape[1]
+        # (each column's largest |entry|, for the scaling below: NaN or inf when the column
+        # holds one, so that it checks B in the same pass)
+        col_max = np.max(np.abs(B), axis=0) if B.size else np.zeros(r)
+        if not np.isfinite(col_max).all():
+            raise ValueError("B contains NaN or infinite values.")
         if getattr(self, "_order_deferred", False) and (self._solves or (
                 self.n_ >= REORDER_EAGER_MIN_N and r >= REORDER_EAGER_MIN_COLUMNS)):
             # the locality order from these right-hand sides (module docstring); not
@@ -598,7 +602,6 @@ class LaplacianSolver(CoarsePricing):
         # The solve is linear: scale every column by a power of two (exact) so that its
         # largest entry is in [1, 2).  Right-hand sides of 1e-300 would otherwise have norms
         # that underflow to 0 (CG then "converges" at X = 0) and 1e300 ones would overflow.
-        col_max = np.max(np.abs(B), axis=0) if B.size else np.zeros(r)
         col_scale = np.ones(r)
         nz = col_max > 0
         col_scale[nz] = np.exp2(np.floor(np.log2(col_max[nz])))
@@ -641,7 +644,11 @@ class LaplacianSolver(CoarsePricing):
             A = self._A
             X = np.ascontiguousarray(X)
             AX = np.empty_like(X)
-            K.spmm(A.indptr, A.indices, A.data, X, AX)
+            unit = self._unit_form() if r > 1 else None
+            if unit is None:
+                K.spmm(A.indptr, A.indices, A.data, X, AX)
+            else:  # (the same sums without reading the -1 off the diagonal)
+                spmm_dot_unit(A.indptr, A.indices, A.data, *unit, X, AX)
             if r > 1 and rhs.flags.c_contiguous:
                 # the norms of rhs - AX and rhs (numpy's numbers) without n x r
                 # temporaries: fresh pages cost 2.6 us each on a VM (10^5 x 50: 26 ms)
