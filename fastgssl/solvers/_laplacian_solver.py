@@ -295,8 +295,7 @@ class LaplacianSolver(CoarsePricing):
         summary = row_summary(Q)
         diag = summary.diagonal
         self._A = Q
-        if check_input:
-            # (the unit form, needed by the first unordered solve, checks symmetry faster)
+        if check_input:  # (the unit form: the first unordered solve's, a faster check)
             _check_matrix(Q, diag, summary.abs_sums, unit=self._unit_form())
         self.n_ = n
         # null space
@@ -583,8 +582,7 @@ class LaplacianSolver(CoarsePricing):
                 f"B must have shape ({self.n_},) or ({self.n_}, r), got {B.shape}."
             )
         r = B.shape[1]
-        # (each column's largest |entry|, for the scaling below: NaN or inf when the column
-        # holds one, so that it checks B in the same pass)
+        # (for the scaling below; NaN or inf where a column holds one: B checked in its pass)
         col_max = np.max(np.abs(B), axis=0) if B.size else np.zeros(r)
         if not np.isfinite(col_max).all():
             raise ValueError("B contains NaN or infinite values.")
@@ -629,11 +627,14 @@ class LaplacianSolver(CoarsePricing):
         with numba_threads(None), small_blas(0):
             for _ in range(self.power):
                 rhs = X
-                X = np.empty_like(rhs)
+                X = None if 0 < r <= width else np.empty_like(rhs)  # (one panel: its array)
                 for c0 in range(0, r, width):
                     cols = slice(c0, min(r, c0 + width))
                     Xc, its, conv, used = self._solve_once(np.ascontiguousarray(rhs[:, cols]))
-                    X[:, cols] = Xc
+                    if X is None:
+                        X = Xc
+                    else:
+                        X[:, cols] = Xc
                     iterations[cols] += its
                     converged[cols] &= conv
                     methods.append(used)
@@ -644,10 +645,10 @@ class LaplacianSolver(CoarsePricing):
             A = self._A
             X = np.ascontiguousarray(X)
             AX = np.empty_like(X)
-            unit = self._unit_form() if r > 1 else None
+            unit = self._unit_form() if r > 1 else None  # (the same sums, -1s not read)
             if unit is None:
                 K.spmm(A.indptr, A.indices, A.data, X, AX)
-            else:  # (the same sums without reading the -1 off the diagonal)
+            else:
                 spmm_dot_unit(A.indptr, A.indices, A.data, *unit, X, AX)
             if r > 1 and rhs.flags.c_contiguous:
                 # the norms of rhs - AX and rhs (numpy's numbers) without n x r
@@ -681,7 +682,7 @@ class LaplacianSolver(CoarsePricing):
         if self.order_ is not None:
             X = X[self._inverse_order]
         with np.errstate(over="ignore"):
-            X = X * col_scale
+            X *= col_scale  # (X is the solve's own array)
         check_finite_result(
             X, "the solution of LaplacianSolver.solve",
             hint="the system is too ill-conditioned for this right-hand side (add a ridge, "
