@@ -196,6 +196,32 @@ def test_unit_laplacian_products_are_the_general_products_bit_for_bit(
     np.testing.assert_array_equal(out, L @ P)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 60), density=st.floats(0.0, 0.4))
+def test_unit_permutation_gives_the_general_permutation_and_its_unit_form(seed, n, density):
+    # permuted_unit writes the entries instead of gathering them: the arrays of
+    # K.permuted(sort_rows=False) bit for bit, and unit_form of the result
+    A = sp.random(n, n, density=density, random_state=seed, format="csr")
+    A = sp.csr_matrix(A + A.T, dtype=bool).astype(float)
+    A.setdiag(0.0)
+    A.eliminate_zeros()
+    L = sp.csr_matrix(sp.diags(np.asarray(A.sum(axis=1)).ravel() + 0.5) - A)
+    L.sort_indices()
+    order = np.random.default_rng(seed).permutation(n)
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.arange(n)
+    P, (diag, dpos) = U.permuted_unit(L, U.unit_form(L.indptr, L.indices, L.data), order,
+                                      inverse)
+    R = K.permuted(L, order, inverse, sort_rows=False)
+    for a, b in ((P.indptr, R.indptr), (P.indices, R.indices), (P.data, R.data)):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    expected = U.unit_form(R.indptr, R.indices, R.data)
+    np.testing.assert_array_equal(diag, expected[0])
+    np.testing.assert_array_equal(dpos, expected[1])
+    assert dpos.dtype == expected[1].dtype
+
+
 def test_unit_form_refuses_other_matrices():
     L = _unit_laplacian(0, 40, 0.1, 0.0, False, False)
     assert U.unit_form(L.indptr, L.indices, L.data)[0].size == 40
@@ -407,7 +433,7 @@ def test_pattern_check_is_max_asymmetry_of_a_unit_laplacian(seed, n, density, sy
     # once) from its indices alone: _max_asymmetry's number (1 or 0), and the solver's
     # check raises on such a matrix exactly when the pattern is not symmetric
     from fastgssl.solvers import LaplacianSolver, _laplacian_solver
-    from fastgssl.solvers._laplacian_matrix import _as_csr, _asymmetric_pattern, _max_asymmetry
+    from fastgssl.solvers._laplacian_matrix import _as_csr, _max_asymmetry
 
     A = sp.random(n, n, density=density, random_state=seed, format="csr")
     if symmetric:
@@ -418,7 +444,7 @@ def test_pattern_check_is_max_asymmetry_of_a_unit_laplacian(seed, n, density, sy
     Q = _as_csr(sp.diags(np.asarray(A.sum(axis=1)).ravel() + 1.0) - A)
     assert U.unit_form(Q.indptr, Q.indices, Q.data)[0].size == n
     expected = _max_asymmetry(Q.indptr, Q.indices, Q.data)
-    assert float(_asymmetric_pattern(Q.indptr, Q.indices)) == expected
+    assert float(U.asymmetric_pattern(Q.indptr, Q.indices)) == expected
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_laplacian_solver, "UNIT_MIN_NNZ", 0)
         if expected:

@@ -238,12 +238,12 @@ def test_reused_solver_shares_the_setup_of_equal_matrices():
 
 
 def test_a_coarse_space_out_of_memory_warns_and_solves_with_jacobi(monkeypatch):
-    import fastgssl.solvers._laplacian_solver as ls
+    import fastgssl.solvers._coarse_space as cs  # (_aggregation_or_warn's module)
 
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(ls, "AggregationCoarseSpace", no_memory)
+    monkeypatch.setattr(cs, "AggregationCoarseSpace", no_memory)
     W = _clusters()
     L = laplacian(W)
     B = L @ np.random.default_rng(1).normal(size=(W.shape[0], 3))
@@ -672,12 +672,12 @@ def test_solve_iterates_with_one_blas_thread(monkeypatch):
 def test_an_eager_coarse_space_out_of_memory_warns_at_setup_and_solves(monkeypatch):
     # the coarse space built at setup (large barely dominant matrices) runs out of memory:
     # a ResourceWarning naming the bytes, and the plain solve; never a crash
-    import fastgssl.solvers._laplacian_solver as ls
+    import fastgssl.solvers._coarse_space as cs  # (_aggregation_or_warn's module)
 
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(ls, "AggregationCoarseSpace", no_memory)
+    monkeypatch.setattr(cs, "AggregationCoarseSpace", no_memory)
     W = _clusters()
     L = laplacian(W, ridge=1e-6)
     with pytest.warns(ResourceWarning, match=r"coarse space .*\(\d+ bytes.*did not fit"):

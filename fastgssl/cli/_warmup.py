@@ -67,13 +67,12 @@ def warmup(verbose=True):
 
         from fastgssl import _sparse_blocks as K
         from fastgssl import _unit_laplacian as U
-        from fastgssl.solvers._laplacian_matrix import _asymmetric_pattern
 
         A = sp.random(50, 50, density=0.1, random_state=0, format="csr")
         # (and a unit Laplacian's products, the solver's from 2^20 entries)
         L = sp.csr_matrix(sp.diags(np.full(50, 50.0)) - (sp.csr_matrix(A) != 0))
         unit = U.unit_form(L.indptr, L.indices, L.data)
-        _asymmetric_pattern(L.indptr, L.indices)  # (its symmetry check)
+        U.asymmetric_pattern(L.indptr, L.indices)  # (its symmetry check)
         for r in widths:
             B = np.ones((50, r))
             K.spmm_dot(A.indptr, A.indices, A.data, B, np.empty_like(B))

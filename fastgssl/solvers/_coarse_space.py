@@ -54,6 +54,8 @@ Schwarz).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
@@ -638,3 +640,19 @@ class AggregationCoarseSpace:
         K.residual(A.indptr, A.indices, A.data, R, X, T)
         Z[...] = X + od[:, None] * T
         return K.column_dot(R, Z)
+
+
+def _aggregation_or_warn(Q, kind, strict, stacklevel, summary=None):
+    """``AggregationCoarseSpace(Q, kind, strict, summary)``, or None with a ResourceWarning
+    naming the setup and the bytes when it does not fit in memory (the solve then goes on
+    with Jacobi alone)."""
+    try:
+        return AggregationCoarseSpace(Q, kind=kind, strict=strict, summary=summary)
+    except MemoryError:
+        warnings.warn(
+            f"LaplacianSolver: the coarse space of a {Q.shape[0]}-vertex matrix with {Q.nnz} "
+            f"entries ({Q.data.nbytes + Q.indices.nbytes + Q.indptr.nbytes} bytes; its "
+            f"aggregation makes a copy and Galerkin products of about that size) did not "
+            f"fit in memory; the solve goes on with Jacobi alone (coarse_space=None).",
+            ResourceWarning, stacklevel=stacklevel)
+        return None

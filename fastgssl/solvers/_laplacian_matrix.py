@@ -15,6 +15,7 @@ from numba import njit
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from fastgssl import _sparse_blocks as K
+from fastgssl._unit_laplacian import asymmetric_pattern
 from fastgssl._validation import check_no_complex
 
 from ._null_space import is_null
@@ -55,7 +56,7 @@ def _check_matrix(Q, diag, abs_sums=None, unit=None):
     # finite row sums of |Q| (``abs_sums``, when known) hold finite entries only: the entries
     # are read again only when a sum is not finite (a non-finite entry, or an overflow);
     # ``unit``: Q's unit form (fastgssl._unit_laplacian.unit_form) when known: then -1 off
-    # the diagonal, and its pattern's symmetry is its values' (_asymmetric_pattern)
+    # the diagonal, and its pattern's symmetry is its values' (asymmetric_pattern)
     if not (abs_sums is not None and np.isfinite(abs_sums).all()) \
             and not np.isfinite(Q.data).all():
         raise ValueError("Q contains NaN or infinite entries.")
@@ -67,7 +68,7 @@ def _check_matrix(Q, diag, abs_sums=None, unit=None):
     if not Q.nnz:
         asym = 0.0
     elif unit is not None:
-        asym = float(_asymmetric_pattern(Q.indptr, Q.indices))
+        asym = float(asymmetric_pattern(Q.indptr, Q.indices))
     else:
         asym = _max_asymmetry(Q.indptr, Q.indices, Q.data)
     if asym > 0 and asym > 1e-10 * np.abs(Q.data).max(initial=0.0):
@@ -106,34 +107,6 @@ def _max_asymmetry(indptr, indices, data):  # pragma: no cover - compiled
                 break
             worst = max(worst, abs(data[c]))
     return worst
-
-
-@njit(cache=True)
-def _asymmetric_pattern(indptr, indices):  # pragma: no cover - compiled
-    """Whether the pattern of a CSR matrix with sorted, unique indices is not symmetric:
-    :func:`_max_asymmetry` of a unit Laplacian (-1 off its diagonal), which is 1 or 0, read
-    from the indices alone (the random reads of row j's values were half of that scan's:
-    5.9 against 14.3 ms at 10^5 vertices of a 10-NN graph, one thread, the eighteenth
-    round). The cursor of row j meets its entries left of the diagonal in row order: on a
-    symmetric pattern entry ``(i, j)``, ``i < j``, finds ``(j, i)`` there; the first entry
-    that does not, or one left over, answers."""
-    n = indptr.shape[0] - 1
-    cursor = indptr[:-1].copy()
-    for i in range(n):
-        for jj in range(indptr[i], indptr[i + 1]):
-            j = indices[jj]
-            if j <= i:
-                continue
-            c = cursor[j]
-            if c < indptr[j + 1] and indices[c] == i:
-                cursor[j] = c + 1
-            else:
-                return True
-    for j in range(n):
-        c = cursor[j]
-        if c < indptr[j + 1] and indices[c] < j:
-            return True
-    return False
 
 
 def _locality_order(Q, B=None, aggregation=None):

@@ -47,13 +47,13 @@ cells around them grouped by class (``_laplacian_matrix._sources_order``: 10 col
 the aggregates' order, docs/scripts/first_fit_round4_order.txt); else the aggregates' order
 when an aggregation ran (also one refused as a coarse space; the aggregation runs on the
 input order: 40 iterations on the 10^6-point inverted-file graph, 69 in the RCM order), else
-reverse Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 10^6 vertices the first
-solve runs in the input order and a second solve of the same setup orders; from 10^6 the
+reverse Cuthill-McKee. Priced too: below ``REORDER_EAGER_MIN_N`` = 10^5 vertices the first
+solve runs in the input order and a second solve of the same setup orders; from 10^5 the
 first solve of ``REORDER_EAGER_MIN_COLUMNS`` = 2 or more columns orders, not one column (its
-8 MB stay in cache: products 1-15 % faster; first solves ordered 3.8 and 6.8 s, unordered
-2.6 and 4.8). The threshold was 2x10^5 until the eleventh round's machine, where ordering
-the first solve cost more than it saved below 10^6 (docs/benchmarks.md, issue 54).
-Right-hand sides and solutions stay in the input order.
+8 MB stay in cache at 10^6: first solves ordered 3.8 and 6.8 s, unordered 2.6 and 4.8).
+The threshold moved with the machines and the order's cost (2x10^5, then 10^6 from the
+eleventh round, 10^5 from the eighteenth: 6-11 % faster first solves at 10^5 on its Xeon
+with the unit permutation; docs/benchmarks.md, issue 54). Inputs and outputs keep their order.
 
 Singular ``Q`` (no ridge): solutions are those of the pseudo-inverse, per connected
 component: the right-hand sides are projected onto the range of ``Q`` (the orthogonal
@@ -75,7 +75,7 @@ from sklearn.exceptions import ConvergenceWarning
 from fastgssl import _sparse_blocks as K
 from fastgssl._deprecation import renamed, renamed_attribute
 from fastgssl._threads import numba_threads, small_blas
-from fastgssl._unit_laplacian import UNIT_MIN_NNZ, spmm_dot_unit, unit_form
+from fastgssl._unit_laplacian import UNIT_MIN_NNZ, permuted_unit, spmm_dot_unit, unit_form
 from fastgssl._validation import (
     MAX_POWER,
     check_bounded_int,
@@ -87,7 +87,7 @@ from fastgssl.regularizers import LaplacianPower
 
 from ._block_pcg import block_pcg
 from ._coarse_pricing import COARSE_PROBE_ITERATIONS, CoarsePricing, _barely_dominant
-from ._coarse_space import AggregationCoarseSpace
+from ._coarse_space import AggregationCoarseSpace, _aggregation_or_warn
 from ._laplacian_matrix import (
     _as_csr,
     _check_matrix,
@@ -104,7 +104,7 @@ __all__ = ["LaplacianSolver", "SolveInfo"]
 
 DIRECT_MAX_N = 2000
 # the thresholds of the locality order and of its first solve (module docstring)
-REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 1_000_000, 2
+REORDER_MIN_N, REORDER_EAGER_MIN_N, REORDER_EAGER_MIN_COLUMNS = 20_000, 100_000, 2
 # panels of right-hand sides: at least PANEL_MIN columns (one read of the matrix serves them
 # all; 10 classes in one panel), else as many as keep one (n, block) array at PANEL_CACHE
 # numbers (1 MB: a block iteration's five arrays stay in cache), never more than PANEL_MAX
@@ -130,22 +130,6 @@ def _panel_width(n, r):
     if r > widest >= PANEL_LINE:
         return widest - widest % PANEL_LINE
     return -(-r // -(-r // widest)) if r else widest
-
-
-def _aggregation_or_warn(Q, kind, strict, stacklevel, summary=None):
-    """``AggregationCoarseSpace(Q, kind, strict, summary)``, or None with a ResourceWarning
-    naming the setup and the bytes when it does not fit in memory (the solve then goes on
-    with Jacobi alone)."""
-    try:
-        return AggregationCoarseSpace(Q, kind=kind, strict=strict, summary=summary)
-    except MemoryError:
-        warnings.warn(
-            f"LaplacianSolver: the coarse space of a {Q.shape[0]}-vertex matrix with {Q.nnz} "
-            f"entries ({Q.data.nbytes + Q.indices.nbytes + Q.indptr.nbytes} bytes; its "
-            f"aggregation makes a copy and Galerkin products of about that size) did not "
-            f"fit in memory; the solve goes on with Jacobi alone (coarse_space=None).",
-            ResourceWarning, stacklevel=stacklevel)
-        return None
 
 
 class LaplacianSolver(CoarsePricing):
@@ -357,8 +341,7 @@ class LaplacianSolver(CoarsePricing):
             self._Q_input = Q if self._coarse_pending else None
             if reorder == "auto" and self.solver_ == "cg":
                 # the order waits for right-hand sides (the sources' order, module
-                # docstring): the first solve's from REORDER_EAGER_MIN_N, below them the
-                # second solve's of a reused setup (the order pays only over repeated solves)
+                # docstring): the first solve's from REORDER_EAGER_MIN_N, else the second's
                 self._order_deferred = True
             else:
                 self._apply_order(self._order_for(reorder))
@@ -384,7 +367,12 @@ class LaplacianSolver(CoarsePricing):
         self.order_ = order
         self._inverse_order = np.empty(n, dtype=np.int64)
         self._inverse_order[order] = np.arange(n)
-        self._A = _permuted(self._A, order, self._inverse_order, sort_rows=False)
+        unit = self._unit if getattr(self, "_unit_of", None) is self._A else None
+        if unit is None:
+            self._A = _permuted(self._A, order, self._inverse_order, sort_rows=False)
+        else:  # (the same matrix, with its unit form, without reading its entries)
+            self._A, self._unit = permuted_unit(self._A, unit, order, self._inverse_order)
+            self._unit_of = self._A
         self._dinv = self._dinv[order]
         if self.coarse_space_ is not None:
             self.coarse_space_.permute(order, self._A)
@@ -603,9 +591,10 @@ class LaplacianSolver(CoarsePricing):
         col_scale = np.ones(r)
         nz = col_max > 0
         col_scale[nz] = np.exp2(np.floor(np.log2(col_max[nz])))
-        Bs = B / col_scale
-        if self.order_ is not None:
-            Bs = Bs[self.order_]
+        # (one new n x r array, not two; numpy.take gathers rows faster than indexing)
+        Bs = B / col_scale if self.order_ is None else np.take(B, self.order_, axis=0)
+        if self.order_ is not None:  # (in place: take made it)
+            Bs /= col_scale
         with numba_threads(None):
             X = self._project(np.ascontiguousarray(Bs))
         iterations = np.zeros(r, dtype=np.int64)
@@ -680,7 +669,7 @@ class LaplacianSolver(CoarsePricing):
             )
         self._Q_input = None
         if self.order_ is not None:
-            X = X[self._inverse_order]
+            X = np.take(X, self._inverse_order, axis=0)
         with np.errstate(over="ignore"):
             X *= col_scale  # (X is the solve's own array)
         check_finite_result(
