@@ -459,6 +459,17 @@ def sparse_dense_product(A, X, rows=None, out=None):
 # -- locality order and the aggregation coarse space of the block solvers -------------------
 
 
+@njit(cache=True)
+def permuted_row_arrays(indptr, indices, perm):
+    """Row pointers (int64) of the rows ``perm`` of a CSR matrix, and uninitialized index
+    (``indices``' type) and value arrays of their size: what a permutation fills."""
+    n = perm.shape[0]
+    new_indptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        new_indptr[i + 1] = new_indptr[i] + indptr[perm[i] + 1] - indptr[perm[i]]
+    return new_indptr, np.empty(new_indptr[n], dtype=indices.dtype), np.empty(new_indptr[n])
+
+
 @njit(cache=True, parallel=True)
 def permute_symmetric(indptr, indices, data, perm, inv, sort_rows=True):
     """CSR arrays of ``P A P^T`` (row i of the result is row ``perm[i]`` of ``A``, column
@@ -467,11 +478,7 @@ def permute_symmetric(indptr, indices, data, perm, inv, sort_rows=True):
     ``sort_rows=False`` in the stored order of the source row (a row product then sums the
     same terms in the same order as on ``A``: the same values bit for bit)."""
     n = perm.shape[0]
-    new_indptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):
-        new_indptr[i + 1] = new_indptr[i] + indptr[perm[i] + 1] - indptr[perm[i]]
-    new_indices = np.empty(new_indptr[n], dtype=indices.dtype)
-    new_data = np.empty(new_indptr[n], dtype=np.float64)
+    new_indptr, new_indices, new_data = permuted_row_arrays(indptr, indices, perm)
     for i in prange(n):
         lo = new_indptr[i]
         src = indptr[perm[i]]

@@ -17,7 +17,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uint64
 
-from fastgssl._sparse_blocks import N_CHUNKS, _chunk_rows, _width_call, spmm_dot
+from fastgssl._sparse_blocks import (
+    N_CHUNKS,
+    _chunk_rows,
+    _width_call,
+    permuted_row_arrays,
+    spmm_dot,
+)
 
 __all__ = ["UNIT_MIN_NNZ", "asymmetric_pattern", "permuted_unit", "spmm_dot_unit", "unit_form"]
 
@@ -118,11 +124,7 @@ def _permute_unit_rows(indptr, indices, diag, perm, inv):  # pragma: no cover - 
     bit for bit, the entries written (-1 off the diagonal, the diagonal from ``diag``)
     instead of gathered from the source rows."""
     n = perm.shape[0]
-    new_indptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):
-        new_indptr[i + 1] = new_indptr[i] + indptr[perm[i] + 1] - indptr[perm[i]]
-    new_indices = np.empty(new_indptr[n], dtype=indices.dtype)
-    new_data = np.empty(new_indptr[n], dtype=np.float64)
+    new_indptr, new_indices, new_data = permuted_row_arrays(indptr, indices, perm)
     new_diag = np.empty(n)
     new_dpos = np.empty(n, dtype=indptr.dtype)
     for i in prange(n):
