@@ -367,7 +367,7 @@ class LaplacianSolver(CoarsePricing):
         self.order_ = order
         self._inverse_order = np.empty(n, dtype=np.int64)
         self._inverse_order[order] = np.arange(n)
-        unit = self._unit if getattr(self, "_unit_of", None) is self._A else None
+        unit = self._unit_form()
         if unit is None:
             self._A = _permuted(self._A, order, self._inverse_order, sort_rows=False)
         else:  # (the same matrix, with its unit form, without reading its entries)
@@ -444,7 +444,7 @@ class LaplacianSolver(CoarsePricing):
     def _unit_form(self):
         """:func:`fastgssl._unit_laplacian.unit_form` of the working matrix from
         ``UNIT_MIN_NNZ`` entries (its block products then skip the -1 off the diagonal),
-        else None; found once per matrix (the locality order makes a new one)."""
+        else None; found once per matrix (the locality order permutes it with the matrix)."""
         if getattr(self, "_unit_of", None) is not self._A:
             A = self._A
             self._unit = None
@@ -591,9 +591,10 @@ class LaplacianSolver(CoarsePricing):
         col_scale = np.ones(r)
         nz = col_max > 0
         col_scale[nz] = np.exp2(np.floor(np.log2(col_max[nz])))
-        # (one new n x r array, not two; numpy.take gathers rows faster than indexing)
-        Bs = B / col_scale if self.order_ is None else np.take(B, self.order_, axis=0)
-        if self.order_ is not None:  # (in place: take made it)
+        if self.order_ is None:
+            Bs = B / col_scale
+        else:  # (one new n x r array, not two; numpy.take gathers rows faster than indexing)
+            Bs = np.take(B, self.order_, axis=0)
             Bs /= col_scale
         with numba_threads(None):
             X = self._project(np.ascontiguousarray(Bs))
